@@ -1,0 +1,184 @@
+// Shared pieces of the benchmarks: start Hostplane or a raw node:http baseline as separate
+// processes, drive them with autocannon, and report ratios measured in the same run.
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import pg from 'pg';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+export interface BenchOptions {
+  engine: 'pglite' | 'postgresql';
+  /** Admin URL of a PostgreSQL server; a throwaway database is created on it. */
+  pgUrl: string;
+  duration: number;
+  connections: number;
+  rounds: number;
+}
+
+export interface Measured {
+  label: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      s.close(() => res(typeof a === 'object' && a ? a.port : 0));
+    });
+  });
+}
+
+export interface Started {
+  url: string;
+  stop(): Promise<void>;
+}
+
+async function waitUntilUp(url: string, child: ChildProcess, output: () => string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited:\n${output()}`);
+    try {
+      const res = await fetch(url);
+      if (res.status < 500) return;
+    } catch {
+      // not yet
+    }
+    await sleep(100);
+  }
+  throw new Error(`server did not come up:\n${output()}`);
+}
+
+function spawnNode(script: string, env: Record<string, string>): { child: ChildProcess; output: () => string } {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, script)], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let text = '';
+  child.stderr?.on('data', (c: Buffer) => {
+    text += c.toString();
+  });
+  return { child, output: () => text };
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const done = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await Promise.race([done, sleep(20_000)]);
+  if (child.exitCode === null) child.kill('SIGKILL');
+}
+
+/** Hostplane as `npm start` runs it, on a throwaway data directory or PostgreSQL database. */
+export async function startHostplane(
+  options: BenchOptions,
+  extraEnv: Record<string, string> = {},
+): Promise<Started & { env: Record<string, string> }> {
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), 'hostplane-bench-'));
+  const env: Record<string, string> = {
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    DEMO: '0',
+    LOG_LEVEL: 'info',
+    ...extraEnv,
+  };
+  let dropDb: (() => Promise<void>) | null = null;
+  if (options.engine === 'postgresql') {
+    const name = `hostplane_bench_${process.pid}`;
+    const admin = new pg.Client({ connectionString: options.pgUrl });
+    await admin.connect();
+    await admin.query(`drop database if exists "${name}" with (force)`);
+    await admin.query(`create database "${name}"`);
+    await admin.end();
+    const url = new URL(options.pgUrl);
+    url.pathname = `/${name}`;
+    env.DATABASE_URL = url.toString();
+    env.SECRET_KEY = randomBytes(32).toString('base64');
+    dropDb = async () => {
+      const again = new pg.Client({ connectionString: options.pgUrl });
+      await again.connect();
+      await again.query(`drop database if exists "${name}" with (force)`);
+      await again.end();
+    };
+  }
+  const { child, output } = spawnNode('server/src/main.ts', env);
+  const base = `http://127.0.0.1:${port}`;
+  await waitUntilUp(`${base}/api/v1/health/`, child, output);
+  return {
+    url: base,
+    env,
+    async stop() {
+      await stopChild(child);
+      await dropDb?.();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The baseline: bench/raw-server.ts answering fixed bytes per path on plain node:http. */
+export async function startRaw(responses: Record<string, { status: number; body: string }>): Promise<Started> {
+  const port = await freePort();
+  const { child, output } = spawnNode('bench/raw-server.ts', {
+    PORT: String(port),
+    RESPONSES: JSON.stringify(responses),
+  });
+  const base = `http://127.0.0.1:${port}`;
+  await waitUntilUp(`${base}/__up`, child, output);
+  return { url: base, stop: () => stopChild(child) };
+}
+
+export async function measure(
+  label: string,
+  url: string,
+  options: BenchOptions,
+  headers: Record<string, string> = {},
+): Promise<Measured> {
+  const result = await autocannon({ url, connections: options.connections, duration: options.duration, headers });
+  return {
+    label,
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors,
+    non2xx: result.non2xx,
+  };
+}
+
+export function table(rows: Measured[], baseline: (row: Measured) => Measured | undefined): string {
+  const lines = [
+    '| run | req/s | p50 ms | p99 ms | errors | non-2xx | ratio to baseline |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const row of rows) {
+    const base = baseline(row);
+    const ratio = base && base !== row ? (row.rps / base.rps).toFixed(2) : base === row ? '1.00 (baseline)' : '-';
+    lines.push(`| ${row.label} | ${row.rps} | ${row.p50} | ${row.p99} | ${row.errors} | ${row.non2xx} | ${ratio} |`);
+  }
+  return lines.join('\n');
+}
+
+export function summarize(rows: Measured[], subject: string, baseline: string): string {
+  const avg = (label: string) => {
+    const of = rows.filter((r) => r.label.startsWith(label));
+    return of.reduce((sum, r) => sum + r.rps, 0) / Math.max(1, of.length);
+  };
+  const a = avg(subject);
+  const b = avg(baseline);
+  return `${subject}: ${Math.round(a)} req/s vs ${baseline}: ${Math.round(b)} req/s → ratio ${(a / b).toFixed(2)}`;
+}

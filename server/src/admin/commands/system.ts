@@ -1,0 +1,38 @@
+import { Migrator } from 'kysely';
+import { checkDatabase } from '../../core/system/health.ts';
+import { migrations } from '../../db/migrations/index.ts';
+import type { Command } from '../command.ts';
+
+export const systemCommands: Command[] = [
+  {
+    noun: 'system',
+    verb: 'info',
+    summary: 'Database engine and version, schema migrations, mode',
+    async run(deps) {
+      const health = await checkDatabase(deps.database);
+      const migrator = new Migrator({ db: deps.database.db, provider: { getMigrations: async () => migrations } });
+      const known = await migrator.getMigrations();
+      const json = {
+        engine: deps.database.engine,
+        db_version: health.ok ? health.version : null,
+        database: health.ok ? 'connected' : `unreachable: ${health.error}`,
+        migrations: {
+          applied: known.filter((m) => m.executedAt).length,
+          pending: known.filter((m) => !m.executedAt).map((m) => m.name),
+        },
+        demo: deps.config.demo,
+        data_dir: deps.config.dataDir,
+        public_url: deps.config.publicUrl,
+      };
+      const text = [
+        `engine      ${json.engine} ${json.db_version ?? ''}`.trimEnd(),
+        `database    ${json.database}`,
+        `migrations  ${json.migrations.applied} applied, ${json.migrations.pending.length} pending`,
+        `demo        ${json.demo ? 'on' : 'off'}`,
+        `data dir    ${json.data_dir}`,
+        `public url  ${json.public_url}`,
+      ].join('\n');
+      return { text, json };
+    },
+  },
+];

@@ -1,0 +1,60 @@
+// `npm run admin -- <noun> <verb> [args] [--json]`: the staff CLI, on the same core and
+// database as the server. With an embedded database held by a running server, the command
+// runs inside that server through its admin socket.
+
+import pino from 'pino';
+import { ConfigError, loadConfig } from '../config.ts';
+import { closeDeps, createDeps, type Deps } from '../core/deps.ts';
+import { type Database, openDatabase, targetFromConfig } from '../db/database.ts';
+import { DataDirLockedError, lockHolder } from '../db/lock.ts';
+import { migrateToLatest } from '../db/migrator.ts';
+import { createLogger } from '../logging.ts';
+import { type AdminResult, resolveCommand, runAdmin } from './run.ts';
+import { runRemote } from './socket.ts';
+
+async function main(argv: string[]): Promise<number> {
+  const config = loadConfig(process.env);
+  let result: AdminResult;
+  const needsDatabase = (() => {
+    try {
+      const { command, help } = resolveCommand(argv);
+      return command !== null && !help;
+    } catch {
+      return false; // runAdmin reports the usage error
+    }
+  })();
+  if (needsDatabase && config.engine === 'pglite' && lockHolder(config.dataDir) !== null) {
+    result = await runRemote(config.dataDir, argv);
+  } else {
+    let database: Database | null = null;
+    let deps: Deps | null = null;
+    // Warnings and worse only, on stderr, so stdout stays one clean document with --json.
+    const logger = createLogger('warn', pino.destination(2));
+    try {
+      result = await runAdmin(argv, async () => {
+        database = await openDatabase(targetFromConfig(config, 'admin CLI'), logger);
+        await migrateToLatest(database.db);
+        deps = await createDeps(config, database, logger);
+        return deps;
+      });
+    } finally {
+      if (deps) await closeDeps(deps);
+      if (database) await (database as Database).close();
+    }
+  }
+  process.stdout.write(result.stdout);
+  process.stderr.write(result.stderr);
+  return result.exitCode;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    if (error instanceof ConfigError || error instanceof DataDirLockedError) {
+      console.error(`admin: ${error.message}`);
+      process.exit(2);
+    }
+    console.error('admin: unexpected failure:', error);
+    process.exit(1);
+  },
+);

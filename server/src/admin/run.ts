@@ -1,0 +1,126 @@
+// Parse a staff command line and run it. Used by the CLI (in its own process) and by the
+// admin socket of a running embedded server, so both behave identically.
+
+import { parseArgs } from 'node:util';
+import type { Deps } from '../core/deps.ts';
+import { isAppError } from '../core/errors.ts';
+import { type Command, UsageError } from './command.ts';
+import { COMMANDS } from './registry.ts';
+
+export interface AdminResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Find the command an argv names, or null for help. Throws UsageError on an unknown one. */
+export function resolveCommand(argv: string[]): { command: Command | null; rest: string[]; help: boolean } {
+  const help = argv.includes('--help') || argv.includes('-h');
+  // The noun and verb come first; options follow them.
+  const noun = argv[0]?.startsWith('-') ? undefined : argv[0];
+  const verb = argv[1]?.startsWith('-') ? undefined : argv[1];
+  if (noun === undefined || noun === 'help') return { command: null, rest: [], help: true };
+  const ofNoun = COMMANDS.filter((c) => c.noun === noun);
+  if (ofNoun.length === 0) throw new UsageError(`unknown command "${noun}"; run with --help to list commands`);
+  if (verb === undefined) {
+    if (help) return { command: null, rest: [noun], help: true };
+    throw new UsageError(`"${noun}" needs one of: ${ofNoun.map((c) => c.verb).join(', ')}`);
+  }
+  const command = ofNoun.find((c) => c.verb === verb);
+  if (!command)
+    throw new UsageError(`unknown command "${noun} ${verb}"; "${noun}" has: ${ofNoun.map((c) => c.verb).join(', ')}`);
+  return { command, rest: argv.slice(2), help };
+}
+
+export function helpText(noun?: string): string {
+  const list = COMMANDS.filter((c) => noun === undefined || c.noun === noun);
+  const lines = list.map((c) => `  ${`${c.noun} ${c.verb} ${usage(c)}`.trimEnd().padEnd(52)} ${c.summary}`);
+  return [
+    'Hostplane staff CLI',
+    '',
+    'Usage: npm run admin -- <noun> <verb> [args] [--json]',
+    '',
+    'Commands:',
+    ...lines,
+    '',
+    'Options:',
+    '  --json      print one JSON document on stdout',
+    "  --help      this text, or a command's own with `<noun> <verb> --help`",
+    '',
+    'Runs against the database configured by the environment (DATABASE_URL, or the embedded',
+    'database in DATA_DIR; while `npm start` holds that, commands run inside it).',
+  ].join('\n');
+}
+
+function usage(command: Command): string {
+  const positional = [...(command.args ?? []), ...(command.optionalArgs ?? []).map((a) => `[${a}]`)];
+  const options = Object.entries(command.options ?? {}).map(([name, spec]) =>
+    spec.type === 'boolean' ? `[--${name}]` : `[--${name} ${name.toUpperCase()}]`,
+  );
+  return [...positional, ...options].join(' ');
+}
+
+function commandHelp(command: Command): string {
+  const options = Object.entries(command.options ?? {}).map(
+    ([name, spec]) => `  --${name.padEnd(12)} ${spec.description}`,
+  );
+  return [
+    `Usage: npm run admin -- ${command.noun} ${command.verb} ${usage(command)} [--json]`,
+    '',
+    command.summary,
+    ...(options.length > 0 ? ['', 'Options:', ...options] : []),
+  ].join('\n');
+}
+
+export async function runAdmin(argv: string[], getDeps: () => Promise<Deps>): Promise<AdminResult> {
+  const json = argv.includes('--json');
+  try {
+    const { command, rest, help } = resolveCommand(argv);
+    if (command === null) return { exitCode: 0, stdout: `${helpText(rest[0])}\n`, stderr: '' };
+    if (help) return { exitCode: 0, stdout: `${commandHelp(command)}\n`, stderr: '' };
+    const parsed = parseCommandArgs(command, rest);
+    const output = await command.run(await getDeps(), parsed);
+    return { exitCode: 0, stdout: json ? `${JSON.stringify(output.json, null, 2)}\n` : `${output.text}\n`, stderr: '' };
+  } catch (error) {
+    if (error instanceof UsageError) return failure(2, 'usage_error', error.message, json);
+    if (isAppError(error)) {
+      const fields = error.fields
+        ? ` (${Object.entries(error.fields)
+            .map(([k, v]) => `${k}: ${v}`)
+            .join('; ')})`
+        : '';
+      return failure(1, error.code, `${error.message}${fields}`, json);
+    }
+    throw error;
+  }
+}
+
+function failure(exitCode: number, code: string, message: string, json: boolean): AdminResult {
+  return {
+    exitCode,
+    stdout: json ? `${JSON.stringify({ ok: false, error: code, message }, null, 2)}\n` : '',
+    stderr: `error: ${message}\n`,
+  };
+}
+
+function parseCommandArgs(
+  command: Command,
+  rest: string[],
+): { args: string[]; options: Record<string, string | boolean | undefined> } {
+  const options: Record<string, { type: 'string' | 'boolean' }> = { json: { type: 'boolean' } };
+  for (const [name, spec] of Object.entries(command.options ?? {})) options[name] = { type: spec.type };
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({ args: rest, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const required = command.args ?? [];
+  const optional = command.optionalArgs ?? [];
+  const count = parsed.positionals.length;
+  if (count < required.length || count > required.length + optional.length) {
+    throw new UsageError(`usage: ${command.noun} ${command.verb} ${usage(command)}`);
+  }
+  const { json: _json, ...values } = parsed.values as Record<string, string | boolean | undefined>;
+  return { args: parsed.positionals, options: values };
+}

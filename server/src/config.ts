@@ -1,0 +1,202 @@
+// The environment, described once (CONTRACT §1). `loadConfig` is called by each entry point
+// (main.ts, the migrate and admin CLIs) and the result is passed down; nothing else reads
+// process.env. Every variable is listed in VARIABLES, which also feeds `--help` texts.
+
+import { isAbsolute, resolve } from 'node:path';
+import { parseCidr } from './core/net/ip.ts';
+
+export type Engine = 'pglite' | 'postgresql';
+
+export interface Config {
+  port: number;
+  host: string;
+  publicUrl: string;
+  dataDir: string;
+  databaseUrl: string | null;
+  redisUrl: string | null;
+  smtpUrl: string | null;
+  mailFrom: string;
+  /** 32 bytes, or null when it must be generated into DATA_DIR (embedded mode only). */
+  secretKey: Buffer | null;
+  demo: boolean;
+  altBasePath: string;
+  trustProxy: string[];
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  engine: Engine;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+interface Variable {
+  name: string;
+  description: string;
+  default: string;
+}
+
+/** What each variable means; README's configuration table follows this list. */
+export const VARIABLES: readonly Variable[] = [
+  { name: 'PORT', description: 'HTTP port', default: '8080' },
+  { name: 'HOST', description: 'HTTP listen address', default: '127.0.0.1' },
+  {
+    name: 'PUBLIC_URL',
+    description: 'base URL used in e-mail links and ticket URLs',
+    default: 'http://localhost:$PORT',
+  },
+  { name: 'DATA_DIR', description: 'embedded database, uploads, generated secrets', default: './data' },
+  {
+    name: 'DATABASE_URL',
+    description: 'postgres://… selects PostgreSQL; unset selects embedded PGlite',
+    default: 'unset',
+  },
+  { name: 'REDIS_URL', description: 'redis://… moves rate-limit counters to Redis', default: 'unset' },
+  {
+    name: 'SMTP_URL',
+    description: 'smtp:// or smtps:// mail server; unset writes mail to the outbox',
+    default: 'unset',
+  },
+  { name: 'MAIL_FROM', description: 'sender address', default: 'Hostplane <no-reply@localhost>' },
+  { name: 'SECRET_KEY', description: '32-byte base64 key for secrets at rest', default: 'generated (embedded)' },
+  {
+    name: 'DEMO',
+    description: 'seed the demo catalog and start emulated upstreams',
+    default: '1 embedded, 0 PostgreSQL',
+  },
+  { name: 'ALT_BASE_PATH', description: 'mount point of the second token surface', default: '/cloud' },
+  { name: 'TRUST_PROXY', description: 'comma-separated CIDRs whose X-Forwarded-For is believed', default: 'none' },
+  { name: 'LOG_LEVEL', description: 'pino level (fatal … trace, silent)', default: 'info' },
+];
+
+type Env = Record<string, string | undefined>;
+
+/**
+ * Parse and validate the environment. Collects every problem before throwing, so one run
+ * tells the operator everything that is wrong.
+ */
+export function loadConfig(env: Env, cwd = process.cwd()): Config {
+  const problems: string[] = [];
+  const get = (name: string): string | undefined => {
+    const value = env[name]?.trim();
+    return value === undefined || value === '' ? undefined : value;
+  };
+  const fail = (name: string, value: string, why: string): void => {
+    problems.push(`${name}=${JSON.stringify(value)}: ${why}`);
+  };
+
+  const port = parsePort(get('PORT') ?? '8080', (why, v) => fail('PORT', v, why));
+  const host = get('HOST') ?? '127.0.0.1';
+
+  let publicUrl = get('PUBLIC_URL') ?? `http://localhost:${port}`;
+  try {
+    const url = new URL(publicUrl);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') fail('PUBLIC_URL', publicUrl, 'must be http(s)://');
+    publicUrl = publicUrl.replace(/\/+$/, '');
+  } catch {
+    fail('PUBLIC_URL', publicUrl, 'not a URL');
+  }
+
+  const dataDirRaw = get('DATA_DIR') ?? './data';
+  const dataDir = isAbsolute(dataDirRaw) ? dataDirRaw : resolve(cwd, dataDirRaw);
+
+  const databaseUrl = get('DATABASE_URL') ?? null;
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    fail(
+      'DATABASE_URL',
+      redactUrl(databaseUrl),
+      'only postgres:// or postgresql:// is supported (unset it for embedded PGlite)',
+    );
+  }
+  const engine: Engine = databaseUrl ? 'postgresql' : 'pglite';
+
+  const redisUrl = get('REDIS_URL') ?? null;
+  if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl))
+    fail('REDIS_URL', redactUrl(redisUrl), 'must be redis:// or rediss://');
+
+  const smtpUrl = get('SMTP_URL') ?? null;
+  if (smtpUrl !== null && !/^smtps?:\/\/[^/]+/.test(smtpUrl))
+    fail('SMTP_URL', redactUrl(smtpUrl), 'must be smtp://host:port or smtps://user:pass@host:port');
+
+  const mailFrom = get('MAIL_FROM') ?? 'Hostplane <no-reply@localhost>';
+
+  let secretKey: Buffer | null = null;
+  const secretRaw = get('SECRET_KEY');
+  if (secretRaw !== undefined) {
+    const decoded = Buffer.from(secretRaw, 'base64');
+    if (decoded.length !== 32 || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(secretRaw)) {
+      fail('SECRET_KEY', '<hidden>', 'must be 32 bytes encoded as base64 (e.g. `openssl rand -base64 32`)');
+    } else {
+      secretKey = decoded;
+    }
+  } else if (engine === 'postgresql') {
+    problems.push('SECRET_KEY is required with DATABASE_URL (generate one with `openssl rand -base64 32`)');
+  }
+
+  const demoRaw = get('DEMO');
+  let demo = engine === 'pglite';
+  if (demoRaw !== undefined) {
+    if (demoRaw === '1' || demoRaw === 'true') demo = true;
+    else if (demoRaw === '0' || demoRaw === 'false') demo = false;
+    else fail('DEMO', demoRaw, 'must be 1 or 0');
+  }
+
+  let altBasePath = get('ALT_BASE_PATH') ?? '/cloud';
+  if (!/^\/[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*\/?$/.test(altBasePath) || altBasePath.startsWith('/api/')) {
+    fail('ALT_BASE_PATH', altBasePath, 'must be a path such as /cloud, outside /api/');
+  }
+  altBasePath = altBasePath.replace(/\/+$/, '');
+
+  const trustProxy: string[] = [];
+  for (const part of (get('TRUST_PROXY') ?? '').split(',')) {
+    const cidr = part.trim();
+    if (cidr === '') continue;
+    if (parseCidr(cidr) === null) fail('TRUST_PROXY', cidr, 'not an IPv4/IPv6 CIDR or address');
+    else trustProxy.push(cidr);
+  }
+
+  const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+  const levelRaw = get('LOG_LEVEL') ?? 'info';
+  const logLevel = levels.find((l) => l === levelRaw) ?? 'info';
+  if (!levels.some((l) => l === levelRaw)) fail('LOG_LEVEL', levelRaw, `must be one of ${levels.join(', ')}`);
+
+  if (problems.length > 0) {
+    throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  }
+  return {
+    port,
+    host,
+    publicUrl,
+    dataDir,
+    databaseUrl,
+    redisUrl,
+    smtpUrl,
+    mailFrom,
+    secretKey,
+    demo,
+    altBasePath,
+    trustProxy,
+    logLevel,
+    engine,
+  };
+}
+
+function parsePort(raw: string, fail: (why: string, value: string) => void): number {
+  if (!/^\d+$/.test(raw)) {
+    fail('must be a whole number from 0 to 65535', raw);
+    return 0;
+  }
+  const port = Number(raw);
+  if (port > 65535) fail('must be a whole number from 0 to 65535', raw);
+  return port;
+}
+
+/** Drop the password from a URL so it can appear in an error message. */
+export function redactUrl(raw: string): string {
+  try {
+    const url = new URL(raw);
+    if (url.password) url.password = '***';
+    return url.toString();
+  } catch {
+    return raw.replace(/\/\/[^@/]*@/, '//***@');
+  }
+}

@@ -1,0 +1,10 @@
+// Times leave the system as ISO 8601 with an explicit numeric offset (CONTRACT §3).
+
+/** `2026-11-22T10:15:30.123+00:00`: UTC, spelled with a numeric offset rather than `Z`. */
+export function isoWithOffset(date: Date): string {
+  return date.toISOString().replace(/Z$/, '+00:00');
+}
+
+export type Clock = () => Date;
+
+export const systemClock: Clock = () => new Date();

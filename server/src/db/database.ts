@@ -1,0 +1,140 @@
+// One database, two engines, one dialect. PostgreSQL is reached through `pg`; embedded mode is
+// PGlite (PostgreSQL 18 in WASM) reached only through its node-postgres adapter, so Kysely,
+// pg-boss and the rate limiter all share the same pg.Pool and see identical result types.
+// Embedded mode is single-process: it holds a lock file in the data directory for its life.
+
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { createPgConfig } from '@electric-sql/pglite/node-postgres';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { acquireDataDirLock, type DataDirLock } from './lock.ts';
+import type { DB } from './tables.ts';
+
+/** How long a query waits for a free connection before failing (a nested use of the outer `db`
+ * inside a transaction on PGlite's single connection would otherwise hang forever). */
+export const CONNECTION_TIMEOUT_MS = 10_000;
+
+export type DatabaseTarget =
+  | { engine: 'postgresql'; url: string; poolSize?: number }
+  | {
+      engine: 'pglite';
+      /** Directory holding the data files and the lock; null keeps everything in memory. */
+      dataDir: string | null;
+      /** A tarball from `dumpDataDir()` to start from (the test harness clones one per file). */
+      loadDataDir?: Blob;
+      /** Shown to a second process that finds the lock taken. */
+      role?: string;
+    };
+
+interface DatabaseBase {
+  db: Kysely<DB>;
+  pool: pg.Pool;
+  /** Server version as the server reports it, e.g. `18.6` or `15.20 (Debian 15.20-0+deb12u1)`. */
+  serverVersion(): Promise<string>;
+  close(): Promise<void>;
+}
+
+export type Database =
+  | (DatabaseBase & { engine: 'postgresql'; url: string; pglite: null })
+  | (DatabaseBase & { engine: 'pglite'; url: null; pglite: PGlite; dataDir: string | null });
+
+export async function openDatabase(target: DatabaseTarget, logger?: Logger): Promise<Database> {
+  return target.engine === 'postgresql' ? openPostgres(target, logger) : openEmbedded(target, logger);
+}
+
+function openPostgres(target: { url: string; poolSize?: number }, logger?: Logger): Database {
+  const pool = new pg.Pool({
+    connectionString: target.url,
+    max: target.poolSize ?? 10,
+    connectionTimeoutMillis: CONNECTION_TIMEOUT_MS,
+    idleTimeoutMillis: 30_000,
+    application_name: 'hostplane',
+  });
+  // An idle client losing its server (restart, network) emits here; unhandled it would kill the process.
+  pool.on('error', (error) => logger?.warn({ err: error }, 'idle database connection failed'));
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  let closed = false;
+  return {
+    engine: 'postgresql',
+    url: target.url,
+    pglite: null,
+    db,
+    pool,
+    serverVersion: () => serverVersion(db),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await db.destroy();
+    },
+  };
+}
+
+async function openEmbedded(
+  target: { dataDir: string | null; loadDataDir?: Blob; role?: string },
+  logger?: Logger,
+): Promise<Database> {
+  let lock: DataDirLock | null = null;
+  let storage: string | undefined;
+  if (target.dataDir !== null) {
+    lock = acquireDataDirLock(target.dataDir, target.role ?? 'hostplane');
+    storage = join(target.dataDir, 'pglite');
+    mkdirSync(storage, { recursive: true });
+  }
+  let pglite: PGlite;
+  try {
+    pglite = await PGlite.create({
+      ...(storage === undefined ? {} : { dataDir: storage }),
+      ...(target.loadDataDir === undefined ? {} : { loadDataDir: target.loadDataDir }),
+      extensions: { pg_trgm },
+    });
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
+  const pool = new pg.Pool({
+    ...(createPgConfig(pglite) as unknown as pg.PoolConfig),
+    max: 1,
+    connectionTimeoutMillis: CONNECTION_TIMEOUT_MS,
+  });
+  pool.on('error', (error) => logger?.warn({ err: error }, 'embedded database connection failed'));
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  let closed = false;
+  return {
+    engine: 'pglite',
+    url: null,
+    pglite,
+    dataDir: target.dataDir,
+    db,
+    pool,
+    serverVersion: () => serverVersion(db),
+    async close() {
+      if (closed) return;
+      closed = true;
+      try {
+        await db.destroy();
+        await pglite.close();
+      } finally {
+        lock?.release();
+      }
+    },
+  };
+}
+
+async function serverVersion(db: Kysely<DB>): Promise<string> {
+  const { rows } = await sql<{ v: string }>`select current_setting('server_version') as v`.execute(db);
+  return rows[0]?.v ?? 'unknown';
+}
+
+/** The target described by the configuration. */
+export function targetFromConfig(
+  config: { databaseUrl: string | null; dataDir: string },
+  role: string,
+): DatabaseTarget {
+  return config.databaseUrl
+    ? { engine: 'postgresql', url: config.databaseUrl }
+    : { engine: 'pglite', dataDir: config.dataDir, role };
+}

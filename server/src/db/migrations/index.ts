@@ -1,0 +1,7 @@
+// Every migration, in order. Names sort by their number; never rename or edit a landed one.
+import type { Migration } from 'kysely';
+import * as m0001 from './0001_extensions.ts';
+
+export const migrations: Record<string, Migration> = {
+  '0001_extensions': m0001,
+};

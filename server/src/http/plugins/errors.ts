@@ -1,0 +1,91 @@
+// The one error handler. Whatever goes wrong in a request (an AppError from the core, a
+// schema validation failure, a body parser refusal, an unknown route, a bug) is turned into
+// an AppError here and rendered in the envelope of the surface the URL belongs to. Unknown
+// failures are logged with their stack and answered with a generic 500 that says nothing.
+
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, isAppError } from '../../core/errors.ts';
+import { sendError } from '../surfaces.ts';
+
+interface AjvIssue {
+  keyword: string;
+  instancePath: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+const PARSER_ERRORS: Record<string, () => AppError> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => new AppError('unsupported_media_type'),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
+    new AppError('bad_request', { message: 'Content-Length does not match the body.' }),
+  FST_ERR_CTP_BODY_TOO_LARGE: () => new AppError('payload_too_large'),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => new AppError('malformed_json', { message: 'The JSON body is empty.' }),
+  FST_ERR_CTP_INVALID_JSON_BODY: () => new AppError('malformed_json'),
+  FST_ERR_CTP_INVALID_TYPE: () => new AppError('bad_request'),
+  FST_ERR_BAD_URL: () => new AppError('bad_request', { message: 'The URL is malformed.' }),
+  FST_ERR_ASYNC_CONSTRAINT: () => new AppError('bad_request'),
+  FST_ERR_REP_INVALID_PAYLOAD_TYPE: () => new AppError('internal_error'),
+};
+
+export function toAppError(error: unknown): AppError {
+  if (isAppError(error)) return error;
+  const fastifyError = error as Partial<FastifyError> & { validation?: AjvIssue[]; validationContext?: string };
+  if (Array.isArray(fastifyError.validation)) {
+    return AppError.fields(validationFields(fastifyError.validation, fastifyError.validationContext ?? 'body'));
+  }
+  const mapped = fastifyError.code === undefined ? undefined : PARSER_ERRORS[fastifyError.code];
+  if (mapped) return mapped();
+  // secure-json-parse refusals (prototype poisoning) and JSON syntax errors carry statusCode 400.
+  if (error instanceof SyntaxError || fastifyError.statusCode === 400) return new AppError('malformed_json');
+  const status = fastifyError.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    if (status === 404) return new AppError('not_found');
+    if (status === 405) return new AppError('method_not_allowed');
+    if (status === 413) return new AppError('payload_too_large');
+    if (status === 415) return new AppError('unsupported_media_type');
+    return new AppError('bad_request');
+  }
+  return new AppError('internal_error', { cause: error });
+}
+
+/** Turn ajv's issues into `{field: reason}`, first reason per field, nested fields dotted. */
+export function validationFields(issues: AjvIssue[], context: string): Record<string, string> {
+  const fields: Record<string, string> = {};
+  const root = context === 'querystring' ? 'query' : context;
+  for (const issue of issues) {
+    const path = issue.instancePath
+      .split('/')
+      .filter((part) => part !== '')
+      .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
+    let reason = issue.message ?? 'is invalid';
+    if (issue.keyword === 'required' && typeof issue.params.missingProperty === 'string') {
+      path.push(issue.params.missingProperty);
+      reason = 'is required';
+    } else if (issue.keyword === 'additionalProperties' && typeof issue.params.additionalProperty === 'string') {
+      path.push(issue.params.additionalProperty);
+      reason = 'is not an accepted field';
+    } else if (issue.keyword === 'type' && path.length === 0 && root === 'body') {
+      reason = 'must be a JSON object';
+    }
+    const field = path.length === 0 ? root : path.join('.');
+    if (!(field in fields)) fields[field] = reason;
+  }
+  return fields;
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const appError = toAppError(error);
+    if (appError.status >= 500) {
+      request.log.error({ err: appError.cause ?? error, errorCode: appError.code }, 'request failed');
+    }
+    return sendError(request, reply, appError);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(
+      request,
+      reply,
+      new AppError('not_found', { message: `No route ${request.method} ${request.url.split('?', 1)[0]}.` }),
+    ),
+  );
+}

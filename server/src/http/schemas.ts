@@ -1,0 +1,60 @@
+// Schemas shared by every route: the error envelopes of each surface, as OpenAPI sees them.
+// A route lists the statuses it can fail with through `tokenErrors(...)` / `sessionErrors(...)`,
+// so the OpenAPI document names every error response a client must handle.
+
+import { type TSchema, Type } from 'typebox';
+
+export const TokenError = Type.Object(
+  {
+    ok: Type.Literal(false),
+    error: Type.String({ description: 'Stable snake_case code (CONTRACT §2)' }),
+    status: Type.Integer(),
+    message: Type.String(),
+    request_id: Type.String(),
+    details: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  },
+  { $id: 'TokenError', description: 'Token-surface failure envelope' },
+);
+
+export const SessionError = Type.Object(
+  {
+    success: Type.Literal(false),
+    message: Type.String(),
+    code: Type.String({ description: 'Stable snake_case code (CONTRACT §2)' }),
+    errors: Type.Record(Type.String(), Type.String(), { description: 'Per-field reasons' }),
+  },
+  { $id: 'SessionError', description: 'Session-surface failure envelope' },
+);
+
+const DESCRIPTIONS: Record<number, string> = {
+  400: 'Malformed request',
+  401: 'Not authenticated',
+  402: 'Payment required: the wallet cannot cover the price',
+  403: 'Forbidden',
+  404: 'Not found (also for rows owned by another account)',
+  409: 'Conflict with the current state',
+  413: 'Body too large',
+  415: 'Unsupported media type',
+  422: 'Validation failed; see the per-field reasons',
+  429: 'Rate limited; see Retry-After',
+  500: 'Internal error',
+  503: 'A dependency is unavailable',
+};
+
+function errorResponses(schema: TSchema & { $id?: string }, statuses: number[]): Record<number, TSchema> {
+  const out: Record<number, TSchema> = {};
+  for (const status of [...new Set([...statuses, 500])]) {
+    out[status] = Type.Unsafe({ ...Type.Ref(String(schema.$id)), description: DESCRIPTIONS[status] ?? 'Error' });
+  }
+  return out;
+}
+
+/** Error responses of a token-surface route. 401, 403 (scope) and 429 apply to every one. */
+export function tokenErrors(...statuses: number[]): Record<number, TSchema> {
+  return errorResponses(TokenError, [401, 403, 429, ...statuses]);
+}
+
+/** Error responses of a session-surface route. */
+export function sessionErrors(...statuses: number[]): Record<number, TSchema> {
+  return errorResponses(SessionError, statuses);
+}

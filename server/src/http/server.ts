@@ -1,0 +1,60 @@
+// buildServer(deps): the whole HTTP application, never listening. main.ts listens; tests
+// inject requests into it. Each surface is an encapsulated plugin with its own auth hook;
+// the error handling, request ids and the OpenAPI document are shared.
+
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
+import type { Deps } from '../core/deps.ts';
+import { healthRoutes } from './health.routes.ts';
+import { registerErrorHandling } from './plugins/errors.ts';
+import { registerOpenApi } from './plugins/openapi.ts';
+import { registerValidation } from './plugins/validation.ts';
+
+export const BODY_LIMIT = 1024 * 1024;
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Reuse a caller's X-Request-Id when it is sane, so logs correlate across hops; else mint one. */
+function requestId(req: IncomingMessage): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+}
+
+/** One access-log line per request, at completion (Fastify's default is two). */
+class AccessLog extends LogController {
+  override incomingRequest(): void {}
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const line = { req: request, res: reply, ms: Math.round(reply.elapsedTime * 10) / 10 };
+    if (error) reply.log.error({ ...line, err: error }, `${request.method} ${reply.statusCode}`);
+    else reply.log.info(line, `${request.method} ${reply.statusCode}`);
+  }
+}
+
+export function buildServer(deps: Deps): FastifyInstance {
+  const { config } = deps;
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    genReqId: requestId,
+    logController: new AccessLog({ requestIdLogLabel: 'reqId' }),
+    bodyLimit: BODY_LIMIT,
+    trustProxy: config.trustProxy.length > 0 ? config.trustProxy : false,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    return503OnClosing: true,
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+  }) as unknown as FastifyInstance;
+
+  registerValidation(app);
+  registerErrorHandling(app);
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    reply.header('X-Request-Id', request.id);
+    if (request.url.startsWith('/api/') && !reply.hasHeader('Cache-Control')) reply.header('Cache-Control', 'no-store');
+    reply.header('X-Content-Type-Options', 'nosniff');
+    return payload;
+  });
+
+  registerOpenApi(app, config.publicUrl);
+  app.register(healthRoutes, { deps });
+  return app;
+}

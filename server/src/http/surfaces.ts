@@ -1,0 +1,68 @@
+// Which API surface a URL belongs to, and how each renders success and failure (CONTRACT §2).
+// The error handler, the not-found handler and the routes all go through here, so a surface's
+// envelope is defined in exactly one place.
+
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppError } from '../core/errors.ts';
+
+export type Surface = 'token' | 'session' | 'health';
+
+export function surfaceOf(url: string): Surface {
+  const path = url.split('?', 1)[0] ?? '';
+  if (path === '/api/v1/health' || path === '/api/v1/health/') return 'health';
+  if (/^\/api\/v1\/(client|search)(\/|$)/.test(path)) return 'session';
+  return 'token';
+}
+
+export interface TokenErrorBody {
+  ok: false;
+  error: string;
+  status: number;
+  message: string;
+  request_id: string;
+  details?: Record<string, unknown>;
+}
+
+export interface SessionErrorBody {
+  success: false;
+  message: string;
+  code: string;
+  errors: Record<string, string>;
+}
+
+export function errorBody(surface: Surface, error: AppError, requestId: string): object {
+  switch (surface) {
+    case 'session':
+      return {
+        success: false,
+        message: error.message,
+        code: error.code,
+        errors: error.fields ?? {},
+      } satisfies SessionErrorBody;
+    case 'health':
+      return { status: 'error', data: { error: error.code, message: error.message } };
+    case 'token': {
+      const details = error.fields === undefined ? error.details : { ...(error.details ?? {}), fields: error.fields };
+      return {
+        ok: false,
+        error: error.code,
+        status: error.status,
+        message: error.message,
+        request_id: requestId,
+        ...(details === undefined ? {} : { details }),
+      } satisfies TokenErrorBody;
+    }
+  }
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
+  if (error.retryAfter !== undefined) reply.header('Retry-After', String(Math.max(1, Math.ceil(error.retryAfter))));
+  return (
+    reply
+      .code(error.status)
+      .header('Cache-Control', 'no-store')
+      .type('application/json; charset=utf-8')
+      // Pre-serialised, so a route's response schema can never reshape or drop error fields.
+      .send(JSON.stringify(errorBody(surfaceOf(request.url), error, request.id)))
+  );
+}

@@ -1,0 +1,116 @@
+// Composition root. `npm start` runs the API and the job worker in one process;
+// `npm run api` and `npm run worker` (role flags) run them apart, on PostgreSQL only.
+// Order: config → database (lock, migrate) → deps (job queue) → HTTP and/or worker.
+// SIGTERM/SIGINT: stop accepting, drain requests, stop the worker, close the database.
+
+import type { Server } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import { startAdminSocket } from './admin/socket.ts';
+import { type Config, ConfigError, loadConfig, redactUrl } from './config.ts';
+import { closeDeps, createDeps } from './core/deps.ts';
+import { openDatabase, targetFromConfig } from './db/database.ts';
+import { DataDirLockedError } from './db/lock.ts';
+import { migrateToLatest } from './db/migrator.ts';
+import { buildServer } from './http/server.ts';
+import { createLogger } from './logging.ts';
+import { startWorker } from './worker/worker.ts';
+
+type Role = 'all' | 'api' | 'worker';
+
+const SHUTDOWN_GRACE_MS = 15_000;
+
+function parseRole(argv: string[]): Role {
+  const flag = argv.find((a) => a.startsWith('--role='));
+  const role = flag?.slice('--role='.length) ?? 'all';
+  if (role !== 'all' && role !== 'api' && role !== 'worker')
+    throw new ConfigError(`unknown --role=${role} (all, api, worker)`);
+  return role;
+}
+
+async function main(): Promise<void> {
+  const role = parseRole(process.argv.slice(2));
+  const config: Config = loadConfig(process.env);
+  if (role !== 'all' && config.engine === 'pglite') {
+    throw new ConfigError(
+      `\`npm run ${role}\` runs one half of Hostplane in its own process, which needs PostgreSQL: ` +
+        'the embedded database belongs to a single process. Set DATABASE_URL, or use `npm start` to run both halves together.',
+    );
+  }
+  const logger = createLogger(config.logLevel);
+  const started = performance.now();
+
+  const database = await openDatabase(
+    targetFromConfig(config, `npm ${role === 'all' ? 'start' : `run ${role}`}`),
+    logger,
+  );
+  let applied: string[];
+  try {
+    applied = await migrateToLatest(database.db);
+  } catch (error) {
+    await database.close().catch(() => {});
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new ConfigError(
+      `cannot prepare the ${database.engine} database (${redactUrl(database.url ?? config.dataDir)}): ${reason}`,
+    );
+  }
+  if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
+  const deps = await createDeps(config, database, logger);
+
+  let app: FastifyInstance | null = null;
+  let adminSocket: Server | null = null;
+  if (role !== 'worker') {
+    app = buildServer(deps);
+    await app.listen({ port: config.port, host: config.host });
+  }
+  if (role !== 'api') await startWorker(deps);
+  if (database.engine === 'pglite') adminSocket = await startAdminSocket(deps, config.dataDir);
+
+  const version = await database.serverVersion();
+  logger.info(
+    {
+      role,
+      engine: database.engine,
+      dbVersion: version,
+      url: app ? config.publicUrl : undefined,
+      demo: config.demo,
+      startupMs: Math.round(performance.now() - started),
+    },
+    app
+      ? `Hostplane listening on ${config.publicUrl} (${database.engine} ${version})`
+      : `Hostplane worker running (${database.engine})`,
+  );
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      logger.error('shutdown took too long; exiting');
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS);
+    force.unref();
+    try {
+      await app?.close(); // stops accepting, waits for in-flight requests
+      adminSocket?.close();
+      await closeDeps(deps); // lets running jobs finish, then stops the queue
+      await database.close(); // releases the embedded lock
+      logger.info('stopped');
+      process.exit(0);
+    } catch (error) {
+      logger.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError || error instanceof DataDirLockedError) {
+    console.error(`hostplane: ${error.message}`);
+    process.exit(2);
+  }
+  console.error('hostplane: failed to start:', error);
+  process.exit(1);
+});

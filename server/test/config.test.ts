@@ -1,0 +1,56 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.ts';
+
+const key = Buffer.alloc(32, 7).toString('base64');
+
+describe('configuration', () => {
+  test('defaults: embedded, demo on, loopback, ./data', () => {
+    const config = loadConfig({}, '/srv/app');
+    assert.equal(config.engine, 'pglite');
+    assert.equal(config.port, 8080);
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.publicUrl, 'http://localhost:8080');
+    assert.equal(config.dataDir, '/srv/app/data');
+    assert.equal(config.demo, true);
+    assert.equal(config.altBasePath, '/cloud');
+    assert.equal(config.secretKey, null);
+  });
+
+  test('PostgreSQL: engine follows DATABASE_URL, demo defaults off, SECRET_KEY required', () => {
+    const config = loadConfig({ DATABASE_URL: 'postgres://u@h/db', SECRET_KEY: key });
+    assert.equal(config.engine, 'postgresql');
+    assert.equal(config.demo, false);
+    assert.equal(config.secretKey?.length, 32);
+    assert.throws(() => loadConfig({ DATABASE_URL: 'postgres://u@h/db' }), /SECRET_KEY is required/);
+  });
+
+  test('bad values are refused with a message naming each of them', () => {
+    const bad = {
+      PORT: 'abc',
+      DATABASE_URL: 'mysql://root:hunter2@db/x',
+      PUBLIC_URL: 'ftp://x',
+      DEMO: 'maybe',
+      TRUST_PROXY: '10.0.0.0/8, 300.1.1.1',
+      SECRET_KEY: 'short',
+      LOG_LEVEL: 'loud',
+      ALT_BASE_PATH: 'cloud',
+    };
+    try {
+      loadConfig(bad);
+      assert.fail('should have thrown');
+    } catch (error) {
+      assert.ok(error instanceof ConfigError);
+      for (const name of Object.keys(bad)) assert.match(error.message, new RegExp(name), name);
+      assert.doesNotMatch(error.message, /hunter2/, 'passwords in URLs are not echoed');
+    }
+    assert.throws(() => loadConfig({ PORT: '70000' }), /PORT/);
+    assert.throws(() => loadConfig({ PORT: '-1' }), /PORT/);
+  });
+
+  test('PUBLIC_URL loses its trailing slash; TRUST_PROXY keeps valid CIDRs', () => {
+    const config = loadConfig({ PUBLIC_URL: 'https://panel.example.in/', TRUST_PROXY: '10.0.0.0/8,::1' });
+    assert.equal(config.publicUrl, 'https://panel.example.in');
+    assert.deepEqual(config.trustProxy, ['10.0.0.0/8', '::1']);
+  });
+});

@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { checkDatabase } from '../src/core/system/health.ts';
+import { createTestApp, onPostgres } from './support/harness.ts';
+
+describe('GET /api/v1/health/', () => {
+  test('public, legacy envelope, engine and version, ISO time with offset; both path forms', async () => {
+    const t = await createTestApp();
+    try {
+      for (const url of ['/api/v1/health/', '/api/v1/health']) {
+        const res = await t.inject({ method: 'GET', url });
+        assert.equal(res.statusCode, 200);
+        const body = res.json();
+        assert.equal(body.status, 'success');
+        assert.deepEqual(Object.keys(body.data).sort(), [
+          'database',
+          'db_version',
+          'engine',
+          'service',
+          'status',
+          'timestamp',
+        ]);
+        assert.equal(body.data.database, 'connected');
+        assert.equal(body.data.engine, onPostgres ? 'postgresql' : 'pglite');
+        assert.match(body.data.db_version, onPostgres ? /^1[5-9]/ : /^18\./);
+        assert.match(body.data.timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?[+-]\d\d:\d\d$/);
+        assert.equal(body.data.status, 'healthy');
+        assert.equal(res.headers['cache-control'], 'no-store');
+      }
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('database unreachable: 503, unhealthy, same envelope', async () => {
+    const t = await createTestApp();
+    try {
+      await t.deps.database.close();
+      const res = await t.inject({ method: 'GET', url: '/api/v1/health/' });
+      assert.equal(res.statusCode, 503);
+      const body = res.json();
+      assert.equal(body.data.status, 'unhealthy');
+      assert.equal(body.data.database, 'unreachable');
+      assert.equal(body.data.db_version, null);
+    } finally {
+      await t.close().catch(() => {});
+    }
+  });
+
+  test('a database that hangs is reported within the timeout, not waited on', async () => {
+    const t = await createTestApp();
+    try {
+      // Hold every connection of the pool, as a stuck transaction would.
+      const held = await Promise.all(Array.from({ length: onPostgres ? 10 : 1 }, () => t.deps.database.pool.connect()));
+      const started = performance.now();
+      const result = await checkDatabase(t.deps.database, 300);
+      assert.equal(result.ok, false);
+      assert.ok(performance.now() - started < 2_000);
+      for (const client of held) client.release();
+    } finally {
+      await t.close();
+    }
+  });
+});

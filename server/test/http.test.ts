@@ -1,0 +1,193 @@
+// The shared HTTP plumbing: envelopes per surface, request ids, body parser refusals,
+// validation, unknown routes and failures that must never leak internals.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Type } from 'typebox';
+import { AppError } from '../src/core/errors.ts';
+import { createTestApp, type TestApp } from './support/harness.ts';
+
+let t: TestApp;
+
+before(async () => {
+  t = await createTestApp({
+    extend(app) {
+      const body = Type.Object(
+        {
+          name: Type.String({ minLength: 2 }),
+          count: Type.Integer({ minimum: 1 }),
+          email: Type.String({ format: 'email' }),
+        },
+        { additionalProperties: false },
+      );
+      for (const prefix of ['/api/v1/client/probe/', '/api/v1/probe', '/cloud/v1/probe']) {
+        app.post(prefix, { schema: { body } }, async (request) => ({ echoed: request.body }));
+        app.get(`${prefix.replace(/\/$/, '')}/boom`, async () => {
+          throw new Error('SELECT secret FROM internals -- stack detail');
+        });
+        app.get(`${prefix.replace(/\/$/, '')}/refused`, async () => {
+          throw new AppError('locked_out', { retryAfter: 42 });
+        });
+      }
+    },
+  });
+});
+after(() => t.close());
+
+const json = { 'content-type': 'application/json' };
+
+describe('envelopes', () => {
+  test('unknown route on the token surface: 404 in the token envelope', async () => {
+    const res = await t.inject({ method: 'GET', url: '/api/v1/nothing-here' });
+    assert.equal(res.statusCode, 404);
+    const body = res.json();
+    assert.equal(body.ok, false);
+    assert.equal(body.error, 'not_found');
+    assert.equal(body.status, 404);
+    assert.equal(body.request_id, res.headers['x-request-id']);
+  });
+
+  test('unknown route on the session surface: 404 in the session envelope', async () => {
+    for (const url of ['/api/v1/client/nothing/', '/api/v1/client/nothing', '/api/v1/search/x']) {
+      const res = await t.inject({ method: 'GET', url });
+      assert.equal(res.statusCode, 404, url);
+      assert.deepEqual(res.json(), {
+        success: false,
+        message: res.json().message,
+        code: 'not_found',
+        errors: {},
+      });
+    }
+  });
+
+  test('tickets and DNS routes are 404 in the token envelope', async () => {
+    for (const url of ['/api/v1/tickets', '/api/v1/dns/zones']) {
+      const res = await t.inject({ method: 'GET', url });
+      assert.equal(res.statusCode, 404);
+      assert.equal(res.json().error, 'not_found');
+    }
+  });
+
+  test('an AppError keeps its status, code and Retry-After', async () => {
+    const res = await t.inject({ method: 'GET', url: '/api/v1/client/probe/refused' });
+    assert.equal(res.statusCode, 429);
+    assert.equal(res.headers['retry-after'], '42');
+    assert.equal(res.json().code, 'locked_out');
+  });
+
+  test('an unexpected failure is a bare 500, logged with its detail but never echoed', async () => {
+    for (const url of ['/api/v1/probe/boom', '/api/v1/client/probe/boom']) {
+      const res = await t.inject({ method: 'GET', url });
+      assert.equal(res.statusCode, 500);
+      assert.doesNotMatch(res.body, /SELECT|stack|internals|at .*\.ts/);
+    }
+    assert.match(t.logs.text(), /SELECT secret FROM internals/);
+  });
+});
+
+describe('request ids', () => {
+  test('every response carries X-Request-Id, a sane incoming one is kept', async () => {
+    const minted = await t.inject({ method: 'GET', url: '/api/v1/health/' });
+    assert.match(String(minted.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+    const kept = await t.inject({ method: 'GET', url: '/api/v1/nothing', headers: { 'x-request-id': 'abc-123' } });
+    assert.equal(kept.headers['x-request-id'], 'abc-123');
+    const replaced = await t.inject({
+      method: 'GET',
+      url: '/api/v1/nothing',
+      headers: { 'x-request-id': 'bad id\n<script>' },
+    });
+    assert.notEqual(replaced.headers['x-request-id'], 'bad id\n<script>');
+  });
+});
+
+describe('bodies', () => {
+  test('malformed JSON is 400 malformed_json in each envelope', async () => {
+    const token = await t.inject({ method: 'POST', url: '/api/v1/probe', headers: json, payload: '{"name": ' });
+    assert.equal(token.statusCode, 400);
+    assert.equal(token.json().error, 'malformed_json');
+    const session = await t.inject({ method: 'POST', url: '/api/v1/client/probe/', headers: json, payload: '{bad' });
+    assert.equal(session.statusCode, 400);
+    assert.equal(session.json().code, 'malformed_json');
+    assert.equal(session.json().success, false);
+  });
+
+  test('an empty JSON body is 400, a prototype-poisoning body is refused', async () => {
+    const empty = await t.inject({ method: 'POST', url: '/api/v1/probe', headers: json, payload: '' });
+    assert.equal(empty.statusCode, 400);
+    const proto = await t.inject({
+      method: 'POST',
+      url: '/api/v1/probe',
+      headers: json,
+      payload: '{"name":"ab","count":1,"email":"a@b.co","__proto__":{"polluted":true}}',
+    });
+    assert.equal(proto.statusCode, 400);
+    assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  });
+
+  test('a body over 1 MiB is 413 in the envelope, with or without Content-Length', async () => {
+    const big = JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10), count: 1, email: 'a@b.co' });
+    const res = await t.inject({ method: 'POST', url: '/api/v1/client/probe', headers: json, payload: big });
+    assert.equal(res.statusCode, 413);
+    assert.equal(res.json().code, 'payload_too_large');
+    const streamed = await t.inject({
+      method: 'POST',
+      url: '/api/v1/probe',
+      headers: { ...json, 'transfer-encoding': 'chunked' },
+      payload: big,
+    });
+    assert.equal(streamed.statusCode, 413);
+    assert.equal(streamed.json().error, 'payload_too_large');
+  });
+
+  test('a wrong content type is 415', async () => {
+    const res = await t.inject({
+      method: 'POST',
+      url: '/api/v1/probe',
+      headers: { 'content-type': 'application/xml' },
+      payload: '<a/>',
+    });
+    assert.equal(res.statusCode, 415);
+    assert.equal(res.json().error, 'unsupported_media_type');
+  });
+
+  test('validation reports every failing field together, with no coercion of body types', async () => {
+    const res = await t.inject({
+      method: 'POST',
+      url: '/api/v1/client/probe/',
+      headers: json,
+      payload: { name: 'x', count: '5', email: 'not-an-email', role: 'admin' },
+    });
+    assert.equal(res.statusCode, 422);
+    const body = res.json();
+    assert.equal(body.code, 'validation_failed');
+    assert.deepEqual(Object.keys(body.errors).sort(), ['count', 'email', 'name', 'role']);
+    const missing = await t.inject({ method: 'POST', url: '/api/v1/probe', headers: json, payload: {} });
+    assert.equal(missing.statusCode, 422);
+    assert.deepEqual(Object.keys(missing.json().details.fields).sort(), ['count', 'email', 'name']);
+    const notObject = await t.inject({ method: 'POST', url: '/api/v1/probe', headers: json, payload: '[1,2]' });
+    assert.equal(notObject.statusCode, 422);
+    assert.equal(notObject.json().details.fields.body, 'must be a JSON object');
+  });
+
+  test('a valid body passes, on the second token surface too', async () => {
+    const payload = { name: 'ok', count: 2, email: 'a@b.co' };
+    for (const url of ['/api/v1/probe', '/cloud/v1/probe/', '/api/v1/client/probe']) {
+      const res = await t.inject({ method: 'POST', url, headers: json, payload });
+      assert.equal(res.statusCode, 200, url);
+      assert.deepEqual(res.json().echoed, payload);
+    }
+  });
+});
+
+describe('logs', () => {
+  test('authorization, cookies and secret query values are redacted', async () => {
+    await t.inject({
+      method: 'GET',
+      url: '/api/v1/nothing?token=CANARY-QUERY-1&keep=visible',
+      headers: { authorization: 'Bearer svc_CANARY-HEADER-2', cookie: 'SVCSESSID=CANARY-COOKIE-3' },
+    });
+    const text = t.logs.text();
+    assert.doesNotMatch(text, /CANARY/);
+    assert.match(text, /keep=visible/);
+  });
+});

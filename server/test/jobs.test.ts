@@ -1,0 +1,83 @@
+// The job queue on the app's own database: transactional enqueue and retries.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
+import { JobQueue, type QueueDefinition } from '../src/core/jobs/queue.ts';
+import { createTestDatabase, silentLogger, type TestDatabase } from './support/harness.ts';
+
+type TestJobs = { 'test.echo': { n: number }; 'test.flaky': { n: number } };
+const policy: QueueDefinition = {
+  retryLimit: 2,
+  retryDelay: 0,
+  retryBackoff: false,
+  expireInSeconds: 30,
+  concurrency: 2,
+};
+
+let testDb: TestDatabase;
+let queue: JobQueue<TestJobs>;
+
+before(async () => {
+  testDb = await createTestDatabase();
+  queue = new JobQueue<TestJobs>(testDb.database, { 'test.echo': policy, 'test.flaky': policy }, silentLogger);
+  await queue.start();
+});
+after(async () => {
+  await queue.stop();
+  await testDb.drop();
+});
+
+async function until(check: () => boolean, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await sleep(25);
+  }
+}
+
+describe('job queue', () => {
+  test('a job sent in a rolled-back transaction never exists; a committed one runs once', async () => {
+    const { db } = testDb.database;
+    await assert.rejects(
+      db.transaction().execute(async (trx) => {
+        await queue.enqueue(trx, 'test.echo', { n: 1 });
+        throw new Error('roll back');
+      }),
+      /roll back/,
+    );
+    let committedId: string | null = null;
+    await db.transaction().execute(async (trx) => {
+      committedId = await queue.enqueue(trx, 'test.echo', { n: 2 });
+    });
+    const { rows } = await sql<{ count: string }>`select count(*) from pgboss.job where name = 'test.echo'`.execute(db);
+    assert.equal(rows[0]?.count, '1');
+
+    const seen: number[] = [];
+    await queue.work({
+      'test.echo': async (payload) => {
+        seen.push(payload.n);
+      },
+      'test.flaky': async (payload, context) => {
+        if (context.retryCount < 2) throw new Error(`attempt ${context.retryCount} fails`);
+        seen.push(payload.n);
+      },
+    });
+    await until(() => seen.includes(2));
+    assert.deepEqual(seen, [2]);
+    assert.ok(committedId);
+  });
+
+  test('a failing job is retried and completes on a later attempt', async () => {
+    const id = await queue.enqueue(testDb.database.db, 'test.flaky', { n: 7 });
+    assert.ok(id);
+    let state = '';
+    const deadline = Date.now() + 20_000;
+    while (state !== 'completed') {
+      assert.ok(Date.now() < deadline, `job still ${state}`);
+      await sleep(50);
+      state = (await queue.find('test.flaky', id))?.state ?? '';
+    }
+  });
+});

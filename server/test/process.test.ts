@@ -1,0 +1,130 @@
+// The real entry points, as a user runs them: the server process (embedded and PostgreSQL),
+// the data-directory lock between two processes, role flags, bad configuration, SIGTERM,
+// and the staff CLI both on its own and through a running server.
+
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { LOCK_FILE } from '../src/db/lock.ts';
+import { createTestDatabase, onPostgres } from './support/harness.ts';
+import { freePort, runNode, runToEnd, waitForJson } from './support/process.ts';
+
+const MAIN = 'server/src/main.ts';
+const ADMIN = 'server/src/admin/main.ts';
+const dirs: string[] = [];
+after(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+function freshDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'hostplane-proc-'));
+  dirs.push(dir);
+  return dir;
+}
+
+describe('embedded mode (npm start)', () => {
+  test('serves health on pglite; a second process on the same DATA_DIR refuses; the CLI runs inside; SIGTERM stops cleanly', async () => {
+    const dataDir = freshDir();
+    const port = await freePort();
+    const env = { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'info', DEMO: '0' };
+    const first = runNode(MAIN, [], env);
+    try {
+      const started = Date.now();
+      const health = await waitForJson(`http://127.0.0.1:${port}/api/v1/health/`, first);
+      assert.equal((health.data as { engine: string }).engine, 'pglite');
+      assert.ok(Date.now() - started < 15_000, 'serves within 15 s');
+
+      const second = await runToEnd(MAIN, [], { ...env, PORT: String(await freePort()) });
+      assert.equal(second.code, 2);
+      assert.match(second.output, /in use by process \d+/);
+      const still = await fetch(`http://127.0.0.1:${port}/api/v1/health/`);
+      assert.equal(still.status, 200, 'the first keeps serving');
+
+      const info = await runToEnd(ADMIN, ['system', 'info', '--json'], { DATA_DIR: dataDir });
+      assert.equal(info.code, 0, info.output);
+      const json = JSON.parse(info.output) as { engine: string; migrations: { pending: string[] } };
+      assert.equal(json.engine, 'pglite');
+      assert.deepEqual(json.migrations.pending, []);
+
+      first.child.kill('SIGTERM');
+      assert.equal(await first.exited, 0);
+      assert.match(first.output(), /shutting down/);
+      assert.equal(existsSync(join(dataDir, LOCK_FILE)), false, 'lock released');
+    } finally {
+      first.child.kill('SIGKILL');
+    }
+    // With the server gone, the CLI opens the database itself.
+    const direct = await runToEnd(ADMIN, ['system', 'info'], { DATA_DIR: dataDir });
+    assert.equal(direct.code, 0, direct.output);
+    assert.match(direct.output, /engine\s+pglite/);
+  });
+
+  test('npm run api / worker refuse on the embedded database, saying why', async () => {
+    for (const role of ['api', 'worker']) {
+      const result = await runToEnd(MAIN, [`--role=${role}`], { DATA_DIR: freshDir() });
+      assert.equal(result.code, 2);
+      assert.match(result.output, /needs PostgreSQL/);
+    }
+  });
+
+  test('bad configuration exits non-zero with a clear message', async () => {
+    const port = await runToEnd(MAIN, [], { PORT: 'abc', DATA_DIR: freshDir() });
+    assert.equal(port.code, 2);
+    assert.match(port.output, /PORT="abc": must be a whole number/);
+    const url = await runToEnd(MAIN, [], {
+      DATABASE_URL: 'mysql://root:pw@localhost/x',
+      SECRET_KEY: randomBytes(32).toString('base64'),
+    });
+    assert.equal(url.code, 2);
+    assert.match(url.output, /DATABASE_URL=.*only postgres/);
+  });
+});
+
+describe('staff CLI', () => {
+  test('--help lists commands without touching a database; unknown commands are usage errors', async () => {
+    const help = await runToEnd(ADMIN, ['--help'], { DATA_DIR: '/nonexistent/never-created' });
+    assert.equal(help.code, 0);
+    assert.match(help.output, /Usage: npm run admin -- <noun> <verb>/);
+    assert.match(help.output, /system info/);
+    const unknown = await runToEnd(ADMIN, ['frobnicate', 'now'], { DATA_DIR: freshDir() });
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.output, /unknown command "frobnicate"/);
+  });
+});
+
+describe('PostgreSQL mode', { skip: !onPostgres && 'set TEST_DATABASE_URL to run' }, () => {
+  test('npm start says postgresql; api and worker run apart', async () => {
+    const testDb = await createTestDatabase();
+    await testDb.database.close();
+    const secret = randomBytes(32).toString('base64');
+    const port = await freePort();
+    const base = { DATABASE_URL: testDb.url as string, SECRET_KEY: secret, DATA_DIR: freshDir(), LOG_LEVEL: 'info' };
+    const all = runNode(MAIN, [], { ...base, PORT: String(port) });
+    try {
+      const health = await waitForJson(`http://127.0.0.1:${port}/api/v1/health/`, all);
+      assert.equal((health.data as { engine: string }).engine, 'postgresql');
+      const apiPort = await freePort();
+      const api = runNode(MAIN, ['--role=api'], { ...base, PORT: String(apiPort) });
+      const worker = runNode(MAIN, ['--role=worker'], { ...base, PORT: String(await freePort()) });
+      try {
+        await waitForJson(`http://127.0.0.1:${apiPort}/api/v1/health/`, api);
+        const deadline = Date.now() + 20_000;
+        while (!/worker running/.test(worker.output())) {
+          assert.ok(Date.now() < deadline, worker.output());
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      } finally {
+        api.child.kill('SIGTERM');
+        worker.child.kill('SIGTERM');
+        assert.equal(await api.exited, 0);
+        assert.equal(await worker.exited, 0);
+      }
+    } finally {
+      all.child.kill('SIGTERM');
+      await all.exited;
+      await testDb.drop();
+    }
+  });
+});

@@ -1,0 +1,55 @@
+// `npm test`: prepare the migrated template once, then run every *.test.ts under server/test
+// with node's test runner (or only the files named on the command line). With
+// TEST_DATABASE_URL set, every file gets a fresh PostgreSQL database instead of PGlite.
+
+import { spawn } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { preparePgliteTemplate, preparePostgresTemplate, ROOT } from './support/template.ts';
+
+function findTests(dir: string): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync(dir).sort()) {
+    const path = join(dir, entry);
+    if (statSync(path).isDirectory()) found.push(...findTests(path));
+    else if (entry.endsWith('.test.ts')) found.push(path);
+  }
+  return found;
+}
+
+async function main(): Promise<number> {
+  const args = process.argv.slice(2);
+  const files = args.length > 0 ? args.map((a) => resolve(a)) : findTests(join(ROOT, 'server/test'));
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  const started = performance.now();
+  if (env.TEST_DATABASE_URL) {
+    env.HOSTPLANE_TEST_TEMPLATE_DB = await preparePostgresTemplate(env.TEST_DATABASE_URL);
+  } else {
+    env.HOSTPLANE_TEST_TEMPLATE = await preparePgliteTemplate();
+  }
+  const engine = env.TEST_DATABASE_URL ? `PostgreSQL${env.REDIS_URL ? ' + Redis' : ''}` : 'PGlite';
+  process.stdout.write(
+    `test database: ${engine}; template ready in ${Math.round(performance.now() - started)} ms; ${files.length} files\n`,
+  );
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--test',
+      '--test-reporter=spec',
+      `--test-concurrency=${env.TEST_CONCURRENCY ?? '2'}`,
+      ...files.map((f) => relative(ROOT, f)),
+    ],
+    { cwd: ROOT, env, stdio: 'inherit' },
+  );
+  return new Promise((resolveExit) => child.on('exit', (code, signal) => resolveExit(code ?? (signal ? 1 : 0))));
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error('test setup failed:', error);
+    process.exit(1);
+  },
+);

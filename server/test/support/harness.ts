@@ -1,0 +1,145 @@
+// The integration harness: the real server (buildServer + createDeps, exactly as main.ts
+// wires them) on a fresh database of its own, with requests injected and logs captured.
+// Each test file calls createTestApp() once (or more) and closes what it opened.
+
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import pg from 'pg';
+import pino from 'pino';
+import { type Config, loadConfig } from '../../src/config.ts';
+import { closeDeps, createDeps, type Deps, type DepsOverrides } from '../../src/core/deps.ts';
+import { type Database, openDatabase } from '../../src/db/database.ts';
+import { migrateToLatest } from '../../src/db/migrator.ts';
+import { buildServer } from '../../src/http/server.ts';
+import { createLogger } from '../../src/logging.ts';
+import { startWorker } from '../../src/worker/worker.ts';
+import { withDatabase } from './template.ts';
+
+/** Every log line the app wrote, raw, for assertions such as "no secret was logged". */
+export class LogCapture extends Writable {
+  readonly lines: string[] = [];
+  override _write(chunk: Buffer, _encoding: string, done: () => void): void {
+    for (const line of chunk.toString('utf8').split('\n')) if (line !== '') this.lines.push(line);
+    done();
+  }
+  text(): string {
+    return this.lines.join('\n');
+  }
+  parsed(): Record<string, unknown>[] {
+    return this.lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  }
+}
+
+export interface TestDatabase {
+  database: Database;
+  /** PostgreSQL connection URL of this file's own database, or null on PGlite. */
+  url: string | null;
+  drop(): Promise<void>;
+}
+
+export const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
+export const redisUrl = process.env.REDIS_URL ?? null;
+
+/** A fresh, migrated database: a PGlite clone of the template, or a new PostgreSQL database. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const adminUrl = process.env.TEST_DATABASE_URL;
+  if (adminUrl) {
+    const template = process.env.HOSTPLANE_TEST_TEMPLATE_DB;
+    const name = `hostplane_t_${process.pid}_${randomBytes(4).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    try {
+      await admin.query(`create database "${name}"${template ? ` template "${template}"` : ''}`);
+    } finally {
+      await admin.end();
+    }
+    const url = withDatabase(adminUrl, name);
+    const database = await openDatabase({ engine: 'postgresql', url, poolSize: 10 });
+    await migrateToLatest(database.db);
+    return {
+      database,
+      url,
+      async drop() {
+        await database.close();
+        const again = new pg.Client({ connectionString: adminUrl });
+        await again.connect();
+        try {
+          await again.query(`drop database if exists "${name}" with (force)`);
+        } finally {
+          await again.end();
+        }
+      },
+    };
+  }
+  const template = process.env.HOSTPLANE_TEST_TEMPLATE;
+  const loadDataDir = template ? new Blob([readFileSync(template)]) : undefined;
+  const database = await openDatabase({ engine: 'pglite', dataDir: null, ...(loadDataDir ? { loadDataDir } : {}) });
+  await migrateToLatest(database.db);
+  return { database, url: null, drop: () => database.close() };
+}
+
+export interface TestAppOptions {
+  /** Extra environment, as an operator would set it. */
+  env?: Record<string, string>;
+  /** Run the job worker in-process too. */
+  worker?: boolean;
+  overrides?: DepsOverrides;
+  /** Add routes before the server is ready (to exercise shared plumbing from a test). */
+  extend?: (app: FastifyInstance) => void;
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  deps: Deps;
+  config: Config;
+  logs: LogCapture;
+  dataDir: string;
+  inject(options: InjectOptions): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hostplane-test-'));
+  const testDb = await createTestDatabase();
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    SECRET_KEY: randomBytes(32).toString('base64'),
+    DEMO: '0',
+    LOG_LEVEL: 'info',
+    PUBLIC_URL: 'http://localhost:8080',
+    ...(testDb.url ? { DATABASE_URL: testDb.url } : {}),
+    ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
+    ...options.env,
+  });
+  const logs = new LogCapture();
+  const logger = createLogger(config.logLevel, logs);
+  const deps = await createDeps(config, testDb.database, logger, options.overrides);
+  if (options.worker) await startWorker(deps);
+  const app = buildServer(deps);
+  options.extend?.(app);
+  await app.ready();
+  let closed = false;
+  return {
+    app,
+    deps,
+    config,
+    logs,
+    dataDir,
+    inject: (injectOptions) => app.inject(injectOptions),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await app.close();
+      await closeDeps(deps);
+      await testDb.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A logger that keeps nothing, for tests that build core pieces without the HTTP server. */
+export const silentLogger = pino({ level: 'silent' });

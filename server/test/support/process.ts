@@ -1,0 +1,70 @@
+// Running Hostplane as a real process, as `npm start` does, for tests of the entry points.
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ROOT } from './template.ts';
+
+export interface Running {
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<number | null>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** Spawn `node --import tsx <script> ...args` from the repository root with exactly `env` (plus PATH). */
+export function runNode(script: string, args: string[], env: Record<string, string>): Running {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, script), ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let text = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    text += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    text += chunk.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output: () => text, exited };
+}
+
+export async function runToEnd(script: string, args: string[], env: Record<string, string>, timeoutMs = 60_000) {
+  const running = runNode(script, args, env);
+  const timer = setTimeout(() => running.child.kill('SIGKILL'), timeoutMs);
+  const code = await running.exited;
+  clearTimeout(timer);
+  return { code, output: running.output() };
+}
+
+/** Poll GET url until it answers 200 with JSON, or fail after `timeoutMs`. */
+export async function waitForJson(url: string, running: Running, timeoutMs = 30_000): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + timeoutMs;
+  let exitCode: number | null | undefined;
+  void running.exited.then((code) => {
+    exitCode = code;
+  });
+  while (Date.now() < deadline) {
+    if (exitCode !== undefined) throw new Error(`process exited with ${exitCode}:\n${running.output()}`);
+    try {
+      const res = await fetch(url);
+      if (res.ok) return (await res.json()) as Record<string, unknown>;
+    } catch {
+      // not listening yet
+    }
+    await sleep(100);
+  }
+  throw new Error(`no answer from ${url} within ${timeoutMs} ms:\n${running.output()}`);
+}
