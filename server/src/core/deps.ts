@@ -4,9 +4,13 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
+import { type AccountService, createAccountService } from './accounts/account.service.ts';
+import { type AuthService, createAuthService } from './auth/auth.service.ts';
 import { resolveSecretKey } from './crypto/secret-key.ts';
 import { APP_QUEUES, type AppJobs } from './jobs/catalog.ts';
-import { JobQueue } from './jobs/queue.ts';
+import { JobQueue, type QueueDefinition } from './jobs/queue.ts';
+import { createMailer, type Mailer } from './mail/mailer.ts';
+import { createRateLimits, type RateLimitStore, type RateLimits } from './ratelimit/rate-limits.ts';
 import { type Clock, systemClock } from './time.ts';
 
 export interface Deps {
@@ -16,11 +20,25 @@ export interface Deps {
   jobs: JobQueue<AppJobs>;
   secretKey: Buffer;
   clock: Clock;
+  limits: RateLimits;
+  mailer: Mailer;
+  accounts: AccountService;
+  auth: AuthService;
 }
 
 export interface DepsOverrides {
   clock?: Clock;
   secretKey?: Buffer;
+  /** Prefix of rate-limit keys, so tests sharing one Redis do not count each other's requests. */
+  rateLimitPrefix?: string;
+  /** Per-queue policy changes (tests shorten retry delays). */
+  queues?: Partial<Record<keyof AppJobs, Partial<QueueDefinition>>>;
+}
+
+function rateLimitStore(config: Config, database: Database): RateLimitStore {
+  if (config.redisUrl) return { kind: 'redis', url: config.redisUrl };
+  if (database.engine === 'postgresql') return { kind: 'postgres', pool: database.pool };
+  return { kind: 'memory' };
 }
 
 /** Wire the core over an open, migrated database and start the job queue (not its workers). */
@@ -30,19 +48,34 @@ export async function createDeps(
   logger: Logger,
   overrides: DepsOverrides = {},
 ): Promise<Deps> {
-  const jobs = new JobQueue(database, APP_QUEUES, logger.child({ component: 'jobs' }));
+  const queues = { ...APP_QUEUES };
+  for (const [name, change] of Object.entries(overrides.queues ?? {}) as [keyof AppJobs, Partial<QueueDefinition>][]) {
+    queues[name] = { ...queues[name], ...change };
+  }
+  const jobs = new JobQueue<AppJobs>(database, queues, logger.child({ component: 'jobs' }));
   await jobs.start();
-  return {
-    config,
+  const clock = overrides.clock ?? systemClock;
+  const secretKey = overrides.secretKey ?? resolveSecretKey(config);
+  const db = database.db;
+  const limits = createRateLimits(rateLimitStore(config, database), overrides.rateLimitPrefix ?? 'hp');
+  const mailer = createMailer({ db, jobs, secretKey, logger, clock, smtpUrl: config.smtpUrl, from: config.mailFrom });
+  const accounts = createAccountService({ db, clock, mailer, publicUrl: config.publicUrl, logger });
+  const auth = createAuthService({
+    db,
+    clock,
+    secretKey,
+    mailer,
+    limits,
+    accounts,
+    publicUrl: config.publicUrl,
     logger,
-    database,
-    jobs,
-    secretKey: overrides.secretKey ?? resolveSecretKey(config),
-    clock: overrides.clock ?? systemClock,
-  };
+  });
+  return { config, logger, database, jobs, secretKey, clock, limits, mailer, accounts, auth };
 }
 
 /** Stop what createDeps started. The database is closed by whoever opened it. */
 export async function closeDeps(deps: Deps): Promise<void> {
   await deps.jobs.stop();
+  await deps.limits.close();
+  deps.mailer.close();
 }

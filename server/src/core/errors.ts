@@ -73,6 +73,8 @@ export interface AppErrorOptions {
   details?: Record<string, unknown>;
   /** Seconds, for 429 and 503 answers. */
   retryAfter?: number;
+  /** The limit that refused the request, for the RateLimit-* headers. */
+  rateLimit?: { limit: number; remaining: number; reset: number };
   cause?: unknown;
 }
 
@@ -83,6 +85,7 @@ export class AppError extends Error {
   readonly fields: Record<string, string> | undefined;
   readonly details: Record<string, unknown> | undefined;
   readonly retryAfter: number | undefined;
+  readonly rateLimit: AppErrorOptions['rateLimit'];
 
   constructor(code: ErrorCode, options: AppErrorOptions = {}) {
     const known = describe(code);
@@ -92,6 +95,7 @@ export class AppError extends Error {
     this.fields = options.fields;
     this.details = options.details;
     this.retryAfter = options.retryAfter;
+    this.rateLimit = options.rateLimit;
   }
 
   /** 422 validation_failed with every failing field. */

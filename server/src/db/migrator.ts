@@ -3,12 +3,13 @@
 
 import { type Kysely, type MigrationResultSet, Migrator } from 'kysely';
 import { migrations } from './migrations/index.ts';
+import type { DB } from './tables.ts';
 
 export class MigrationError extends Error {
   override name = 'MigrationError';
 }
 
-export async function migrateToLatest(db: Kysely<unknown>): Promise<string[]> {
+export async function migrateToLatest(db: Kysely<DB>): Promise<string[]> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
   return applied(await migrator.migrateToLatest());
 }

@@ -6,7 +6,9 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import type { Deps } from '../core/deps.ts';
+import { clientSurface } from './client/plugin.ts';
 import { healthRoutes } from './health.routes.ts';
+import { pageRoutes } from './pages.ts';
 import { registerErrorHandling } from './plugins/errors.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
 import { registerValidation } from './plugins/validation.ts';
@@ -56,5 +58,7 @@ export function buildServer(deps: Deps): FastifyInstance {
 
   registerOpenApi(app, config.publicUrl);
   app.register(healthRoutes, { deps });
+  app.register(clientSurface, { deps, prefix: '/api/v1/client' });
+  app.register(pageRoutes);
   return app;
 }

@@ -55,8 +55,19 @@ export function errorBody(surface: Surface, error: AppError, requestId: string):
   }
 }
 
+/** RateLimit-Limit / -Remaining / -Reset (seconds), as CONTRACT §4 specifies. */
+export function setRateLimitHeaders(
+  reply: FastifyReply,
+  state: { limit: number; remaining: number; reset: number },
+): void {
+  reply.header('RateLimit-Limit', String(state.limit));
+  reply.header('RateLimit-Remaining', String(Math.max(0, state.remaining)));
+  reply.header('RateLimit-Reset', String(Math.max(0, Math.ceil(state.reset))));
+}
+
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
   if (error.retryAfter !== undefined) reply.header('Retry-After', String(Math.max(1, Math.ceil(error.retryAfter))));
+  if (error.rateLimit !== undefined) setRateLimitHeaders(reply, error.rateLimit);
   return (
     reply
       .code(error.status)

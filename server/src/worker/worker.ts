@@ -4,11 +4,20 @@
 import type { Deps } from '../core/deps.ts';
 import type { AppJobs } from '../core/jobs/catalog.ts';
 import type { JobHandlers } from '../core/jobs/queue.ts';
+import { sweep } from './sweep.ts';
 
-export function jobHandlers(_deps: Deps): JobHandlers<AppJobs> {
-  return {};
+export function jobHandlers(deps: Deps): JobHandlers<AppJobs> {
+  return {
+    'mail.send': (payload, context) => deps.mailer.deliver(payload.outboxId, context),
+    'maintenance.sweep': async (_payload, context) => {
+      const removed = await sweep(deps.database.db, deps.clock());
+      context.logger.info(removed, 'maintenance sweep');
+    },
+  };
 }
 
 export async function startWorker(deps: Deps): Promise<void> {
   await deps.jobs.work(jobHandlers(deps));
+  // Every 15 minutes, on whichever worker process pg-boss's scheduler picks.
+  await deps.jobs.schedule('maintenance.sweep', '*/15 * * * *');
 }

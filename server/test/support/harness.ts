@@ -143,3 +143,12 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
 
 /** A logger that keeps nothing, for tests that build core pieces without the HTTP server. */
 export const silentLogger = pino({ level: 'silent' });
+
+/** A clock tests can move forward: real time plus an offset. */
+export class ManualClock {
+  offsetMs = 0;
+  readonly now = (): Date => new Date(Date.now() + this.offsetMs);
+  advance(seconds: number): void {
+    this.offsetMs += seconds * 1000;
+  }
+}

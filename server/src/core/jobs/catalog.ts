@@ -3,7 +3,22 @@
 
 import type { QueueDefinitions } from './queue.ts';
 
-// biome-ignore lint/complexity/noBannedTypes: job types arrive with the features that own them
-export type AppJobs = {};
+export type AppJobs = {
+  /** Deliver one row of mail_outbox. */
+  'mail.send': { outboxId: number };
+  /** Periodic clean-up of expired sessions, tokens and codes (scheduled by the worker). */
+  'maintenance.sweep': Record<string, never>;
+};
 
-export const APP_QUEUES: QueueDefinitions<AppJobs> = {};
+export const APP_QUEUES: QueueDefinitions<AppJobs> = {
+  // ~10 attempts over about 17 hours: 30 s, 1 min, 2 min, … capped at 4 h.
+  'mail.send': {
+    retryLimit: 10,
+    retryDelay: 30,
+    retryBackoff: true,
+    retryDelayMax: 4 * 3600,
+    expireInSeconds: 120,
+    concurrency: 5,
+  },
+  'maintenance.sweep': { retryLimit: 1, retryDelay: 60, retryBackoff: false, expireInSeconds: 600, concurrency: 1 },
+};

@@ -72,7 +72,9 @@ export class JobQueue<C extends JobCatalog> {
         retryLimit: definition.retryLimit,
         retryDelay: definition.retryDelay,
         retryBackoff: definition.retryBackoff,
-        ...(definition.retryDelayMax === undefined ? {} : { retryDelayMax: definition.retryDelayMax }),
+        ...(definition.retryDelayMax === undefined || !definition.retryBackoff
+          ? {}
+          : { retryDelayMax: definition.retryDelayMax }),
         expireInSeconds: definition.expireInSeconds,
         notify: true,
       };
@@ -144,6 +146,11 @@ export class JobQueue<C extends JobCatalog> {
       const message = error instanceof Error ? error.message : String(error);
       return { id: job.id, status: 'failed', output: { message } };
     }
+  }
+
+  /** Run `name` on a cron schedule (kept in the database; one instance fires per tick). */
+  async schedule(name: keyof C & string, cron: string): Promise<void> {
+    await this.#boss.schedule(name, cron, {});
   }
 
   /** Look a job up by id (for tests and the staff CLI). */

@@ -40,6 +40,8 @@ export function registerOpenApi(app: FastifyInstance, publicUrl: string): void {
       tags: [
         { name: 'health', description: 'Liveness' },
         { name: 'meta', description: 'This document' },
+        { name: 'auth', description: 'Session surface: sign-up, sign-in, one-time codes, password reset' },
+        { name: 'account', description: 'Session surface: the signed-in account' },
       ],
     },
     // Shared schemas keep their $id as the component name, so errors read `#/components/schemas/TokenError`.

@@ -1,0 +1,113 @@
+// accounts list|show|verify|suspend|unsuspend (CONTRACT §1).
+
+import { accountStatus } from '../../core/accounts/account.service.ts';
+import { AppError } from '../../core/errors.ts';
+import { isoWithOffset } from '../../core/time.ts';
+import type { Account } from '../../db/tables.ts';
+import { type Command, table, UsageError } from '../command.ts';
+
+function view(account: Account) {
+  return {
+    id: account.id,
+    name: account.name,
+    email: account.email,
+    username: account.username,
+    status: accountStatus(account),
+    email_verified_at: account.email_verified_at ? isoWithOffset(account.email_verified_at) : null,
+    suspended_at: account.suspended_at ? isoWithOffset(account.suspended_at) : null,
+    suspended_reason: account.suspended_reason,
+    created_at: isoWithOffset(account.created_at),
+  };
+}
+
+function detail(account: Account): string {
+  const v = view(account);
+  return Object.entries(v)
+    .map(([k, value]) => `${k.padEnd(18)} ${value ?? '-'}`)
+    .join('\n');
+}
+
+export const accountCommands: Command[] = [
+  {
+    noun: 'accounts',
+    verb: 'list',
+    summary: 'List accounts (newest last)',
+    options: {
+      status: { type: 'string', description: 'active, unverified or suspended' },
+      search: { type: 'string', description: 'part of an e-mail, username or name' },
+      limit: { type: 'string', description: 'rows to show (default 50)' },
+      offset: { type: 'string', description: 'rows to skip' },
+    },
+    async run(deps, { options }) {
+      const status = options.status as string | undefined;
+      if (status !== undefined && !['active', 'unverified', 'suspended'].includes(status)) {
+        throw new UsageError('--status is active, unverified or suspended');
+      }
+      const limit = Number(options.limit ?? 50);
+      const offset = Number(options.offset ?? 0);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000 || !Number.isInteger(offset) || offset < 0) {
+        throw new UsageError('--limit is 1–1000 and --offset a whole number');
+      }
+      const rows = (
+        await deps.accounts.list({
+          limit,
+          offset,
+          ...(status ? { status: status as 'active' } : {}),
+          ...(options.search ? { search: String(options.search) } : {}),
+        })
+      ).map(view);
+      return { json: rows, text: table(rows, ['id', 'email', 'username', 'name', 'status', 'created_at']) };
+    },
+  },
+  {
+    noun: 'accounts',
+    verb: 'show',
+    summary: 'Show one account (by id, e-mail or username)',
+    args: ['ACCOUNT'],
+    async run(deps, { args }) {
+      const account = await deps.accounts.find(args[0] as string);
+      return { json: view(account), text: detail(account) };
+    },
+  },
+  {
+    noun: 'accounts',
+    verb: 'verify',
+    summary: "Mark an account's e-mail address verified",
+    args: ['ACCOUNT'],
+    async run(deps, { args }) {
+      const account = await deps.accounts.markVerified((await deps.accounts.find(args[0] as string)).id);
+      return { json: view(account), text: `verified ${account.email}` };
+    },
+  },
+  {
+    noun: 'accounts',
+    verb: 'suspend',
+    summary: 'Suspend an account: no sign-in, every session ends',
+    args: ['ACCOUNT'],
+    options: { reason: { type: 'string', description: 'why (kept on the account)' } },
+    async run(deps, { args, options }) {
+      const found = await deps.accounts.find(args[0] as string);
+      if (found.suspended_at !== null)
+        throw new AppError('suspended', { message: `${found.email} is already suspended.` });
+      const { account, endedSessions } = await deps.accounts.suspend(
+        found.id,
+        (options.reason as string | undefined) ?? null,
+      );
+      return {
+        json: { ...view(account), sessions_ended: endedSessions },
+        text: `suspended ${account.email}; ${endedSessions} session(s) ended`,
+      };
+    },
+  },
+  {
+    noun: 'accounts',
+    verb: 'unsuspend',
+    summary: 'Lift a suspension',
+    args: ['ACCOUNT'],
+    async run(deps, { args }) {
+      const found = await deps.accounts.find(args[0] as string);
+      const account = await deps.accounts.unsuspend(found.id);
+      return { json: view(account), text: `unsuspended ${account.email}` };
+    },
+  },
+];

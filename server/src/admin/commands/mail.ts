@@ -1,0 +1,80 @@
+// mail list|show|retry: the outbox. Without SMTP_URL it is where mail lands, so a developer can
+// read a verification link or sign-in code here instead of in the log.
+
+import { AppError } from '../../core/errors.ts';
+import { isoWithOffset } from '../../core/time.ts';
+import { type Command, table, UsageError } from '../command.ts';
+
+export const mailCommands: Command[] = [
+  {
+    noun: 'mail',
+    verb: 'list',
+    summary: 'Recent outgoing mail with its delivery status',
+    options: {
+      status: { type: 'string', description: 'queued, sent, stored or failed' },
+      to: { type: 'string', description: 'recipient address' },
+      limit: { type: 'string', description: 'rows (default 20)' },
+    },
+    async run(deps, { options }) {
+      const limit = Number(options.limit ?? 20);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw new UsageError('--limit is 1–500');
+      let query = deps.database.db.selectFrom('mail_outbox').selectAll().orderBy('id', 'desc').limit(limit);
+      if (options.status) query = query.where('status', '=', String(options.status) as 'queued');
+      if (options.to) query = query.where('to_address', '=', String(options.to).toLowerCase());
+      const rows = (await query.execute()).map((r) => ({
+        id: r.id,
+        to: r.to_address,
+        template: r.template,
+        subject: r.subject,
+        status: r.status,
+        attempts: r.attempts,
+        last_error: r.last_error,
+        created_at: isoWithOffset(r.created_at),
+      }));
+      return { json: rows, text: table(rows, ['id', 'to', 'template', 'status', 'attempts', 'created_at']) };
+    },
+  },
+  {
+    noun: 'mail',
+    verb: 'show',
+    summary: 'Show one mail, with its text while it is still held (before delivery)',
+    args: ['ID'],
+    async run(deps, { args }) {
+      const id = Number(args[0]);
+      if (!Number.isInteger(id)) throw new UsageError('ID is a number');
+      const row = await deps.database.db.selectFrom('mail_outbox').selectAll().where('id', '=', id).executeTakeFirst();
+      if (!row) throw new AppError('not_found', { message: `No mail ${id}.` });
+      const content = deps.mailer.read(row);
+      const json = {
+        id: row.id,
+        to: row.to_address,
+        subject: row.subject,
+        status: row.status,
+        attempts: row.attempts,
+        last_error: row.last_error,
+        text: content?.text ?? null,
+      };
+      const text = [
+        `to        ${row.to_address}`,
+        `subject   ${row.subject}`,
+        `status    ${row.status} (${row.attempts} attempt(s))${row.last_error ? `, last error: ${row.last_error}` : ''}`,
+        '',
+        content?.text ?? '(body discarded after delivery)',
+      ].join('\n');
+      return { json, text };
+    },
+  },
+  {
+    noun: 'mail',
+    verb: 'retry',
+    summary: 'Queue a failed mail for delivery again',
+    args: ['ID'],
+    async run(deps, { args }) {
+      const id = Number(args[0]);
+      if (!Number.isInteger(id)) throw new UsageError('ID is a number');
+      if (!(await deps.mailer.retry(id)))
+        throw new AppError('not_found', { message: `No failed mail ${id} to retry.` });
+      return { json: { id, status: 'queued' }, text: `mail ${id} queued again` };
+    },
+  },
+];

@@ -1,0 +1,221 @@
+// Accounts: registration, e-mail verification, profile and password changes, and the staff
+// operations on them. Each change that spans rows (account + token + mail + job) commits in one
+// transaction.
+
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Account, DB } from '../../db/tables.ts';
+import { consumeLinkToken, issueLinkToken } from '../auth/link-tokens.ts';
+import { destroyAccountSessions } from '../auth/sessions.ts';
+import { AppError } from '../errors.ts';
+import type { Mailer } from '../mail/mailer.ts';
+import type { Clock } from '../time.ts';
+import * as repo from './account.repository.ts';
+import { hashPassword, verifyPassword } from './password.ts';
+import { emailProblem, nameProblem, normalizeIdentifier, passwordProblem, usernameProblem } from './rules.ts';
+
+export interface AccountServiceOptions {
+  db: Kysely<DB>;
+  clock: Clock;
+  mailer: Mailer;
+  publicUrl: string;
+  logger: Logger;
+}
+
+export interface RegisterInput {
+  name: string;
+  email: string;
+  username: string;
+  password: string;
+}
+
+export type AccountStatus = 'active' | 'unverified' | 'suspended';
+
+export function accountStatus(account: Pick<Account, 'suspended_at' | 'email_verified_at'>): AccountStatus {
+  if (account.suspended_at !== null) return 'suspended';
+  return account.email_verified_at === null ? 'unverified' : 'active';
+}
+
+function isUniqueViolation(error: unknown, constraint: string): boolean {
+  const e = error as { code?: string; constraint?: string };
+  return e.code === '23505' && e.constraint === constraint;
+}
+
+export function createAccountService(options: AccountServiceOptions) {
+  const { db, clock, mailer, publicUrl } = options;
+
+  async function sendVerification(trx: Kysely<DB>, account: Pick<Account, 'id' | 'name' | 'email'>): Promise<void> {
+    const token = await issueLinkToken(trx, clock, account.id, 'verify_email');
+    const link = `${publicUrl}/verify?token=${token}`;
+    await mailer.queue(trx, account.email, { template: 'verify_email', name: account.name, link }, account.id);
+  }
+
+  async function get(accountId: number): Promise<Account> {
+    const account = await repo.findById(db, accountId);
+    if (!account) throw new AppError('not_found', { message: 'No such account.' });
+    return account;
+  }
+
+  return {
+    /** Create an unverified account and mail its verification link. */
+    async register(input: RegisterInput): Promise<Account> {
+      const email = normalizeIdentifier(input.email);
+      const username = normalizeIdentifier(input.username);
+      const name = input.name.trim();
+      const fields: Record<string, string> = {};
+      const problems = {
+        name: nameProblem(input.name),
+        email: emailProblem(input.email),
+        username: usernameProblem(input.username),
+        password: passwordProblem(input.password, { email, username }),
+      };
+      for (const [field, problem] of Object.entries(problems)) if (problem) fields[field] = problem;
+      if (!fields.email || !fields.username) {
+        const taken = await repo.emailOrUsernameTaken(db, email, username);
+        if (taken.email && !fields.email) fields.email = 'is already registered';
+        if (taken.username && !fields.username) fields.username = 'is already taken';
+      }
+      if (Object.keys(fields).length > 0) throw AppError.fields(fields);
+
+      const passwordHash = await hashPassword(input.password);
+      try {
+        return await db.transaction().execute(async (trx) => {
+          const account = await trx
+            .insertInto('accounts')
+            .values({ name, email, username, password_hash: passwordHash })
+            .returningAll()
+            .executeTakeFirstOrThrow();
+          await sendVerification(trx, account);
+          return account;
+        });
+      } catch (error) {
+        // Lost a race with a concurrent registration of the same address or name.
+        if (isUniqueViolation(error, 'accounts_email_key')) throw AppError.fields({ email: 'is already registered' });
+        if (isUniqueViolation(error, 'accounts_username_key')) throw AppError.fields({ username: 'is already taken' });
+        throw error;
+      }
+    },
+
+    /** Use a verification link. Single use; an account already verified stays verified. */
+    async verifyEmail(token: string): Promise<Account> {
+      return db.transaction().execute(async (trx) => {
+        const accountId = await consumeLinkToken(trx, clock, 'verify_email', token);
+        if (accountId === null)
+          throw AppError.fields(
+            { token: 'is invalid, used or expired' },
+            'This verification link is invalid, used or expired.',
+          );
+        const account = await trx
+          .updateTable('accounts')
+          .set((eb) => ({
+            email_verified_at: eb.fn.coalesce('email_verified_at', eb.val(clock())),
+            updated_at: clock(),
+          }))
+          .where('id', '=', accountId)
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        return account;
+      });
+    },
+
+    /** Mail a fresh verification link (after a login attempt on an unverified account). */
+    async resendVerification(account: Pick<Account, 'id' | 'name' | 'email'>): Promise<void> {
+      await db.transaction().execute((trx) => sendVerification(trx, account));
+    },
+
+    get,
+
+    /**
+     * Rename, and/or change the password (which needs the current one). A password change ends
+     * every other session of the account; the caller's own (`keepSessionHash`) stays.
+     */
+    async update(
+      accountId: number,
+      input: { name?: string; current_password?: string; password?: string },
+      keepSessionHash: string,
+    ): Promise<{ account: Account; endedSessions: number }> {
+      const account = await get(accountId);
+      const fields: Record<string, string> = {};
+      if (input.name === undefined && input.password === undefined) {
+        throw AppError.fields({ name: 'give a new name, or current_password and password' }, 'Nothing to change.');
+      }
+      if (input.name !== undefined) {
+        const problem = nameProblem(input.name);
+        if (problem) fields.name = problem;
+      }
+      let passwordHash: string | null = null;
+      if (input.password !== undefined) {
+        const problem = passwordProblem(input.password, { email: account.email, username: account.username });
+        if (problem) fields.password = problem;
+        if (input.current_password === undefined || input.current_password === '') {
+          fields.current_password = 'is required to change the password';
+        } else if (!(await verifyPassword(account.password_hash, input.current_password))) {
+          fields.current_password = 'is wrong';
+        }
+        if (Object.keys(fields).length === 0) passwordHash = await hashPassword(input.password);
+      }
+      if (Object.keys(fields).length > 0) throw AppError.fields(fields);
+      return db.transaction().execute(async (trx) => {
+        const updated = await trx
+          .updateTable('accounts')
+          .set({
+            ...(input.name !== undefined ? { name: input.name.trim() } : {}),
+            ...(passwordHash !== null ? { password_hash: passwordHash } : {}),
+            updated_at: clock(),
+          })
+          .where('id', '=', accountId)
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        const endedSessions = passwordHash !== null ? await destroyAccountSessions(trx, accountId, keepSessionHash) : 0;
+        return { account: updated, endedSessions };
+      });
+    },
+
+    // Staff operations (CLI).
+
+    list: (filter: repo.AccountListFilter) => repo.list(db, filter),
+
+    async find(identifierOrId: string): Promise<Account> {
+      const account = /^\d+$/.test(identifierOrId)
+        ? await repo.findById(db, Number(identifierOrId))
+        : await repo.findByIdentifier(db, normalizeIdentifier(identifierOrId));
+      if (!account) throw new AppError('not_found', { message: `No account matches "${identifierOrId}".` });
+      return account;
+    },
+
+    /** Mark verified by hand (staff), e.g. when the mail never arrived. */
+    async markVerified(accountId: number): Promise<Account> {
+      return db
+        .updateTable('accounts')
+        .set((eb) => ({ email_verified_at: eb.fn.coalesce('email_verified_at', eb.val(clock())), updated_at: clock() }))
+        .where('id', '=', accountId)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    },
+
+    /** Suspend: the account can no longer sign in, and every session ends now. */
+    async suspend(accountId: number, reason: string | null): Promise<{ account: Account; endedSessions: number }> {
+      return db.transaction().execute(async (trx) => {
+        const account = await trx
+          .updateTable('accounts')
+          .set({ suspended_at: clock(), suspended_reason: reason, updated_at: clock() })
+          .where('id', '=', accountId)
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        const endedSessions = await destroyAccountSessions(trx, accountId);
+        return { account, endedSessions };
+      });
+    },
+
+    async unsuspend(accountId: number): Promise<Account> {
+      return db
+        .updateTable('accounts')
+        .set({ suspended_at: null, suspended_reason: null, updated_at: clock() })
+        .where('id', '=', accountId)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    },
+  };
+}
+
+export type AccountService = ReturnType<typeof createAccountService>;

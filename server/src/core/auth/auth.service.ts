@@ -1,0 +1,194 @@
+// Signing in and out: password login with per-account lockout, one-time e-mail codes,
+// forgotten-password links. Answers that could tell whether an account exists (otp request,
+// forgot) are the same either way, and a password check against an unknown identifier costs
+// the same time as against a known one.
+
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Account, DB } from '../../db/tables.ts';
+import * as accounts from '../accounts/account.repository.ts';
+import type { AccountService } from '../accounts/account.service.ts';
+import { hashPassword, verifyPassword } from '../accounts/password.ts';
+import { normalizeIdentifier, passwordProblem } from '../accounts/rules.ts';
+import { AppError } from '../errors.ts';
+import type { Mailer } from '../mail/mailer.ts';
+import type { RateLimits } from '../ratelimit/rate-limits.ts';
+import { LIMITS } from '../ratelimit/rate-limits.ts';
+import type { Clock } from '../time.ts';
+import { consumeLinkToken, issueLinkToken } from './link-tokens.ts';
+import { checkLoginCode, issueLoginCode, LOGIN_CODE_TTL_SECONDS } from './login-codes.ts';
+import { createSession, destroyAccountSessions, destroySession, type NewSession } from './sessions.ts';
+
+export interface AuthServiceOptions {
+  db: Kysely<DB>;
+  clock: Clock;
+  secretKey: Buffer;
+  mailer: Mailer;
+  limits: RateLimits;
+  accounts: AccountService;
+  publicUrl: string;
+  logger: Logger;
+}
+
+export interface ClientInfo {
+  ip: string | null;
+  userAgent: string | null;
+}
+
+export interface SignedIn {
+  session: NewSession;
+  account: Account;
+}
+
+/** The key lockout counts against: the account when it exists, else the identifier as typed. */
+function lockKey(identifier: string, account: Account | undefined): string {
+  return account ? `account:${account.id}` : `identifier:${identifier}`;
+}
+
+export function createAuthService(options: AuthServiceOptions) {
+  const { db, clock, secretKey, mailer, limits, logger } = options;
+
+  async function startSession(
+    account: Account,
+    remember: boolean,
+    client: ClientInfo,
+    previous?: string,
+  ): Promise<SignedIn> {
+    // A new id at every sign-in (no session fixation); the session it replaces ends.
+    if (previous !== undefined) await destroySession(db, previous);
+    const session = await createSession(db, clock, account.id, { remember, ...client });
+    return { session, account };
+  }
+
+  /** Whether this (correctly identified) account may have a session at all. */
+  function assertMaySignIn(account: Account): void {
+    if (account.suspended_at !== null) throw new AppError('account_suspended');
+    if (account.email_verified_at === null) throw new AppError('email_unverified');
+  }
+
+  return {
+    /**
+     * Password login. Five failures for one account (or one unknown identifier) within 15
+     * minutes lock it for 15 minutes from the fifth; a lock refuses even the right password.
+     * Suspension and verification are revealed only to whoever knows the password.
+     */
+    async login(
+      input: { identifier: string; password: string; remember: boolean },
+      client: ClientInfo,
+      previousSession?: string,
+    ): Promise<SignedIn> {
+      if (client.ip) await limits.check('login_fail_ip', client.ip);
+      const identifier = normalizeIdentifier(input.identifier);
+      const account = identifier === '' ? undefined : await accounts.findByIdentifier(db, identifier);
+      const key = lockKey(identifier, account);
+      await limits.check('login_fail_account', key, 'locked_out');
+      const ok = await verifyPassword(account?.password_hash ?? null, input.password);
+      if (!ok || !account) {
+        const state = await limits.consume('login_fail_account', key, { code: 'locked_out' });
+        if (state.remaining === 0)
+          await limits.block('login_fail_account', key, LIMITS.login_fail_account.blockDuration);
+        if (client.ip) await limits.consume('login_fail_ip', client.ip);
+        throw new AppError('invalid_credentials');
+      }
+      await limits.reset('login_fail_account', key);
+      if (account.suspended_at === null && account.email_verified_at === null) {
+        // The password is right, so say so and send a fresh link (at most one per 10 minutes).
+        try {
+          await limits.consume('verify_resend', `account:${account.id}`);
+          await options.accounts.resendVerification(account);
+        } catch (error) {
+          if (!(error instanceof AppError && error.code === 'rate_limited')) throw error;
+        }
+        throw new AppError('email_unverified', {
+          message: 'Verify your e-mail address before signing in. We have sent you a new link.',
+        });
+      }
+      assertMaySignIn(account);
+      return startSession(account, input.remember, client, previousSession);
+    },
+
+    /** Step 1 of otp-login: mail a 6-digit code. The answer never says whether the account exists. */
+    async requestLoginCode(rawIdentifier: string): Promise<void> {
+      const identifier = normalizeIdentifier(rawIdentifier);
+      const account = identifier === '' ? undefined : await accounts.findByIdentifier(db, identifier);
+      if (!account || account.suspended_at !== null || account.email_verified_at === null) {
+        logger.info({ known: Boolean(account) }, 'login code not sent');
+        return;
+      }
+      await db.transaction().execute(async (trx) => {
+        const code = await issueLoginCode(trx, secretKey, clock, account.id);
+        await mailer.queue(
+          trx,
+          account.email,
+          { template: 'login_code', name: account.name, code, minutes: LOGIN_CODE_TTL_SECONDS / 60 },
+          account.id,
+        );
+      });
+    },
+
+    /** Step 2 of otp-login: a right code starts a session; the code is spent either way after 5 tries. */
+    async verifyLoginCode(
+      input: { identifier: string; code: string; remember: boolean },
+      client: ClientInfo,
+      previousSession?: string,
+    ): Promise<SignedIn> {
+      const identifier = normalizeIdentifier(input.identifier);
+      const account = identifier === '' ? undefined : await accounts.findByIdentifier(db, identifier);
+      const code = input.code.trim();
+      const ok =
+        account !== undefined &&
+        account.suspended_at === null &&
+        account.email_verified_at !== null &&
+        // The check and its bookkeeping commit even when the code is wrong (tries are counted).
+        (await db.transaction().execute((trx) => checkLoginCode(trx, secretKey, clock, account.id, code)));
+      if (!ok || !account) throw new AppError('invalid_credentials', { message: 'The code is wrong or has expired.' });
+      await limits.reset('login_fail_account', lockKey(identifier, account));
+      return startSession(account, input.remember, client, previousSession);
+    },
+
+    /** Mail a reset link if the account exists; the same answer either way. */
+    async forgotPassword(rawIdentifier: string): Promise<void> {
+      const identifier = normalizeIdentifier(rawIdentifier);
+      const account = identifier === '' ? undefined : await accounts.findByIdentifier(db, identifier);
+      if (!account || account.suspended_at !== null) {
+        logger.info({ known: Boolean(account) }, 'reset link not sent');
+        return;
+      }
+      await db.transaction().execute(async (trx) => {
+        const token = await issueLinkToken(trx, clock, account.id, 'reset_password');
+        const link = `${options.publicUrl}/reset?token=${token}`;
+        await mailer.queue(trx, account.email, { template: 'reset_password', name: account.name, link }, account.id);
+      });
+    },
+
+    /**
+     * Set a new password with a reset link. The password is checked before the link is spent,
+     * so a weak choice does not burn it. Ends every session; lifts a lockout.
+     */
+    async resetPassword(token: string, password: string): Promise<{ account: Account; endedSessions: number }> {
+      const problem = passwordProblem(password);
+      if (problem) throw AppError.fields({ password: problem });
+      const passwordHash = await hashPassword(password);
+      const result = await db.transaction().execute(async (trx) => {
+        const accountId = await consumeLinkToken(trx, clock, 'reset_password', token);
+        if (accountId === null) return null;
+        const account = await trx
+          .updateTable('accounts')
+          .set({ password_hash: passwordHash, updated_at: clock() })
+          .where('id', '=', accountId)
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        const endedSessions = await destroyAccountSessions(trx, accountId);
+        return { account, endedSessions };
+      });
+      if (result === null)
+        throw AppError.fields({ token: 'is invalid, used or expired' }, 'This reset link is invalid, used or expired.');
+      await limits.reset('login_fail_account', `account:${result.account.id}`);
+      return result;
+    },
+
+    logout: (sessionId: string) => destroySession(db, sessionId),
+  };
+}
+
+export type AuthService = ReturnType<typeof createAuthService>;

@@ -1,0 +1,149 @@
+// Server-side sessions (CONTRACT §4). The cookie holds 32 random bytes; the database holds only
+// their sha256. A request whose cookie matches no row is an anonymous session: its id still
+// anchors a CSRF token (so login can be CSRF-checked) but costs no row. The CSRF token is
+// derived, HMAC(SECRET_KEY, session id), so it rotates with the id and is never stored.
+
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/tables.ts';
+import { hmacBase64url, randomToken, safeEqual, sha256Hex } from '../crypto/secrets.ts';
+import type { Clock } from '../time.ts';
+
+export const SESSION_COOKIE = 'SVCSESSID';
+
+export const SESSION_POLICY = {
+  /** Without `remember`: ends after 2 h without a request, and 24 h after login at the latest. */
+  idleSeconds: 2 * 3600,
+  absoluteSeconds: 24 * 3600,
+  /** With `remember`: 30 days after login, or 14 days without a request. */
+  rememberIdleSeconds: 14 * 24 * 3600,
+  rememberSeconds: 30 * 24 * 3600,
+  /** last_seen_at is written at most this often, so reads do not become writes. */
+  touchEverySeconds: 60,
+} as const;
+
+const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
+
+export function isSessionId(raw: string | undefined): raw is string {
+  return raw !== undefined && SESSION_ID.test(raw);
+}
+
+export function newSessionId(): string {
+  return randomToken(32);
+}
+
+export function csrfTokenFor(secretKey: Buffer, sessionId: string): string {
+  return hmacBase64url(secretKey, 'csrf', sessionId);
+}
+
+export function csrfMatches(secretKey: Buffer, sessionId: string, presented: string | undefined): boolean {
+  return presented !== undefined && presented !== '' && safeEqual(csrfTokenFor(secretKey, sessionId), presented);
+}
+
+export interface SessionAccount {
+  id: number;
+  name: string;
+  email: string;
+  username: string;
+  emailVerifiedAt: Date | null;
+  createdAt: Date;
+}
+
+export interface LoadedSession {
+  idHash: string;
+  remember: boolean;
+  expiresAt: Date;
+  account: SessionAccount;
+}
+
+export interface NewSession {
+  id: string;
+  remember: boolean;
+  expiresAt: Date;
+}
+
+export async function createSession(
+  db: Kysely<DB>,
+  clock: Clock,
+  accountId: number,
+  options: { remember: boolean; ip: string | null; userAgent: string | null },
+): Promise<NewSession> {
+  const id = newSessionId();
+  const now = clock();
+  const lifetime = options.remember ? SESSION_POLICY.rememberSeconds : SESSION_POLICY.absoluteSeconds;
+  const expiresAt = new Date(now.getTime() + lifetime * 1000);
+  await db
+    .insertInto('sessions')
+    .values({
+      id_hash: sha256Hex(id),
+      account_id: accountId,
+      remember: options.remember,
+      created_at: now,
+      last_seen_at: now,
+      expires_at: expiresAt,
+      ip: options.ip,
+      user_agent: options.userAgent?.slice(0, 256) ?? null,
+    })
+    .execute();
+  return { id, remember: options.remember, expiresAt };
+}
+
+/** The live session behind a cookie value, or null (unknown, expired, idle too long, account suspended). */
+export async function loadSession(db: Kysely<DB>, clock: Clock, sessionId: string): Promise<LoadedSession | null> {
+  const idHash = sha256Hex(sessionId);
+  const row = await db
+    .selectFrom('sessions')
+    .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
+    .select([
+      'sessions.remember',
+      'sessions.expires_at',
+      'sessions.last_seen_at',
+      'accounts.id',
+      'accounts.name',
+      'accounts.email',
+      'accounts.username',
+      'accounts.email_verified_at',
+      'accounts.suspended_at',
+      'accounts.created_at',
+    ])
+    .where('sessions.id_hash', '=', idHash)
+    .executeTakeFirst();
+  if (!row) return null;
+  const now = clock().getTime();
+  const idle = (row.remember ? SESSION_POLICY.rememberIdleSeconds : SESSION_POLICY.idleSeconds) * 1000;
+  if (row.expires_at.getTime() <= now || row.last_seen_at.getTime() + idle <= now || row.suspended_at !== null) {
+    await db.deleteFrom('sessions').where('id_hash', '=', idHash).execute();
+    return null;
+  }
+  if (now - row.last_seen_at.getTime() > SESSION_POLICY.touchEverySeconds * 1000) {
+    await db
+      .updateTable('sessions')
+      .set({ last_seen_at: new Date(now) })
+      .where('id_hash', '=', idHash)
+      .execute();
+  }
+  return {
+    idHash,
+    remember: row.remember,
+    expiresAt: row.expires_at,
+    account: {
+      id: row.id,
+      name: row.name,
+      email: row.email,
+      username: row.username,
+      emailVerifiedAt: row.email_verified_at,
+      createdAt: row.created_at,
+    },
+  };
+}
+
+export async function destroySession(db: Kysely<DB>, sessionId: string): Promise<void> {
+  await db.deleteFrom('sessions').where('id_hash', '=', sha256Hex(sessionId)).execute();
+}
+
+/** End every session of an account, but `keepIdHash` when given (the one changing the password). */
+export async function destroyAccountSessions(db: Kysely<DB>, accountId: number, keepIdHash?: string): Promise<number> {
+  let query = db.deleteFrom('sessions').where('account_id', '=', accountId);
+  if (keepIdHash !== undefined) query = query.where('id_hash', '<>', keepIdHash);
+  const result = await query.executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -1,0 +1,152 @@
+// Outgoing mail. `queue` writes the message to the outbox (body encrypted: it holds links and
+// codes) and enqueues a `mail.send` job, both in the caller's transaction, so a mail exists iff
+// the change that caused it committed. The job delivers over SMTP with retries and backoff; a
+// mail server that is down delays mail but never fails the request or loses the message.
+// Without SMTP_URL the job stores the mail and logs it, so a developer can copy the link.
+
+import type { Kysely } from 'kysely';
+import type { Transporter } from 'nodemailer';
+import nodemailer from 'nodemailer';
+import type { Logger } from 'pino';
+import type { DB, MailRow } from '../../db/tables.ts';
+import { decryptSecret, encryptSecret } from '../crypto/secrets.ts';
+import type { AppJobs } from '../jobs/catalog.ts';
+import type { JobContext, JobQueue } from '../jobs/queue.ts';
+import type { Clock } from '../time.ts';
+import { type MailMessage, type RenderedMail, renderMail } from './templates.ts';
+
+export interface MailerOptions {
+  db: Kysely<DB>;
+  jobs: JobQueue<AppJobs>;
+  secretKey: Buffer;
+  logger: Logger;
+  clock: Clock;
+  smtpUrl: string | null;
+  from: string;
+}
+
+export interface Mailer {
+  queue(trx: Kysely<DB>, to: string, message: MailMessage, accountId?: number | null): Promise<number>;
+  /** The `mail.send` job: deliver (or store) one outbox row. Safe to run twice. */
+  deliver(outboxId: number, context: Pick<JobContext, 'lastAttempt' | 'logger'>): Promise<void>;
+  /** Decrypted content of a queued or stored mail (staff CLI), or null once delivered. */
+  read(row: MailRow): RenderedMail | null;
+  /** Queue delivery again for failed mail (staff CLI). */
+  retry(outboxId: number): Promise<boolean>;
+  close(): void;
+}
+
+const AAD = 'mail-outbox';
+
+export function createMailer(options: MailerOptions): Mailer {
+  const { db, jobs, secretKey, clock } = options;
+  let transport: Transporter | null = null;
+  const smtp = (): Transporter => {
+    transport ??= nodemailer.createTransport({
+      url: options.smtpUrl as string,
+      connectionTimeout: 10_000,
+      greetingTimeout: 10_000,
+      socketTimeout: 20_000,
+    });
+    return transport;
+  };
+
+  const read = (row: MailRow): RenderedMail | null =>
+    row.body_sealed === null
+      ? null
+      : (JSON.parse(decryptSecret(secretKey, row.body_sealed, `${AAD}:${row.id}`)) as RenderedMail);
+
+  return {
+    async queue(trx, to, message, accountId = null) {
+      const rendered = renderMail(message);
+      const { id } = await trx
+        .insertInto('mail_outbox')
+        .values({
+          account_id: accountId,
+          to_address: to,
+          template: message.template,
+          subject: rendered.subject,
+          body_sealed: null,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      // Sealed with the row id as associated data, so a body cannot be swapped onto another row.
+      await trx
+        .updateTable('mail_outbox')
+        .set({ body_sealed: encryptSecret(secretKey, JSON.stringify(rendered), `${AAD}:${id}`) })
+        .where('id', '=', id)
+        .execute();
+      await jobs.enqueue(trx, 'mail.send', { outboxId: id });
+      return id;
+    },
+
+    async deliver(outboxId, context) {
+      const row = await db.selectFrom('mail_outbox').selectAll().where('id', '=', outboxId).executeTakeFirst();
+      if (!row || row.status === 'sent' || row.status === 'stored') return;
+      const content = read(row);
+      if (content === null) return;
+      if (options.smtpUrl === null) {
+        await db
+          .updateTable('mail_outbox')
+          .set({ status: 'stored', attempts: row.attempts + 1 })
+          .where('id', '=', row.id)
+          .execute();
+        // Development without SMTP: the outbox is the mailbox. The text goes to the log on purpose
+        // so the link or code can be copied; set SMTP_URL in any real deployment.
+        context.logger.info(
+          { outbox: row.id, to: row.to_address, subject: row.subject },
+          `mail stored (no SMTP_URL):\n${content.text}`,
+        );
+        return;
+      }
+      try {
+        await smtp().sendMail({
+          from: options.from,
+          to: row.to_address,
+          subject: content.subject,
+          text: content.text,
+          html: content.html,
+        });
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        await db
+          .updateTable('mail_outbox')
+          .set({
+            attempts: row.attempts + 1,
+            last_error: message.slice(0, 500),
+            ...(context.lastAttempt ? { status: 'failed' } : {}),
+          })
+          .where('id', '=', row.id)
+          .execute();
+        throw error;
+      }
+      // Delivered: the body (links, codes) has no reason to stay, even encrypted.
+      await db
+        .updateTable('mail_outbox')
+        .set({ status: 'sent', attempts: row.attempts + 1, sent_at: clock(), body_sealed: null, last_error: null })
+        .where('id', '=', row.id)
+        .execute();
+      context.logger.info({ outbox: row.id, template: row.template }, 'mail sent');
+    },
+
+    read,
+
+    async retry(outboxId) {
+      const row = await db
+        .updateTable('mail_outbox')
+        .set({ status: 'queued' })
+        .where('id', '=', outboxId)
+        .where('status', '=', 'failed')
+        .where('body_sealed', 'is not', null)
+        .returning('id')
+        .executeTakeFirst();
+      if (!row) return false;
+      await jobs.enqueue(db, 'mail.send', { outboxId });
+      return true;
+    },
+
+    close() {
+      transport?.close();
+    },
+  };
+}

@@ -1,0 +1,71 @@
+// Every e-mail the platform sends, as plain text and HTML. Values are escaped into the HTML;
+// links are built from PUBLIC_URL (CONTRACT §4).
+
+export type MailMessage =
+  | { template: 'verify_email'; name: string; link: string }
+  | { template: 'reset_password'; name: string; link: string }
+  | { template: 'login_code'; name: string; code: string; minutes: number };
+
+export interface RenderedMail {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function page(title: string, paragraphs: string[]): string {
+  const body = paragraphs.map((p) => `<p style="margin:0 0 16px">${p}</p>`).join('\n');
+  return `<!doctype html>
+<html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>
+<body style="font-family:system-ui,sans-serif;font-size:15px;line-height:1.5;color:#1b1f24;max-width:560px;margin:24px auto;padding:0 16px">
+${body}
+<p style="margin:24px 0 0;color:#6a737d;font-size:13px">Hostplane</p>
+</body></html>`;
+}
+
+function button(link: string, label: string): string {
+  return `<a href="${escapeHtml(link)}" style="display:inline-block;background:#0b5cff;color:#fff;padding:10px 18px;border-radius:6px;text-decoration:none">${escapeHtml(label)}</a>`;
+}
+
+export function renderMail(message: MailMessage): RenderedMail {
+  const hello = `Hello ${message.name},`;
+  switch (message.template) {
+    case 'verify_email':
+      return {
+        subject: 'Verify your e-mail address',
+        text: `${hello}\n\nConfirm this address to finish creating your Hostplane account:\n\n${message.link}\n\nThe link works once, within 48 hours. If you did not sign up, ignore this message.\n`,
+        html: page('Verify your e-mail address', [
+          escapeHtml(hello),
+          'Confirm this address to finish creating your Hostplane account:',
+          button(message.link, 'Verify e-mail address'),
+          `Or open this link: ${escapeHtml(message.link)}`,
+          'The link works once, within 48 hours. If you did not sign up, ignore this message.',
+        ]),
+      };
+    case 'reset_password':
+      return {
+        subject: 'Reset your password',
+        text: `${hello}\n\nSomeone asked to reset the password of your Hostplane account. To choose a new one, open:\n\n${message.link}\n\nThe link works once, within 1 hour, and signs out every session. If it was not you, ignore this message: your password stays as it is.\n`,
+        html: page('Reset your password', [
+          escapeHtml(hello),
+          'Someone asked to reset the password of your Hostplane account. To choose a new one:',
+          button(message.link, 'Choose a new password'),
+          `Or open this link: ${escapeHtml(message.link)}`,
+          'The link works once, within 1 hour, and signs out every session. If it was not you, ignore this message: your password stays as it is.',
+        ]),
+      };
+    case 'login_code':
+      return {
+        subject: `Your Hostplane sign-in code: ${message.code}`,
+        text: `${hello}\n\nYour one-time sign-in code is ${message.code}\n\nIt works once, within ${message.minutes} minutes. If you did not ask for it, ignore this message.\n`,
+        html: page('Your sign-in code', [
+          escapeHtml(hello),
+          `Your one-time sign-in code is <strong style="font-size:22px;letter-spacing:3px">${escapeHtml(message.code)}</strong>`,
+          `It works once, within ${message.minutes} minutes. If you did not ask for it, ignore this message.`,
+        ]),
+      };
+  }
+}

@@ -1,0 +1,164 @@
+// Named rate limits over rate-limiter-flexible. The store follows the deployment: memory when
+// embedded (one process by construction), Redis when REDIS_URL is set (exact across processes),
+// otherwise PostgreSQL (the UNLOGGED table `rate_limits`, exact across processes, one write per
+// counted request). Every limit is declared in LIMITS with its numbers, so the README's table and
+// the code cannot drift apart.
+
+import { Redis } from 'ioredis';
+import type pg from 'pg';
+import {
+  type IRateLimiterStoreOptions,
+  type RateLimiterAbstract,
+  RateLimiterMemory,
+  RateLimiterPostgres,
+  RateLimiterRedis,
+  RateLimiterRes,
+} from 'rate-limiter-flexible';
+import { AppError } from '../errors.ts';
+
+export interface LimitSpec {
+  points: number;
+  /** Window in seconds. */
+  duration: number;
+  /** Once exceeded, refuse for this many seconds (default: until the window ends). */
+  blockDuration?: number;
+  description: string;
+}
+
+/** Every limit the platform enforces. Keys are normalised by the caller (see keys.ts). */
+export const LIMITS = {
+  csrf_ip: { points: 60, duration: 60, description: 'CSRF bootstrap, per IP' },
+  register_ip: { points: 5, duration: 3600, description: 'registrations, per IP' },
+  login_ip: { points: 30, duration: 60, description: 'login attempts, per IP' },
+  login_fail_ip: { points: 50, duration: 3600, description: 'failed logins, per IP' },
+  login_fail_account: {
+    points: 5,
+    duration: 900,
+    blockDuration: 900,
+    description: 'lockout: failed logins per account (or unknown identifier); 15 min lock after the 5th',
+  },
+  otp_request_identifier: { points: 3, duration: 900, description: 'one-time code requests, per identifier' },
+  otp_request_ip: { points: 10, duration: 3600, description: 'one-time code requests, per IP' },
+  otp_verify_identifier: { points: 10, duration: 900, description: 'one-time code checks, per identifier' },
+  otp_verify_ip: { points: 30, duration: 900, description: 'one-time code checks, per IP' },
+  forgot_identifier: { points: 3, duration: 3600, description: 'password-reset mails, per identifier' },
+  forgot_ip: { points: 10, duration: 3600, description: 'password-reset requests, per IP' },
+  reset_ip: { points: 10, duration: 3600, description: 'password resets, per IP' },
+  verify_ip: { points: 20, duration: 3600, description: 'e-mail verifications, per IP' },
+  account_update: { points: 10, duration: 900, description: 'profile and password changes, per account' },
+  verify_resend: { points: 1, duration: 600, description: 'verification mail re-sent on login, per account' },
+} as const satisfies Record<string, LimitSpec>;
+
+export type LimitName = keyof typeof LIMITS;
+
+/** What the RateLimit-* headers report. */
+export interface LimitState {
+  limit: number;
+  remaining: number;
+  /** Seconds until the window (or block) ends. */
+  reset: number;
+}
+
+export interface RateLimits {
+  /** Count `points` against `key`; throws AppError rate_limited (or `code`) when over the limit. */
+  consume(
+    name: LimitName,
+    key: string,
+    options?: { points?: number; code?: 'rate_limited' | 'locked_out' },
+  ): Promise<LimitState>;
+  /** The current state without counting; throws like consume when already over. */
+  check(name: LimitName, key: string, code?: 'rate_limited' | 'locked_out'): Promise<LimitState>;
+  /** Refuse `key` for `seconds` from now (a lockout that starts at the failure that triggers it). */
+  block(name: LimitName, key: string, seconds: number): Promise<void>;
+  /** Forget a key (e.g. the failure count after a successful login). */
+  reset(name: LimitName, key: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export type RateLimitStore = { kind: 'memory' } | { kind: 'redis'; url: string } | { kind: 'postgres'; pool: pg.Pool };
+
+export function createRateLimits(store: RateLimitStore, keyPrefix = 'hp'): RateLimits {
+  const redis =
+    store.kind === 'redis'
+      ? new Redis(store.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false })
+      : null;
+  // An error event with no listener would crash the process; a Redis outage falls back to memory.
+  redis?.on('error', () => {});
+  const limiters = new Map<LimitName, RateLimiterAbstract>();
+
+  const limiter = (name: LimitName): RateLimiterAbstract => {
+    let found = limiters.get(name);
+    if (found) return found;
+    const spec: LimitSpec = LIMITS[name];
+    const base = {
+      points: spec.points,
+      duration: spec.duration,
+      blockDuration: spec.blockDuration ?? 0,
+      keyPrefix: `${keyPrefix}:${name}`,
+    };
+    if (store.kind === 'memory') {
+      found = new RateLimiterMemory(base);
+    } else if (store.kind === 'redis') {
+      const options: IRateLimiterStoreOptions = {
+        ...base,
+        storeClient: redis,
+        // While Redis is unreachable the process counts alone rather than failing every request.
+        insuranceLimiter: new RateLimiterMemory(base),
+      };
+      found = new RateLimiterRedis(options);
+    } else {
+      found = new RateLimiterPostgres({
+        ...base,
+        storeClient: store.pool,
+        storeType: 'pool',
+        tableName: 'rate_limits',
+        tableCreated: true,
+        clearExpiredByTimeout: name === 'csrf_ip', // one sweeper for the shared table is enough
+      });
+    }
+    limiters.set(name, found);
+    return found;
+  };
+
+  const state = (name: LimitName, res: RateLimiterRes): LimitState => ({
+    limit: LIMITS[name].points,
+    remaining: Math.max(0, res.remainingPoints),
+    reset: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
+  });
+
+  const refuse = (name: LimitName, res: RateLimiterRes, code: 'rate_limited' | 'locked_out'): AppError => {
+    const s = state(name, res);
+    return new AppError(code, {
+      retryAfter: s.reset,
+      details: { limit: s.limit, reset: s.reset },
+      rateLimit: { ...s, remaining: 0 },
+    });
+  };
+
+  return {
+    async consume(name, key, options = {}) {
+      try {
+        return state(name, await limiter(name).consume(key, options.points ?? 1));
+      } catch (error) {
+        if (error instanceof RateLimiterRes) throw refuse(name, error, options.code ?? 'rate_limited');
+        throw error;
+      }
+    },
+    async check(name, key, code = 'rate_limited') {
+      const res = await limiter(name).get(key);
+      if (res === null)
+        return { limit: LIMITS[name].points, remaining: LIMITS[name].points, reset: LIMITS[name].duration };
+      if (res.remainingPoints <= 0 && res.msBeforeNext > 0) throw refuse(name, res, code);
+      return state(name, res);
+    },
+    async block(name, key, seconds) {
+      await limiter(name).block(key, seconds);
+    },
+    async reset(name, key) {
+      await limiter(name).delete(key);
+    },
+    async close() {
+      redis?.disconnect();
+    },
+  };
+}

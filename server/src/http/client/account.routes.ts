@@ -1,0 +1,66 @@
+// Spec 4.4: GET/POST /api/v1/client/account/ — the profile, renaming, password change.
+
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { csrfTokenFor } from '../../core/auth/sessions.ts';
+import type { Deps } from '../../core/deps.ts';
+import { sessionErrors } from '../schemas.ts';
+import { limit, signedIn } from './context.ts';
+import { AccountSchema, accountView, mutationBody, okSchema } from './views.ts';
+
+const tags = ['account'];
+
+export async function accountRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  app.get(
+    '/account/',
+    {
+      schema: {
+        tags,
+        summary: 'The signed-in account and the session CSRF token',
+        response: { 200: okSchema({ account: AccountSchema, csrf_token: Type.String() }), ...sessionErrors(401) },
+      },
+    },
+    async (request) => {
+      const session = signedIn(request);
+      const account = await deps.accounts.get(session.account.id);
+      return {
+        success: true as const,
+        message: 'Account loaded.',
+        account: accountView(account),
+        csrf_token: csrfTokenFor(deps.secretKey, request.clientSession.id as string),
+      };
+    },
+  );
+
+  app.post(
+    '/account/',
+    {
+      schema: {
+        tags,
+        summary: 'Rename, or change the password (needs current_password; ends the other sessions)',
+        body: mutationBody({
+          name: Type.Optional(Type.String({ maxLength: 512 })),
+          current_password: Type.Optional(Type.String({ maxLength: 1024 })),
+          password: Type.Optional(Type.String({ maxLength: 1024 })),
+        }),
+        response: {
+          200: okSchema({ account: AccountSchema, sessions_ended: Type.Integer() }),
+          ...sessionErrors(400, 401, 403, 422, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const session = signedIn(request);
+      await limit(deps, reply, [['account_update', `account:${session.account.id}`]]);
+      const body = request.body as { name?: string; current_password?: string; password?: string };
+      const { account, endedSessions } = await deps.accounts.update(session.account.id, body, session.idHash);
+      return {
+        success: true as const,
+        message:
+          endedSessions > 0 ? `Account updated; ${endedSessions} other session(s) signed out.` : 'Account updated.',
+        account: accountView(account),
+        sessions_ended: endedSessions,
+      };
+    },
+  );
+}

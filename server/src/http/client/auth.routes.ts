@@ -1,0 +1,258 @@
+// Spec 4.3: /api/v1/client/auth/… — csrf bootstrap, register, login, otp-login, forgot, reset,
+// verify, logout. Public routes except logout; login and logout check CSRF.
+
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { normalizeIdentifier } from '../../core/accounts/rules.ts';
+import { csrfTokenFor, newSessionId } from '../../core/auth/sessions.ts';
+import type { Deps } from '../../core/deps.ts';
+import { AppError } from '../../core/errors.ts';
+import { sessionErrors } from '../schemas.ts';
+import { clearSessionCookie, clientInfo, clientIp, limit, setSessionCookie } from './context.ts';
+import { AccountSchema, accountView, mutationBody, okSchema } from './views.ts';
+
+const tags = ['auth'];
+const Str = (max: number, description?: string) =>
+  Type.String({ maxLength: max, ...(description ? { description } : {}) });
+
+const SignedInSchema = okSchema({
+  account: AccountSchema,
+  csrf_token: Type.String({ description: 'CSRF token of the new session' }),
+  session: Type.Object({ expires_at: Type.String({ format: 'date-time' }), remember: Type.Boolean() }),
+});
+
+export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  const signedInBody = (signedIn: Awaited<ReturnType<Deps['auth']['login']>>, message: string) => ({
+    success: true as const,
+    message,
+    account: accountView(signedIn.account),
+    csrf_token: csrfTokenFor(deps.secretKey, signedIn.session.id),
+    session: {
+      expires_at: signedIn.session.expiresAt.toISOString().replace(/Z$/, '+00:00'),
+      remember: signedIn.session.remember,
+    },
+  });
+
+  app.get(
+    '/csrf/',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags,
+        summary: 'Start an anonymous session and get its CSRF token (needed by login)',
+        response: { 200: okSchema({ csrf_token: Type.String() }), ...sessionErrors(429) },
+      },
+    },
+    async (request, reply) => {
+      await limit(deps, reply, [['csrf_ip', clientIp(request)]]);
+      let id = request.clientSession.id;
+      if (id === null) {
+        id = newSessionId();
+        setSessionCookie(deps, reply, id, false);
+      }
+      return { success: true as const, message: 'CSRF token issued.', csrf_token: csrfTokenFor(deps.secretKey, id) };
+    },
+  );
+
+  app.post(
+    '/register/',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags,
+        summary: 'Create an account; a verification link is e-mailed',
+        description:
+          'name 2–128 characters; email unique (case-insensitive); username 3–32 of a–z 0–9 _ . - (unique); ' +
+          'password 8–128 characters with a letter and a digit. Every failing field is reported at once.',
+        body: mutationBody({ name: Str(512), email: Str(320), username: Str(64), password: Str(1024) }),
+        response: { 201: okSchema({ account: AccountSchema }), ...sessionErrors(400, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      await limit(deps, reply, [['register_ip', clientIp(request)]]);
+      const body = request.body as { name: string; email: string; username: string; password: string };
+      const account = await deps.accounts.register(body);
+      return reply.code(201).send({
+        success: true as const,
+        message: `Account created. We have sent a verification link to ${account.email}.`,
+        account: accountView(account),
+      });
+    },
+  );
+
+  app.post(
+    '/login/',
+    {
+      config: { access: 'public', csrf: true },
+      schema: {
+        tags,
+        summary: 'Sign in with e-mail or username and password',
+        description:
+          'Needs the CSRF token of the current (anonymous) session from GET auth/csrf/. The session id is replaced. ' +
+          '`remember` keeps the session for 30 days. Failures: 401 invalid_credentials, 403 email_unverified or ' +
+          'account_suspended (only with the right password), 429 locked_out after 5 failures in 15 minutes.',
+        body: mutationBody({
+          identifier: Type.Optional(Str(320, 'e-mail address or username')),
+          email: Type.Optional(Str(320, 'alias of identifier')),
+          password: Str(1024),
+          remember: Type.Optional(Type.Boolean()),
+        }),
+        response: { 200: SignedInSchema, ...sessionErrors(400, 401, 403, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      await limit(deps, reply, [['login_ip', clientIp(request)]]);
+      const body = request.body as { identifier?: string; email?: string; password: string; remember?: boolean };
+      const identifier = body.identifier ?? body.email;
+      if (identifier === undefined || identifier.trim() === '') throw AppError.fields({ identifier: 'is required' });
+      const signedIn = await deps.auth.login(
+        { identifier, password: body.password, remember: body.remember ?? false },
+        clientInfo(request),
+        request.clientSession.id ?? undefined,
+      );
+      setSessionCookie(deps, reply, signedIn.session.id, signedIn.session.remember);
+      return signedInBody(signedIn, 'Signed in.');
+    },
+  );
+
+  app.post(
+    '/otp-login/',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags,
+        summary: 'Sign in with a one-time code sent by e-mail',
+        description:
+          'Step 1 `{action:"request", identifier}` mails a 6-digit code (valid 10 minutes) if the account exists; ' +
+          'the answer is the same either way. Step 2 `{action:"verify", identifier, code}` starts a session. ' +
+          'A code works once; 5 wrong tries end it; a new request replaces it.',
+        body: mutationBody({
+          action: Type.Union([Type.Literal('request'), Type.Literal('verify')]),
+          identifier: Str(320),
+          code: Type.Optional(Str(32)),
+          remember: Type.Optional(Type.Boolean()),
+        }),
+        response: {
+          200: Type.Union([SignedInSchema, okSchema({})]),
+          ...sessionErrors(400, 401, 422, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as {
+        action: 'request' | 'verify';
+        identifier: string;
+        code?: string;
+        remember?: boolean;
+      };
+      const key = normalizeIdentifier(body.identifier);
+      if (body.action === 'request') {
+        await limit(deps, reply, [
+          ['otp_request_ip', clientIp(request)],
+          ['otp_request_identifier', key],
+        ]);
+        await deps.auth.requestLoginCode(body.identifier);
+        return {
+          success: true as const,
+          message: 'If an account matches, we have e-mailed it a 6-digit sign-in code.',
+        };
+      }
+      if (body.code === undefined || body.code.trim() === '') throw AppError.fields({ code: 'is required' });
+      await limit(deps, reply, [
+        ['otp_verify_ip', clientIp(request)],
+        ['otp_verify_identifier', key],
+      ]);
+      const signedIn = await deps.auth.verifyLoginCode(
+        { identifier: body.identifier, code: body.code, remember: body.remember ?? false },
+        clientInfo(request),
+        request.clientSession.id ?? undefined,
+      );
+      setSessionCookie(deps, reply, signedIn.session.id, signedIn.session.remember);
+      return signedInBody(signedIn, 'Signed in.');
+    },
+  );
+
+  app.post(
+    '/forgot/',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags,
+        summary: 'Mail a password-reset link (valid 1 hour); the same answer whether or not the account exists',
+        body: mutationBody({ identifier: Str(320, 'e-mail address or username') }),
+        response: { 200: okSchema({}), ...sessionErrors(400, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { identifier } = request.body as { identifier: string };
+      await limit(deps, reply, [
+        ['forgot_ip', clientIp(request)],
+        ['forgot_identifier', normalizeIdentifier(identifier)],
+      ]);
+      await deps.auth.forgotPassword(identifier);
+      return {
+        success: true as const,
+        message: 'If an account matches, we have e-mailed it a link to reset the password.',
+      };
+    },
+  );
+
+  app.post(
+    '/reset/',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags,
+        summary: 'Set a new password with the token from a reset link; ends every session',
+        body: mutationBody({ token: Str(200), password: Str(1024) }),
+        response: { 200: okSchema({}), ...sessionErrors(400, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      await limit(deps, reply, [['reset_ip', clientIp(request)]]);
+      const { token, password } = request.body as { token: string; password: string };
+      await deps.auth.resetPassword(token, password);
+      return { success: true as const, message: 'Password changed. Sign in with the new password.' };
+    },
+  );
+
+  app.post(
+    '/verify/',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags,
+        summary: 'Verify the e-mail address with the token from the verification link',
+        body: mutationBody({ token: Str(200) }),
+        response: { 200: okSchema({ account: AccountSchema }), ...sessionErrors(400, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      await limit(deps, reply, [['verify_ip', clientIp(request)]]);
+      const { token } = request.body as { token: string };
+      const account = await deps.accounts.verifyEmail(token);
+      return {
+        success: true as const,
+        message: 'E-mail address verified. You can sign in now.',
+        account: accountView(account),
+      };
+    },
+  );
+
+  app.post(
+    '/logout/',
+    {
+      config: { access: 'client' },
+      schema: {
+        tags,
+        summary: 'End the session (server-side) and clear the cookie',
+        response: { 200: okSchema({}), ...sessionErrors(401, 403) },
+      },
+    },
+    async (request, reply) => {
+      await deps.auth.logout(request.clientSession.id as string);
+      clearSessionCookie(deps, reply);
+      return { success: true as const, message: 'Signed out.' };
+    },
+  );
+}

@@ -1,0 +1,78 @@
+// Per-request state of the session surface, and the helpers its routes share: the signed-in
+// account, the client's address, rate limits with RateLimit-* headers, the session cookie.
+
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { LoadedSession } from '../../core/auth/sessions.ts';
+import { SESSION_COOKIE, SESSION_POLICY } from '../../core/auth/sessions.ts';
+import type { Deps } from '../../core/deps.ts';
+import { AppError } from '../../core/errors.ts';
+import { normalizeIp } from '../../core/net/ip.ts';
+import type { LimitName, LimitState } from '../../core/ratelimit/rate-limits.ts';
+import { setRateLimitHeaders } from '../surfaces.ts';
+
+export interface ClientSession {
+  /** The cookie's session id (possibly anonymous: no row), or null without a usable cookie. */
+  id: string | null;
+  /** The signed-in session, or null when anonymous. */
+  loaded: LoadedSession | null;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    clientSession: ClientSession;
+  }
+  interface FastifyContextConfig {
+    /** `client` routes need a signed-in session; `public` ones do not. */
+    access?: 'public' | 'client';
+    /** Check the CSRF token (default: every non-GET route with `client` access). */
+    csrf?: boolean;
+  }
+}
+
+export function clientIp(request: FastifyRequest): string {
+  return normalizeIp(request.ip) ?? request.ip;
+}
+
+export function clientInfo(request: FastifyRequest): { ip: string | null; userAgent: string | null } {
+  const ua = request.headers['user-agent'];
+  return { ip: clientIp(request), userAgent: typeof ua === 'string' ? ua : null };
+}
+
+/** The signed-in session of a `client` route (the access hook has already refused anonymous callers). */
+export function signedIn(request: FastifyRequest): LoadedSession {
+  const loaded = request.clientSession.loaded;
+  if (!loaded) throw new AppError('unauthenticated');
+  return loaded;
+}
+
+/**
+ * Count the request against each [limit, key]; the tightest remaining budget goes out in the
+ * RateLimit-* headers. Throws a 429 AppError (carrying its own headers) on the first refusal.
+ */
+export async function limit(deps: Deps, reply: FastifyReply, rules: [LimitName, string][]): Promise<void> {
+  let tightest: LimitState | null = null;
+  for (const [name, key] of rules) {
+    const state = await deps.limits.consume(name, key);
+    if (tightest === null || state.remaining < tightest.remaining) tightest = state;
+  }
+  if (tightest) setRateLimitHeaders(reply, tightest);
+}
+
+export function setSessionCookie(deps: Deps, reply: FastifyReply, id: string, remember: boolean): void {
+  reply.setCookie(SESSION_COOKIE, id, {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: deps.config.publicUrl.startsWith('https://'),
+    ...(remember ? { maxAge: SESSION_POLICY.rememberSeconds } : {}),
+  });
+}
+
+export function clearSessionCookie(deps: Deps, reply: FastifyReply): void {
+  reply.clearCookie(SESSION_COOKIE, {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: deps.config.publicUrl.startsWith('https://'),
+  });
+}
