@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { AppError } from '../src/core/errors.ts';
-import { createRateLimits, type RateLimits, type RateLimitStore } from '../src/core/ratelimit/rate-limits.ts';
+import { createRateLimits, type RateLimitStore, type RateLimits } from '../src/core/ratelimit/rate-limits.ts';
 import { createTestDatabase, redisUrl, type TestDatabase } from './support/harness.ts';
 
 let testDb: TestDatabase;
@@ -17,7 +17,9 @@ after(() => testDb.drop());
 const stores: [string, () => RateLimitStore][] = [
   ['memory', () => ({ kind: 'memory' })],
   ['postgres', () => ({ kind: 'postgres', pool: testDb.database.pool })],
-  ...(redisUrl ? [['redis', () => ({ kind: 'redis', url: redisUrl as string })] as [string, () => RateLimitStore]] : []),
+  ...(redisUrl
+    ? [['redis', () => ({ kind: 'redis', url: redisUrl as string })] as [string, () => RateLimitStore]]
+    : []),
 ];
 
 for (const [name, store] of stores) {
@@ -42,7 +44,9 @@ for (const [name, store] of stores) {
     });
 
     test('a parallel burst of 40 lets exactly 5 through', async () => {
-      const results = await Promise.allSettled(Array.from({ length: 40 }, () => limits.consume('register_ip', 'burst')));
+      const results = await Promise.allSettled(
+        Array.from({ length: 40 }, () => limits.consume('register_ip', 'burst')),
+      );
       assert.equal(results.filter((r) => r.status === 'fulfilled').length, 5);
     });
 
