@@ -117,7 +117,11 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   });
   const logs = new LogCapture();
   const logger = createLogger(config.logLevel, logs);
-  const deps = await createDeps(config, testDb.database, logger, options.overrides);
+  // Redis outlives a test run, so every app counts under a prefix of its own.
+  const deps = await createDeps(config, testDb.database, logger, {
+    rateLimitPrefix: `hp-test:${randomBytes(6).toString('hex')}`,
+    ...options.overrides,
+  });
   if (options.worker) await startWorker(deps);
   const app = buildServer(deps);
   options.extend?.(app);
