@@ -7,6 +7,7 @@ import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { startAdminSocket } from './admin/socket.ts';
 import { type Config, ConfigError, loadConfig, redactUrl } from './config.ts';
+import { seedDemoCatalog } from './core/catalog/demo-seed.ts';
 import { closeDeps, createDeps } from './core/deps.ts';
 import { openDatabase, targetFromConfig } from './db/database.ts';
 import { DataDirLockedError } from './db/lock.ts';
@@ -55,6 +56,7 @@ async function main(): Promise<void> {
   }
   if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
   const deps = await createDeps(config, database, logger);
+  if (config.demo) await seedDemoCatalog(database.db);
 
   let app: FastifyInstance | null = null;
   let adminSocket: Server | null = null;

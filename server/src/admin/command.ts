@@ -11,6 +11,8 @@ export interface OptionSpec {
 export interface CommandInput {
   args: string[];
   options: Record<string, string | boolean | undefined>;
+  /** Who runs the command (`staff:<os user>`), recorded on decisions such as deposit approvals. */
+  actor: string;
 }
 
 export interface CommandOutput {
@@ -53,4 +55,27 @@ function formatCell(value: unknown): string {
   if (value instanceof Date) return value.toISOString();
   if (typeof value === 'object') return JSON.stringify(value);
   return String(value);
+}
+
+/** A positive whole-number id argument. */
+export function idArg(raw: string | undefined, name = 'ID'): number {
+  if (raw === undefined || !/^\d{1,9}$/.test(raw) || Number(raw) < 1)
+    throw new UsageError(`${name} must be a positive number`);
+  return Number(raw);
+}
+
+/** A JSON object option (e.g. --specs '{"vcpu":2}'). */
+export function jsonOption(raw: string | boolean | undefined, name: string): unknown {
+  if (raw === undefined) return undefined;
+  try {
+    return JSON.parse(String(raw));
+  } catch {
+    throw new UsageError(`--${name} must be JSON, e.g. --${name} '{"key":"value"}'`);
+  }
+}
+
+export function requiredOption(options: Record<string, string | boolean | undefined>, name: string): string {
+  const value = options[name];
+  if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`--${name} is required`);
+  return value;
 }

@@ -2,6 +2,7 @@
 // database as the server. With an embedded database held by a running server, the command
 // runs inside that server through its admin socket.
 
+import { userInfo } from 'node:os';
 import pino from 'pino';
 import { ConfigError, loadConfig } from '../config.ts';
 import { closeDeps, createDeps, type Deps } from '../core/deps.ts';
@@ -14,6 +15,11 @@ import { runRemote } from './socket.ts';
 
 async function main(argv: string[]): Promise<number> {
   const config = loadConfig(process.env);
+  const actor = `staff:${
+    userInfo()
+      .username.replace(/[^\w.@-]/g, '_')
+      .slice(0, 64) || 'unknown'
+  }`;
   let result: AdminResult;
   const needsDatabase = (() => {
     try {
@@ -24,19 +30,23 @@ async function main(argv: string[]): Promise<number> {
     }
   })();
   if (needsDatabase && config.engine === 'pglite' && lockHolder(config.dataDir) !== null) {
-    result = await runRemote(config.dataDir, argv);
+    result = await runRemote(config.dataDir, argv, actor);
   } else {
     let database: Database | null = null;
     let deps: Deps | null = null;
     // Warnings and worse only, on stderr, so stdout stays one clean document with --json.
     const logger = createLogger('warn', pino.destination(2));
     try {
-      result = await runAdmin(argv, async () => {
-        database = await openDatabase(targetFromConfig(config, 'admin CLI'), logger);
-        await migrateToLatest(database.db);
-        deps = await createDeps(config, database, logger);
-        return deps;
-      });
+      result = await runAdmin(
+        argv,
+        async () => {
+          database = await openDatabase(targetFromConfig(config, 'admin CLI'), logger);
+          await migrateToLatest(database.db);
+          deps = await createDeps(config, database, logger);
+          return deps;
+        },
+        actor,
+      );
     } finally {
       if (deps) await closeDeps(deps);
       if (database) await (database as Database).close();

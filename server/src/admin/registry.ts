@@ -1,7 +1,19 @@
 // Every staff command, by noun and verb (CONTRACT §1 lists what must exist).
 import type { Command } from './command.ts';
 import { accountCommands } from './commands/accounts.ts';
+import { catalogCommands } from './commands/catalog.ts';
+import { depositCommands } from './commands/deposits.ts';
 import { mailCommands } from './commands/mail.ts';
+import { nodeCommands } from './commands/nodes.ts';
 import { systemCommands } from './commands/system.ts';
+import { walletCommands } from './commands/wallet.ts';
 
-export const COMMANDS: Command[] = [...accountCommands, ...mailCommands, ...systemCommands];
+export const COMMANDS: Command[] = [
+  ...accountCommands,
+  ...walletCommands,
+  ...depositCommands,
+  ...catalogCommands,
+  ...nodeCommands,
+  ...mailCommands,
+  ...systemCommands,
+];

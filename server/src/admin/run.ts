@@ -72,14 +72,14 @@ function commandHelp(command: Command): string {
   ].join('\n');
 }
 
-export async function runAdmin(argv: string[], getDeps: () => Promise<Deps>): Promise<AdminResult> {
+export async function runAdmin(argv: string[], getDeps: () => Promise<Deps>, actor = 'staff'): Promise<AdminResult> {
   const json = argv.includes('--json');
   try {
     const { command, rest, help } = resolveCommand(argv);
     if (command === null) return { exitCode: 0, stdout: `${helpText(rest[0])}\n`, stderr: '' };
     if (help) return { exitCode: 0, stdout: `${commandHelp(command)}\n`, stderr: '' };
     const parsed = parseCommandArgs(command, rest);
-    const output = await command.run(await getDeps(), parsed);
+    const output = await command.run(await getDeps(), { ...parsed, actor });
     return { exitCode: 0, stdout: json ? `${JSON.stringify(output.json, null, 2)}\n` : `${output.text}\n`, stderr: '' };
   } catch (error) {
     if (error instanceof UsageError) return failure(2, 'usage_error', error.message, json);

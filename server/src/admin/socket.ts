@@ -33,10 +33,12 @@ export async function startAdminSocket(deps: Deps, dataDir: string): Promise<Ser
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       let argv: string[];
+      let actor: string;
       try {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { argv?: unknown };
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { argv?: unknown; actor?: unknown };
         if (!Array.isArray(body.argv) || !body.argv.every((a) => typeof a === 'string')) throw new Error('argv');
         argv = body.argv;
+        actor = typeof body.actor === 'string' && /^staff:[\w.@-]{1,64}$/.test(body.actor) ? body.actor : 'staff';
       } catch {
         res.writeHead(400).end();
         return;
@@ -50,7 +52,7 @@ export async function startAdminSocket(deps: Deps, dataDir: string): Promise<Ser
         },
         'admin command',
       );
-      runAdmin(argv, async () => deps).then(
+      runAdmin(argv, async () => deps, actor).then(
         (result) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(result)),
         (error: unknown) => {
           deps.logger.error({ err: error }, 'admin command failed');
@@ -74,7 +76,7 @@ export async function startAdminSocket(deps: Deps, dataDir: string): Promise<Ser
 }
 
 /** Run a command inside the server that holds `dataDir`. */
-export function runRemote(dataDir: string, argv: string[]): Promise<AdminResult> {
+export function runRemote(dataDir: string, argv: string[], actor: string): Promise<AdminResult> {
   return new Promise((resolve, reject) => {
     const req = request(
       {
@@ -96,6 +98,6 @@ export function runRemote(dataDir: string, argv: string[]): Promise<AdminResult>
       },
     );
     req.on('error', reject);
-    req.end(JSON.stringify({ argv }));
+    req.end(JSON.stringify({ argv, actor }));
   });
 }

@@ -6,12 +6,17 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { type AccountService, createAccountService } from './accounts/account.service.ts';
 import { type AuthService, createAuthService } from './auth/auth.service.ts';
+import { type CatalogService, createCatalogService } from './catalog/catalog.service.ts';
 import { resolveSecretKey } from './crypto/secret-key.ts';
+import { createDepositService, type DepositService } from './deposits/deposit.service.ts';
 import { APP_QUEUES, type AppJobs } from './jobs/catalog.ts';
 import { JobQueue, type QueueDefinition } from './jobs/queue.ts';
 import { createMailer, type Mailer } from './mail/mailer.ts';
+import { createNodeService, type NodeService } from './nodes/node.service.ts';
+import { createNotificationService, type NotificationService } from './notifications/notification.service.ts';
 import { createRateLimits, type RateLimitStore, type RateLimits } from './ratelimit/rate-limits.ts';
 import { type Clock, systemClock } from './time.ts';
+import { createWalletService, type WalletService } from './wallet/wallet.service.ts';
 
 export interface Deps {
   config: Config;
@@ -24,6 +29,11 @@ export interface Deps {
   mailer: Mailer;
   accounts: AccountService;
   auth: AuthService;
+  catalog: CatalogService;
+  nodes: NodeService;
+  wallet: WalletService;
+  deposits: DepositService;
+  notifications: NotificationService;
 }
 
 export interface DepsOverrides {
@@ -70,7 +80,28 @@ export async function createDeps(
     publicUrl: config.publicUrl,
     logger,
   });
-  return { config, logger, database, jobs, secretKey, clock, limits, mailer, accounts, auth };
+  const catalog = createCatalogService({ db });
+  const nodes = createNodeService({ db, secretKey });
+  const wallet = createWalletService({ db });
+  const deposits = createDepositService({ db, dataDir: config.dataDir, mailer, clock });
+  const notifications = createNotificationService({ db, clock });
+  return {
+    config,
+    logger,
+    database,
+    jobs,
+    secretKey,
+    clock,
+    limits,
+    mailer,
+    accounts,
+    auth,
+    catalog,
+    nodes,
+    wallet,
+    deposits,
+    notifications,
+  };
 }
 
 /** Stop what createDeps started. The database is closed by whoever opened it. */

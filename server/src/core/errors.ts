@@ -29,6 +29,7 @@ const CATALOGUE = {
   insufficient_funds: { status: 422, message: 'The wallet balance does not cover the price.' },
   idempotency_conflict: { status: 409, message: 'This idempotency key was used with a different request.' },
   idempotency_in_progress: { status: 409, message: 'A request with this idempotency key is still running.' },
+  conflict: { status: 409, message: 'This changed in the meantime; reload it and try again.' },
   // services
   not_owner: { status: 404, message: 'Not found.' },
   not_renewable: { status: 409, message: 'This service cannot be renewed.' },

@@ -69,15 +69,174 @@ export interface MailOutboxTable {
   sent_at: NullableTimestamp;
 }
 
+export interface LocationsTable {
+  id: Generated<number>;
+  code: string;
+  name: string;
+  city: string;
+  country: ColumnType<string, string | undefined, string>;
+  active: ColumnType<boolean, boolean | undefined, boolean>;
+  created_at: CreatedAt;
+}
+
+export interface Ipv4AddressesTable {
+  id: Generated<number>;
+  location_id: number;
+  address: string;
+  prefix: number;
+  gateway: string;
+  status: ColumnType<'free' | 'allocated' | 'reserved', 'free' | 'allocated' | 'reserved' | undefined>;
+  service_id: number | null;
+  allocated_at: NullableTimestamp;
+  created_at: CreatedAt;
+}
+
+export interface OsTemplatesTable {
+  id: Generated<number>;
+  slug: string;
+  name: string;
+  family: string;
+  version: string;
+  template_vmid: number;
+  min_disk_gb: ColumnType<number, number | undefined, number>;
+  active: ColumnType<boolean, boolean | undefined, boolean>;
+  created_at: CreatedAt;
+}
+
+export interface GamesTable {
+  id: Generated<number>;
+  slug: string;
+  name: string;
+  nest_id: number;
+  egg_id: number;
+  docker_image: string;
+  startup: string;
+  environment: ColumnType<Record<string, string>, string | undefined, string>;
+  active: ColumnType<boolean, boolean | undefined, boolean>;
+  created_at: CreatedAt;
+}
+
+export type PlanType = 'vps' | 'game' | 'web';
+
+export interface PlansTable {
+  id: Generated<number>;
+  label: string;
+  name: string;
+  type: PlanType;
+  /** Monthly price in paise (bigint, read as a string). */
+  price_paise: ColumnType<string, bigint | string, bigint | string>;
+  specs: ColumnType<Record<string, unknown>, string, string>;
+  active: ColumnType<boolean, boolean | undefined, boolean>;
+  sort_order: ColumnType<number, number | undefined, number>;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+export interface PlanLocationsTable {
+  plan_id: number;
+  location_id: number;
+}
+
+export type NodeKind = 'proxmox' | 'pterodactyl' | 'cpanel';
+
+export interface NodesTable {
+  id: Generated<number>;
+  name: string;
+  kind: NodeKind;
+  location_id: number;
+  endpoint: string;
+  credentials_sealed: string;
+  settings: ColumnType<Record<string, unknown>, string | undefined, string>;
+  capacity: number;
+  active: ColumnType<boolean, boolean | undefined, boolean>;
+  health: ColumnType<'unknown' | 'up' | 'down', 'unknown' | 'up' | 'down' | undefined>;
+  health_detail: string | null;
+  checked_at: NullableTimestamp;
+  created_at: CreatedAt;
+}
+
+type Paise = ColumnType<string, bigint | string, bigint | string>;
+
+export interface WalletsTable {
+  account_id: number;
+  balance_paise: ColumnType<string, bigint | string | undefined, bigint | string>;
+  updated_at: CreatedAt;
+}
+
+export type LedgerKind = 'deposit' | 'order' | 'renewal' | 'refund' | 'adjustment';
+
+export interface WalletTransactionsTable {
+  id: Generated<number>;
+  public_id: string;
+  account_id: number;
+  kind: LedgerKind;
+  amount_paise: Paise;
+  balance_after_paise: Paise;
+  reference_type: string | null;
+  reference_id: number | null;
+  note: string | null;
+  created_at: CreatedAt;
+}
+
+export type DepositStatus = 'pending' | 'approved' | 'rejected';
+export type UploadType = 'png' | 'jpeg' | 'webp' | 'pdf';
+
+export interface DepositsTable {
+  id: Generated<number>;
+  public_id: string;
+  account_id: number;
+  amount_paise: Paise;
+  txn_ref: string;
+  screenshot_file: string;
+  screenshot_type: UploadType;
+  screenshot_bytes: number;
+  status: ColumnType<DepositStatus, DepositStatus | undefined, DepositStatus>;
+  reason: string | null;
+  reviewed_by: string | null;
+  reviewed_at: NullableTimestamp;
+  transaction_id: number | null;
+  created_at: CreatedAt;
+}
+
+export interface NotificationsTable {
+  id: Generated<number>;
+  account_id: number;
+  kind: string;
+  title: string;
+  body: string;
+  data: ColumnType<Record<string, unknown>, string | undefined, string>;
+  read_at: NullableTimestamp;
+  created_at: CreatedAt;
+}
+
 export interface DB {
   accounts: AccountsTable;
   sessions: SessionsTable;
   account_tokens: AccountTokensTable;
   login_codes: LoginCodesTable;
   mail_outbox: MailOutboxTable;
+  locations: LocationsTable;
+  ipv4_addresses: Ipv4AddressesTable;
+  os_templates: OsTemplatesTable;
+  games: GamesTable;
+  plans: PlansTable;
+  plan_locations: PlanLocationsTable;
+  nodes: NodesTable;
+  wallets: WalletsTable;
+  wallet_transactions: WalletTransactionsTable;
+  deposits: DepositsTable;
+  notifications: NotificationsTable;
 }
 
 export type Account = Selectable<AccountsTable>;
 export type NewAccount = Insertable<AccountsTable>;
 export type Session = Selectable<SessionsTable>;
 export type MailRow = Selectable<MailOutboxTable>;
+export type Location = Selectable<LocationsTable>;
+export type OsTemplate = Selectable<OsTemplatesTable>;
+export type Game = Selectable<GamesTable>;
+export type Plan = Selectable<PlansTable>;
+export type NodeRow = Selectable<NodesTable>;
+export type LedgerRow = Selectable<WalletTransactionsTable>;
+export type Deposit = Selectable<DepositsTable>;
+export type Notification = Selectable<NotificationsTable>;

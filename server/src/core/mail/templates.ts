@@ -4,7 +4,9 @@
 export type MailMessage =
   | { template: 'verify_email'; name: string; link: string }
   | { template: 'reset_password'; name: string; link: string }
-  | { template: 'login_code'; name: string; code: string; minutes: number };
+  | { template: 'login_code'; name: string; code: string; minutes: number }
+  | { template: 'deposit_approved'; name: string; amount: string; reference: string; balance: string }
+  | { template: 'deposit_rejected'; name: string; amount: string; reference: string; reason: string };
 
 export interface RenderedMail {
   subject: string;
@@ -55,6 +57,27 @@ export function renderMail(message: MailMessage): RenderedMail {
           button(message.link, 'Choose a new password'),
           `Or open this link: ${escapeHtml(message.link)}`,
           'The link works once, within 1 hour, and signs out every session. If it was not you, ignore this message: your password stays as it is.',
+        ]),
+      };
+    case 'deposit_approved':
+      return {
+        subject: `Deposit of ₹${message.amount} approved`,
+        text: `${hello}\n\nYour deposit of ₹${message.amount} (UPI/bank reference ${message.reference}) has been approved and added to your wallet.\nYour balance is now ₹${message.balance}.\n`,
+        html: page('Deposit approved', [
+          escapeHtml(hello),
+          `Your deposit of <strong>₹${escapeHtml(message.amount)}</strong> (UPI/bank reference ${escapeHtml(message.reference)}) has been approved and added to your wallet.`,
+          `Your balance is now <strong>₹${escapeHtml(message.balance)}</strong>.`,
+        ]),
+      };
+    case 'deposit_rejected':
+      return {
+        subject: `Deposit of ₹${message.amount} not approved`,
+        text: `${hello}\n\nWe could not approve your deposit of ₹${message.amount} (UPI/bank reference ${message.reference}).\nReason: ${message.reason}\n\nReply to this message if you think this is a mistake.\n`,
+        html: page('Deposit not approved', [
+          escapeHtml(hello),
+          `We could not approve your deposit of <strong>₹${escapeHtml(message.amount)}</strong> (UPI/bank reference ${escapeHtml(message.reference)}).`,
+          `Reason: ${escapeHtml(message.reason)}`,
+          'Reply to this message if you think this is a mistake.',
         ]),
       };
     case 'login_code':

@@ -47,6 +47,8 @@ export const LIMITS = {
   verify_ip: { points: 20, duration: 3600, description: 'e-mail verifications, per IP' },
   account_update: { points: 10, duration: 900, description: 'profile and password changes, per account' },
   verify_resend: { points: 1, duration: 600, description: 'verification mail re-sent on login, per account' },
+  deposit_account: { points: 5, duration: 3600, description: 'deposit submissions, per account' },
+  deposit_daily_account: { points: 20, duration: 86_400, description: 'deposit submissions per day, per account' },
 } as const satisfies Record<string, LimitSpec>;
 
 export type LimitName = keyof typeof LIMITS;
@@ -68,6 +70,8 @@ export interface RateLimits {
   ): Promise<LimitState>;
   /** The current state without counting; throws like consume when already over. */
   check(name: LimitName, key: string, code?: 'rate_limited' | 'locked_out'): Promise<LimitState>;
+  /** Give back points counted for a request that turned out not to count (e.g. invalid input). */
+  refund(name: LimitName, key: string, points?: number): Promise<void>;
   /** Refuse `key` for `seconds` from now (a lockout that starts at the failure that triggers it). */
   block(name: LimitName, key: string, seconds: number): Promise<void>;
   /** Forget a key (e.g. the failure count after a successful login). */
@@ -150,6 +154,9 @@ export function createRateLimits(store: RateLimitStore, keyPrefix = 'hp'): RateL
         return { limit: LIMITS[name].points, remaining: LIMITS[name].points, reset: LIMITS[name].duration };
       if (res.remainingPoints <= 0 && res.msBeforeNext > 0) throw refuse(name, res, code);
       return state(name, res);
+    },
+    async refund(name, key, points = 1) {
+      await limiter(name).reward(key, points);
     },
     async block(name, key, seconds) {
       await limiter(name).block(key, seconds);

@@ -2,8 +2,14 @@
 import type { Migration } from 'kysely';
 import * as m0001 from './0001_extensions.ts';
 import * as m0002 from './0002_accounts.ts';
+import * as m0003 from './0003_catalog.ts';
+import * as m0004 from './0004_wallet.ts';
+import * as m0005 from './0005_notifications.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_extensions': m0001,
   '0002_accounts': m0002,
+  '0003_catalog': m0003,
+  '0004_wallet': m0004,
+  '0005_notifications': m0005,
 };

@@ -2,6 +2,7 @@
 // account, the client's address, rate limits with RateLimit-* headers, the session cookie.
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import type { LoadedSession } from '../../core/auth/sessions.ts';
 import { SESSION_COOKIE, SESSION_POLICY } from '../../core/auth/sessions.ts';
 import type { Deps } from '../../core/deps.ts';
@@ -26,6 +27,8 @@ declare module 'fastify' {
     access?: 'public' | 'client';
     /** Check the CSRF token (default: every non-GET route with `client` access). */
     csrf?: boolean;
+    /** Accepts a file part in a multipart body (streamed to a temporary file). */
+    uploads?: boolean;
   }
 }
 
@@ -75,4 +78,21 @@ export function clearSessionCookie(deps: Deps, reply: FastifyReply): void {
     sameSite: 'lax',
     secure: deps.config.publicUrl.startsWith('https://'),
   });
+}
+
+/** `?page=&per_page=` of list routes: page ≥ 1, 1–100 rows (default 20). */
+export const PAGE_QUERY = {
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, default: 1 })),
+  per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+};
+
+export const PaginationSchema = Type.Object({
+  page: Type.Integer(),
+  per_page: Type.Integer(),
+  total: Type.Integer(),
+  pages: Type.Integer(),
+});
+
+export function pagination(page: number, perPage: number, total: number) {
+  return { page, per_page: perPage, total, pages: Math.max(1, Math.ceil(total / perPage)) };
 }

@@ -42,6 +42,9 @@ export function registerOpenApi(app: FastifyInstance, publicUrl: string): void {
         { name: 'meta', description: 'This document' },
         { name: 'auth', description: 'Session surface: sign-up, sign-in, one-time codes, password reset' },
         { name: 'account', description: 'Session surface: the signed-in account' },
+        { name: 'catalog', description: 'Session surface: plans, regions, OS templates, games' },
+        { name: 'wallet', description: 'Session surface: balance, ledger and manual deposits' },
+        { name: 'notifications', description: 'Session surface: in-app notifications' },
       ],
     },
     // Shared schemas keep their $id as the component name, so errors read `#/components/schemas/TokenError`.

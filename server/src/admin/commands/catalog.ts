@@ -1,0 +1,185 @@
+// plans list|add|disable|enable, locations list|add, os list|add, ips add|list (CONTRACT §1).
+
+import { addRange, poolSummary } from '../../core/catalog/ipv4.ts';
+import { SPEC_KEYS } from '../../core/catalog/specs.ts';
+import { formatPaise } from '../../core/money.ts';
+import type { PlanType } from '../../db/tables.ts';
+import { type Command, jsonOption, requiredOption, table } from '../command.ts';
+
+export const catalogCommands: Command[] = [
+  {
+    noun: 'plans',
+    verb: 'list',
+    summary: 'Every plan, active or not, with its regions and availability',
+    async run(deps) {
+      const rows = (await deps.catalog.listPlans()).map(({ plan, regions, available }) => ({
+        id: plan.id,
+        label: plan.label,
+        type: plan.type,
+        name: plan.name,
+        price: formatPaise(plan.price_paise),
+        active: plan.active,
+        available,
+        regions: regions.map((r) => (r.available ? r.location.code : `${r.location.code}(${r.reason})`)).join(' '),
+        specs: plan.specs,
+      }));
+      return { json: rows, text: table(rows, ['id', 'label', 'type', 'price', 'active', 'available', 'regions']) };
+    },
+  },
+  {
+    noun: 'plans',
+    verb: 'add',
+    summary: `Add a plan; --specs per type: vps ${SPEC_KEYS.vps.join(',')}; game ${SPEC_KEYS.game.join(',')}; web ${SPEC_KEYS.web.join(',')}`,
+    args: ['LABEL'],
+    options: {
+      name: { type: 'string', description: 'display name' },
+      type: { type: 'string', description: 'vps, game or web' },
+      price: { type: 'string', description: 'monthly price in rupees, e.g. 799 or 799.00' },
+      specs: {
+        type: 'string',
+        description: 'JSON object, e.g. {"vcpu":2,"ram_mb":4096,"disk_gb":80,"bandwidth_tb":3}',
+      },
+      regions: { type: 'string', description: 'comma-separated location codes' },
+    },
+    async run(deps, { args, options }) {
+      const plan = await deps.catalog.addPlan({
+        label: args[0] as string,
+        name: requiredOption(options, 'name'),
+        type: requiredOption(options, 'type') as PlanType,
+        price: requiredOption(options, 'price'),
+        specs: jsonOption(requiredOption(options, 'specs'), 'specs'),
+        regions: requiredOption(options, 'regions')
+          .split(',')
+          .map((r) => r.trim())
+          .filter(Boolean),
+      });
+      return {
+        json: { id: plan.id, label: plan.label, price: formatPaise(plan.price_paise) },
+        text: `added plan ${plan.id} ${plan.label} at ₹${formatPaise(plan.price_paise)}/month`,
+      };
+    },
+  },
+  {
+    noun: 'plans',
+    verb: 'disable',
+    summary: 'Stop listing and selling a plan (its services keep running)',
+    args: ['PLAN'],
+    async run(deps, { args }) {
+      const plan = await deps.catalog.setPlanActive(args[0] as string, false);
+      return { json: { id: plan.id, label: plan.label, active: plan.active }, text: `disabled ${plan.label}` };
+    },
+  },
+  {
+    noun: 'plans',
+    verb: 'enable',
+    summary: 'List and sell a disabled plan again',
+    args: ['PLAN'],
+    async run(deps, { args }) {
+      const plan = await deps.catalog.setPlanActive(args[0] as string, true);
+      return { json: { id: plan.id, label: plan.label, active: plan.active }, text: `enabled ${plan.label}` };
+    },
+  },
+  {
+    noun: 'locations',
+    verb: 'list',
+    summary: 'Locations with their IPv4 and node stock',
+    async run(deps) {
+      const [locations, stock] = await Promise.all([deps.catalog.listLocations(), deps.catalog.stock()]);
+      const rows = locations.map((l) => {
+        const s = stock.get(l.id);
+        return {
+          id: l.id,
+          code: l.code,
+          name: l.name,
+          city: l.city,
+          active: l.active,
+          ipv4_free: s?.ipv4Free ?? 0,
+          slots: s?.slots ?? {},
+        };
+      });
+      return { json: rows, text: table(rows, ['id', 'code', 'name', 'city', 'active', 'ipv4_free', 'slots']) };
+    },
+  },
+  {
+    noun: 'locations',
+    verb: 'add',
+    summary: 'Add a location (zone)',
+    args: ['CODE'],
+    options: {
+      name: { type: 'string', description: 'display name, e.g. "Mumbai 2"' },
+      city: { type: 'string', description: 'city' },
+      country: { type: 'string', description: 'ISO country code (default IN)' },
+    },
+    async run(deps, { args, options }) {
+      const location = await deps.catalog.addLocation({
+        code: args[0] as string,
+        name: requiredOption(options, 'name'),
+        city: requiredOption(options, 'city'),
+        ...(typeof options.country === 'string' ? { country: options.country } : {}),
+      });
+      return { json: location, text: `added location ${location.code}` };
+    },
+  },
+  {
+    noun: 'os',
+    verb: 'list',
+    summary: 'OS templates',
+    async run(deps) {
+      const rows = await deps.catalog.listOs();
+      return { json: rows, text: table(rows, ['id', 'slug', 'name', 'template_vmid', 'active']) };
+    },
+  },
+  {
+    noun: 'os',
+    verb: 'add',
+    summary: 'Add an OS template (a Proxmox template VM id)',
+    args: ['SLUG'],
+    options: {
+      name: { type: 'string', description: 'display name' },
+      family: { type: 'string', description: 'e.g. ubuntu' },
+      version: { type: 'string', description: 'e.g. 24.04' },
+      'template-vmid': { type: 'string', description: 'Proxmox template VM id' },
+      'min-disk': { type: 'string', description: 'minimum disk in GB (default 10)' },
+    },
+    async run(deps, { args, options }) {
+      const os = await deps.catalog.addOs({
+        slug: args[0] as string,
+        name: requiredOption(options, 'name'),
+        family: requiredOption(options, 'family'),
+        version: requiredOption(options, 'version'),
+        templateVmid: Number(requiredOption(options, 'template-vmid')),
+        ...(options['min-disk'] !== undefined ? { minDiskGb: Number(options['min-disk']) } : {}),
+      });
+      return { json: os, text: `added OS ${os.slug}` };
+    },
+  },
+  {
+    noun: 'ips',
+    verb: 'add',
+    summary: "Add an IPv4 range to a location's pool (network, broadcast and gateway excluded)",
+    args: ['LOCATION', 'CIDR'],
+    options: { gateway: { type: 'string', description: 'gateway address (default: the first host)' } },
+    async run(deps, { args, options }) {
+      const location = await deps.catalog.location(args[0] as string);
+      const result = await addRange(
+        deps.database.db,
+        location.id,
+        args[1] as string,
+        options.gateway as string | undefined,
+      );
+      return {
+        json: { location: location.code, ...result },
+        text: `${location.code} ${result.cidr} (gateway ${result.gateway}): ${result.added} added, ${result.skipped} already present`,
+      };
+    },
+  },
+  {
+    noun: 'ips',
+    verb: 'list',
+    summary: 'IPv4 stock per location and state',
+    async run(deps) {
+      const rows = (await poolSummary(deps.database.db)).map((r) => ({ ...r, count: Number(r.count) }));
+      return { json: rows, text: table(rows, ['location', 'status', 'count']) };
+    },
+  },
+];

@@ -1,0 +1,110 @@
+// deposits list [--status] | show ID | approve ID | reject ID --reason (CONTRACT §1).
+
+import { formatPaise } from '../../core/money.ts';
+import { isoWithOffset } from '../../core/time.ts';
+import type { DepositStatus } from '../../db/tables.ts';
+import { type Command, idArg, requiredOption, table, UsageError } from '../command.ts';
+
+function view(d: {
+  id: number;
+  public_id: string;
+  email?: string;
+  amount_paise: string;
+  txn_ref: string;
+  status: string;
+  reason: string | null;
+  reviewed_by: string | null;
+  created_at: Date;
+  reviewed_at: Date | null;
+}) {
+  return {
+    id: d.id,
+    public_id: d.public_id,
+    account: d.email,
+    amount: formatPaise(d.amount_paise),
+    txn_ref: d.txn_ref,
+    status: d.status,
+    reason: d.reason,
+    reviewed_by: d.reviewed_by,
+    created_at: isoWithOffset(d.created_at),
+    reviewed_at: d.reviewed_at ? isoWithOffset(d.reviewed_at) : null,
+  };
+}
+
+export const depositCommands: Command[] = [
+  {
+    noun: 'deposits',
+    verb: 'list',
+    summary: 'Deposits, newest first',
+    options: {
+      status: { type: 'string', description: 'pending, approved or rejected' },
+      limit: { type: 'string', description: 'rows (default 50)' },
+    },
+    async run(deps, { options }) {
+      const status = options.status as string | undefined;
+      if (status !== undefined && !['pending', 'approved', 'rejected'].includes(status))
+        throw new UsageError('--status is pending, approved or rejected');
+      const limit = Number(options.limit ?? 50);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError('--limit is 1–1000');
+      const rows = (await deps.deposits.list({ limit, ...(status ? { status: status as DepositStatus } : {}) })).map(
+        view,
+      );
+      return {
+        json: rows,
+        text: table(rows, ['id', 'public_id', 'account', 'amount', 'txn_ref', 'status', 'created_at']),
+      };
+    },
+  },
+  {
+    noun: 'deposits',
+    verb: 'show',
+    summary: 'One deposit, with where its screenshot is stored',
+    args: ['ID'],
+    async run(deps, { args }) {
+      const deposit = await deps.deposits.get(idArg(args[0]));
+      const json = {
+        ...view(deposit),
+        screenshot: {
+          type: deposit.screenshot_type,
+          bytes: deposit.screenshot_bytes,
+          path: deps.deposits.screenshotPath(deposit),
+        },
+      };
+      const text = Object.entries({
+        ...view(deposit),
+        screenshot: `${json.screenshot.path} (${deposit.screenshot_type}, ${deposit.screenshot_bytes} bytes)`,
+      })
+        .map(([k, v]) => `${k.padEnd(12)} ${v ?? '-'}`)
+        .join('\n');
+      return { json, text };
+    },
+  },
+  {
+    noun: 'deposits',
+    verb: 'approve',
+    summary: 'Approve a pending deposit: credits the wallet once, notifies the client',
+    args: ['ID'],
+    async run(deps, { args, actor }) {
+      const { deposit, transaction } = await deps.deposits.approve(idArg(args[0]), actor);
+      return {
+        json: {
+          ...view(deposit),
+          transaction: transaction?.public_id,
+          balance: transaction ? formatPaise(transaction.balance_after_paise) : null,
+        },
+        text: `approved ${deposit.public_id}: ₹${formatPaise(deposit.amount_paise)} credited (${transaction?.public_id}); balance ₹${formatPaise(transaction?.balance_after_paise ?? '0')}`,
+      };
+    },
+  },
+  {
+    noun: 'deposits',
+    verb: 'reject',
+    summary: 'Reject a pending deposit with a reason the client sees',
+    args: ['ID'],
+    options: { reason: { type: 'string', description: 'why (shown to the client)' } },
+    async run(deps, { args, options, actor }) {
+      const { deposit } = await deps.deposits.reject(idArg(args[0]), actor, requiredOption(options, 'reason'));
+      return { json: view(deposit), text: `rejected ${deposit.public_id}: ${deposit.reason}` };
+    },
+  },
+];

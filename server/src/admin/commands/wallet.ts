@@ -1,0 +1,53 @@
+// wallet credit EMAIL AMOUNT --note | wallet show ACCOUNT (CONTRACT §1).
+
+import { formatPaise } from '../../core/money.ts';
+import { isoWithOffset } from '../../core/time.ts';
+import { type Command, requiredOption, table } from '../command.ts';
+
+export const walletCommands: Command[] = [
+  {
+    noun: 'wallet',
+    verb: 'credit',
+    summary: "Add money to an account's wallet (an `adjustment` ledger row with the note)",
+    args: ['ACCOUNT', 'AMOUNT'],
+    options: { note: { type: 'string', description: 'why (kept on the ledger row)' } },
+    async run(deps, { args, options, actor }) {
+      const account = await deps.accounts.find(args[0] as string);
+      const entry = await deps.wallet.credit(account.id, args[1], `${requiredOption(options, 'note')} (${actor})`);
+      return {
+        json: {
+          account: account.email,
+          transaction: entry.public_id,
+          amount: formatPaise(entry.amount_paise),
+          balance: formatPaise(entry.balance_after_paise),
+        },
+        text: `credited ₹${formatPaise(entry.amount_paise)} to ${account.email} (${entry.public_id}); balance ₹${formatPaise(entry.balance_after_paise)}`,
+      };
+    },
+  },
+  {
+    noun: 'wallet',
+    verb: 'show',
+    summary: "An account's balance and latest ledger rows",
+    args: ['ACCOUNT'],
+    async run(deps, { args }) {
+      const account = await deps.accounts.find(args[0] as string);
+      const [balance, page] = await Promise.all([
+        deps.wallet.balance(account.id),
+        deps.wallet.history(account.id, 1, 20),
+      ]);
+      const rows = page.rows.map((r) => ({
+        id: r.public_id,
+        kind: r.kind,
+        amount: formatPaise(r.amount_paise),
+        balance_after: formatPaise(r.balance_after_paise),
+        note: r.note,
+        at: isoWithOffset(r.created_at),
+      }));
+      return {
+        json: { account: account.email, balance: formatPaise(balance), currency: 'INR', transactions: rows },
+        text: `${account.email}: ₹${formatPaise(balance)}\n\n${table(rows, ['id', 'kind', 'amount', 'balance_after', 'note', 'at'])}`,
+      };
+    },
+  },
+];

@@ -1,0 +1,63 @@
+// Live availability of a location for a plan type: the location is open, an active node of the
+// right kind is not known to be down and has room, and (virtual servers) an IPv4 address is free.
+// The reasons are the `unavailable:<reason>` codes orders answer with.
+
+import { type Kysely, sql } from 'kysely';
+import type { DB, PlanType } from '../../db/tables.ts';
+import { NODE_KIND_FOR } from './specs.ts';
+
+export type UnavailableReason = 'plan_inactive' | 'region_closed' | 'no_capacity' | 'no_ipv4' | 'not_sold_here';
+
+export interface LocationStock {
+  locationId: number;
+  active: boolean;
+  ipv4Free: number;
+  /** Free service slots on usable nodes, per node kind. */
+  slots: Record<'proxmox' | 'pterodactyl' | 'cpanel', number>;
+}
+
+/**
+ * Stock of every location in two queries. Slots count services placed on a node (any status
+ * but terminated) against its capacity; that count arrives with the services table.
+ */
+export async function locationStock(db: Kysely<DB>): Promise<Map<number, LocationStock>> {
+  const locations = await db.selectFrom('locations').select(['id', 'active']).execute();
+  const { rows: ips } = await sql<{ location_id: number; free: string }>`
+    select location_id, count(*) as free from ipv4_addresses where status = 'free' group by location_id`.execute(db);
+  const { rows: nodes } = await sql<{ location_id: number; kind: 'proxmox' | 'pterodactyl' | 'cpanel'; free: string }>`
+    select n.location_id, n.kind, sum(greatest(n.capacity - ${usedOnNode()}, 0)) as free
+    from nodes n
+    where n.active and n.health <> 'down'
+    group by n.location_id, n.kind`.execute(db);
+  const stock = new Map<number, LocationStock>();
+  for (const l of locations) {
+    stock.set(l.id, {
+      locationId: l.id,
+      active: l.active,
+      ipv4Free: 0,
+      slots: { proxmox: 0, pterodactyl: 0, cpanel: 0 },
+    });
+  }
+  for (const row of ips) {
+    const entry = stock.get(row.location_id);
+    if (entry) entry.ipv4Free = Number(row.free);
+  }
+  for (const row of nodes) {
+    const entry = stock.get(row.location_id);
+    if (entry) entry.slots[row.kind] = Number(row.free);
+  }
+  return stock;
+}
+
+/** SQL for the services a node already carries (0 until services exist). */
+function usedOnNode() {
+  return sql`0`;
+}
+
+/** Why a plan of `type` cannot be ordered in a location with this stock, or null when it can. */
+export function unavailableReason(type: PlanType, stock: LocationStock | undefined): UnavailableReason | null {
+  if (!stock?.active) return 'region_closed';
+  if (stock.slots[NODE_KIND_FOR[type]] <= 0) return 'no_capacity';
+  if (type === 'vps' && stock.ipv4Free <= 0) return 'no_ipv4';
+  return null;
+}

@@ -1,0 +1,225 @@
+// Manual deposits (spec §2 Manual deposit, 4.6): a client reports a UPI/bank payment with its
+// reference and a screenshot; staff approve (the wallet is credited exactly once, whatever
+// races) or reject (with a reason). Either decision notifies the client in-app and by mail, in
+// the same transaction as the decision.
+
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Kysely } from 'kysely';
+import type { DB, Deposit, DepositStatus } from '../../db/tables.ts';
+import { AppError } from '../errors.ts';
+import { publicId } from '../ids.ts';
+import type { Mailer } from '../mail/mailer.ts';
+import { formatPaise, parsePaise } from '../money.ts';
+import { notify } from '../notifications/notification.service.ts';
+import { post } from '../wallet/ledger.ts';
+import { keepUpload, type ReceivedUpload, uploadDirs } from './uploads.ts';
+
+/** The largest single deposit a client may report. */
+export const MAX_DEPOSIT_PAISE = 1_00_000_00n; // ₹1,00,000
+
+/** UPI references are 12 digits; bank references (IMPS/NEFT/RTGS UTRs) are letters and digits. */
+const TXN_REF = /^[A-Za-z0-9][A-Za-z0-9._/-]{3,63}$/;
+
+export interface SubmitDeposit {
+  amount: unknown;
+  txnRef: unknown;
+  upload: ReceivedUpload | null;
+}
+
+export function createDepositService(options: { db: Kysely<DB>; dataDir: string; mailer: Mailer; clock: () => Date }) {
+  const { db, mailer, clock } = options;
+  const dirs = uploadDirs(options.dataDir);
+
+  async function txnRefTaken(ref: string): Promise<boolean> {
+    const row = await db
+      .selectFrom('deposits')
+      .select('id')
+      .where((eb) => eb(eb.fn('lower', ['txn_ref']), '=', ref.toLowerCase()))
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  async function decide(
+    id: number,
+    reviewer: string,
+    decision: { status: 'approved' } | { status: 'rejected'; reason: string },
+  ) {
+    return db.transaction().execute(async (trx) => {
+      const deposit = await trx.selectFrom('deposits').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+      if (!deposit) throw new AppError('not_found', { message: `No deposit ${id}.` });
+      if (deposit.status !== 'pending') {
+        throw new AppError('conflict', { message: `Deposit ${deposit.public_id} is already ${deposit.status}.` });
+      }
+      const account = await trx
+        .selectFrom('accounts')
+        .select(['id', 'name', 'email'])
+        .where('id', '=', deposit.account_id)
+        .executeTakeFirstOrThrow();
+      const amount = formatPaise(deposit.amount_paise);
+      if (decision.status === 'approved') {
+        const entry = await post(trx, deposit.account_id, {
+          kind: 'deposit',
+          amountPaise: BigInt(deposit.amount_paise),
+          referenceType: 'deposit',
+          referenceId: deposit.id,
+          note: `Deposit ${deposit.public_id} (${deposit.txn_ref})`,
+        });
+        const updated = await trx
+          .updateTable('deposits')
+          .set({ status: 'approved', reviewed_by: reviewer, reviewed_at: clock(), transaction_id: entry.id })
+          .where('id', '=', id)
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        const balance = formatPaise(entry.balance_after_paise);
+        await notify(trx, account.id, {
+          kind: 'deposit_approved',
+          title: `Deposit of ₹${amount} approved`,
+          body: `₹${amount} (reference ${deposit.txn_ref}) was added to your wallet. Balance: ₹${balance}.`,
+          data: { deposit: deposit.public_id, transaction: entry.public_id },
+        });
+        await mailer.queue(
+          trx,
+          account.email,
+          { template: 'deposit_approved', name: account.name, amount, reference: deposit.txn_ref, balance },
+          account.id,
+        );
+        return { deposit: updated, transaction: entry };
+      }
+      const updated = await trx
+        .updateTable('deposits')
+        .set({ status: 'rejected', reason: decision.reason, reviewed_by: reviewer, reviewed_at: clock() })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await notify(trx, account.id, {
+        kind: 'deposit_rejected',
+        title: `Deposit of ₹${amount} not approved`,
+        body: `Your deposit of ₹${amount} (reference ${deposit.txn_ref}) was not approved: ${decision.reason}`,
+        data: { deposit: deposit.public_id },
+      });
+      await mailer.queue(
+        trx,
+        account.email,
+        {
+          template: 'deposit_rejected',
+          name: account.name,
+          amount,
+          reference: deposit.txn_ref,
+          reason: decision.reason,
+        },
+        account.id,
+      );
+      return { deposit: updated, transaction: null };
+    });
+  }
+
+  return {
+    /** Record a deposit for review. Every field problem is reported together; the file is kept only on success. */
+    async submit(accountId: number, input: SubmitDeposit): Promise<Deposit> {
+      const fields: Record<string, string> = {};
+      const amount = parsePaise(input.amount);
+      if (input.amount === undefined || input.amount === '') fields.amount = 'is required';
+      else if (!amount.ok) fields.amount = amount.reason;
+      else if (amount.paise <= 0n) fields.amount = 'must be more than zero';
+      else if (amount.paise > MAX_DEPOSIT_PAISE) fields.amount = `must be at most ${formatPaise(MAX_DEPOSIT_PAISE)}`;
+      const txnRef = typeof input.txnRef === 'string' ? input.txnRef.trim() : '';
+      if (txnRef === '') fields.txn_ref = 'is required';
+      else if (!TXN_REF.test(txnRef))
+        fields.txn_ref = 'must be 4–64 letters, digits, ".", "_", "/" or "-" (the UPI or bank reference)';
+      else if (await txnRefTaken(txnRef)) fields.txn_ref = 'has already been used';
+      if (input.upload === null) fields.screenshot = 'is required (PNG, JPEG, WebP or PDF)';
+      if (Object.keys(fields).length > 0) throw AppError.fields(fields);
+
+      const file = await keepUpload(input.upload as ReceivedUpload, dirs.deposits);
+      try {
+        return await db
+          .insertInto('deposits')
+          .values({
+            public_id: publicId('pay'),
+            account_id: accountId,
+            amount_paise: (amount as { paise: bigint }).paise,
+            txn_ref: txnRef,
+            screenshot_file: file,
+            screenshot_type: (input.upload as ReceivedUpload).type,
+            screenshot_bytes: (input.upload as ReceivedUpload).bytes,
+          })
+          .returningAll()
+          .executeTakeFirstOrThrow();
+      } catch (error) {
+        await rm(join(dirs.deposits, file), { force: true });
+        // Lost a race with another submission of the same reference (any account).
+        if ((error as { code?: string }).code === '23505') throw AppError.fields({ txn_ref: 'has already been used' });
+        throw error;
+      }
+    },
+
+    async listOwn(accountId: number, page: number, perPage: number) {
+      const [rows, count] = await Promise.all([
+        db
+          .selectFrom('deposits')
+          .selectAll()
+          .where('account_id', '=', accountId)
+          .orderBy('id', 'desc')
+          .limit(perPage)
+          .offset((page - 1) * perPage)
+          .execute(),
+        db
+          .selectFrom('deposits')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .where('account_id', '=', accountId)
+          .executeTakeFirstOrThrow(),
+      ]);
+      return { rows, total: Number(count.n) };
+    },
+
+    /** One of the account's deposits; another account's (or none) is 404 not_owner. */
+    async getOwn(accountId: number, id: number): Promise<Deposit> {
+      const deposit = await db
+        .selectFrom('deposits')
+        .selectAll()
+        .where('id', '=', id)
+        .where('account_id', '=', accountId)
+        .executeTakeFirst();
+      if (!deposit) throw new AppError('not_owner');
+      return deposit;
+    },
+
+    screenshotPath: (deposit: Pick<Deposit, 'screenshot_file'>) => join(dirs.deposits, deposit.screenshot_file),
+
+    // Staff operations.
+
+    async list(filter: { status?: DepositStatus; limit: number }) {
+      let query = db
+        .selectFrom('deposits')
+        .innerJoin('accounts', 'accounts.id', 'deposits.account_id')
+        .selectAll('deposits')
+        .select('accounts.email')
+        .orderBy('deposits.id', 'desc')
+        .limit(filter.limit);
+      if (filter.status) query = query.where('deposits.status', '=', filter.status);
+      return query.execute();
+    },
+
+    async get(id: number): Promise<Deposit & { email: string }> {
+      const deposit = await db
+        .selectFrom('deposits')
+        .innerJoin('accounts', 'accounts.id', 'deposits.account_id')
+        .selectAll('deposits')
+        .select('accounts.email')
+        .where('deposits.id', '=', id)
+        .executeTakeFirst();
+      if (!deposit) throw new AppError('not_found', { message: `No deposit ${id}.` });
+      return deposit;
+    },
+
+    approve: (id: number, reviewer: string) => decide(id, reviewer, { status: 'approved' }),
+
+    async reject(id: number, reviewer: string, reason: string) {
+      if (reason.trim().length < 3) throw AppError.fields({ reason: 'say why (at least 3 characters)' });
+      return decide(id, reviewer, { status: 'rejected', reason: reason.trim() });
+    },
+  };
+}
+
+export type DepositService = ReturnType<typeof createDepositService>;

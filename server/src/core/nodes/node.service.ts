@@ -1,0 +1,105 @@
+// Upstream nodes: the Proxmox, Pterodactyl and cPanel servers services run on. Their API
+// credentials are sealed with SECRET_KEY (bound to the node's name) and opened only to build a
+// driver; nothing that lists nodes ever shows them.
+
+import type { Kysely } from 'kysely';
+import type { DB, NodeKind, NodeRow } from '../../db/tables.ts';
+import { decryptSecret, encryptSecret } from '../crypto/secrets.ts';
+import { AppError } from '../errors.ts';
+
+export interface NewNode {
+  name: string;
+  kind: NodeKind;
+  locationCode: string;
+  endpoint: string;
+  credentials: unknown;
+  settings?: unknown;
+  capacity: number;
+}
+
+const REQUIRED_CREDENTIALS: Record<NodeKind, string[]> = {
+  proxmox: ['token_id', 'token_secret'],
+  pterodactyl: ['api_key'],
+  cpanel: ['username', 'api_token'],
+};
+
+function aad(name: string): string {
+  return `node-credentials:${name}`;
+}
+
+export function createNodeService({ db, secretKey }: { db: Kysely<DB>; secretKey: Buffer }) {
+  return {
+    async add(input: NewNode): Promise<NodeRow> {
+      const fields: Record<string, string> = {};
+      if (!/^[a-z0-9][a-z0-9.-]{1,62}$/.test(input.name)) fields.name = 'must be 2–63 of a–z, 0–9, "." and "-"';
+      if (!(input.kind in REQUIRED_CREDENTIALS)) fields.kind = 'must be proxmox, pterodactyl or cpanel';
+      try {
+        const url = new URL(input.endpoint);
+        if (url.protocol !== 'https:' && url.protocol !== 'http:') fields.endpoint = 'must be an http(s) URL';
+      } catch {
+        fields.endpoint = 'must be an http(s) URL';
+      }
+      if (!Number.isInteger(input.capacity) || input.capacity < 0) fields.capacity = 'must be a whole number';
+      const credentials = input.credentials as Record<string, unknown> | null;
+      if (credentials === null || typeof credentials !== 'object' || Array.isArray(credentials)) {
+        fields.credentials = 'must be a JSON object';
+      } else if (fields.kind === undefined) {
+        const missing = REQUIRED_CREDENTIALS[input.kind].filter(
+          (k) => typeof credentials[k] !== 'string' || credentials[k] === '',
+        );
+        if (missing.length > 0) fields.credentials = `needs ${missing.join(', ')}`;
+      }
+      const settings = input.settings ?? {};
+      if (settings === null || typeof settings !== 'object' || Array.isArray(settings))
+        fields.settings = 'must be a JSON object';
+      const location = await db
+        .selectFrom('locations')
+        .select('id')
+        .where('code', '=', input.locationCode)
+        .executeTakeFirst();
+      if (!location) fields.location = `no location "${input.locationCode}"`;
+      if (Object.keys(fields).length > 0) throw AppError.fields(fields);
+      try {
+        return await db
+          .insertInto('nodes')
+          .values({
+            name: input.name,
+            kind: input.kind,
+            location_id: (location as { id: number }).id,
+            endpoint: input.endpoint.replace(/\/+$/, ''),
+            credentials_sealed: encryptSecret(secretKey, JSON.stringify(credentials), aad(input.name)),
+            settings: JSON.stringify(settings),
+            capacity: input.capacity,
+          })
+          .returningAll()
+          .executeTakeFirstOrThrow();
+      } catch (error) {
+        if ((error as { code?: string }).code === '23505') throw AppError.fields({ name: 'is already used' });
+        throw error;
+      }
+    },
+
+    list: () => db.selectFrom('nodes').selectAll().orderBy('id').execute(),
+
+    async get(id: number): Promise<NodeRow> {
+      const node = await db.selectFrom('nodes').selectAll().where('id', '=', id).executeTakeFirst();
+      if (!node) throw new AppError('not_found', { message: `No node ${id}.` });
+      return node;
+    },
+
+    /** The decrypted credentials of a node, to build its driver. Never log or return them. */
+    credentials(node: Pick<NodeRow, 'name' | 'credentials_sealed'>): Record<string, string> {
+      return JSON.parse(decryptSecret(secretKey, node.credentials_sealed, aad(node.name))) as Record<string, string>;
+    },
+
+    async setHealth(id: number, health: 'up' | 'down', detail: string | null): Promise<void> {
+      await db
+        .updateTable('nodes')
+        .set({ health, health_detail: detail, checked_at: new Date() })
+        .where('id', '=', id)
+        .execute();
+    },
+  };
+}
+
+export type NodeService = ReturnType<typeof createNodeService>;

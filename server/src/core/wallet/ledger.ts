@@ -1,0 +1,105 @@
+// The wallet ledger (CONTRACT §3). Every change to a balance is one row, posted in the caller's
+// transaction together with the balance update; the database refuses to update or delete rows
+// (trigger) and refuses a negative balance (CHECK). A debit is a conditional UPDATE that only
+// applies while the balance covers it, so concurrent debits serialise on the wallet row and
+// can never overspend.
+
+import type { Kysely, Transaction } from 'kysely';
+import type { DB, LedgerKind, LedgerRow } from '../../db/tables.ts';
+import { AppError } from '../errors.ts';
+import { publicId } from '../ids.ts';
+import { formatPaise } from '../money.ts';
+
+export interface LedgerEntry {
+  kind: LedgerKind;
+  /** Signed: credits positive, debits negative. */
+  amountPaise: bigint;
+  referenceType?: string;
+  referenceId?: number;
+  note?: string;
+}
+
+/** Make sure the account has a wallet row (a new account has none until its first entry). */
+export async function ensureWallet(db: Kysely<DB>, accountId: number): Promise<void> {
+  await db
+    .insertInto('wallets')
+    .values({ account_id: accountId })
+    .onConflict((oc) => oc.column('account_id').doNothing())
+    .execute();
+}
+
+/**
+ * Post one entry. A debit the balance cannot cover throws `insufficient_funds` with the balance,
+ * the amount required and the shortfall; nothing is written then.
+ */
+export async function post(trx: Transaction<DB>, accountId: number, entry: LedgerEntry): Promise<LedgerRow> {
+  if (entry.amountPaise === 0n) throw new Error('a ledger entry cannot be zero');
+  await ensureWallet(trx, accountId);
+  const updated = await trx
+    .updateTable('wallets')
+    .set((eb) => ({ balance_paise: eb('balance_paise', '+', entry.amountPaise.toString()), updated_at: new Date() }))
+    .where('account_id', '=', accountId)
+    .where((eb) => eb(eb('balance_paise', '+', entry.amountPaise.toString()), '>=', '0'))
+    .returning('balance_paise')
+    .executeTakeFirst();
+  if (!updated) {
+    const balance = BigInt(await balanceOf(trx, accountId));
+    const required = -entry.amountPaise;
+    throw new AppError('insufficient_funds', {
+      message: `The wallet holds ₹${formatPaise(balance)}; this needs ₹${formatPaise(required)}.`,
+      details: {
+        balance: formatPaise(balance),
+        required: formatPaise(required),
+        shortfall: formatPaise(required - balance),
+        currency: 'INR',
+      },
+    });
+  }
+  return trx
+    .insertInto('wallet_transactions')
+    .values({
+      public_id: publicId('pay'),
+      account_id: accountId,
+      kind: entry.kind,
+      amount_paise: entry.amountPaise,
+      balance_after_paise: updated.balance_paise,
+      reference_type: entry.referenceType ?? null,
+      reference_id: entry.referenceId ?? null,
+      note: entry.note ?? null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function balanceOf(db: Kysely<DB>, accountId: number): Promise<string> {
+  const row = await db
+    .selectFrom('wallets')
+    .select('balance_paise')
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  return row?.balance_paise ?? '0';
+}
+
+export interface LedgerPage {
+  rows: LedgerRow[];
+  total: number;
+}
+
+export async function history(db: Kysely<DB>, accountId: number, page: number, perPage: number): Promise<LedgerPage> {
+  const [rows, count] = await Promise.all([
+    db
+      .selectFrom('wallet_transactions')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .orderBy('id', 'desc')
+      .limit(perPage)
+      .offset((page - 1) * perPage)
+      .execute(),
+    db
+      .selectFrom('wallet_transactions')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('account_id', '=', accountId)
+      .executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}

@@ -1,0 +1,39 @@
+// Wallet reads for clients and staff credits. The ledger module does the bookkeeping.
+
+import type { Kysely } from 'kysely';
+import type { DB, LedgerRow } from '../../db/tables.ts';
+import { AppError } from '../errors.ts';
+import { parsePaise } from '../money.ts';
+import { balanceOf, history, type LedgerPage, post } from './ledger.ts';
+
+/** The most a single staff credit may add, so a typo of three zeros does not mint money. */
+export const MAX_CREDIT_PAISE = 10_00_000_00n; // ₹10,00,000
+
+export function createWalletService({ db }: { db: Kysely<DB> }) {
+  return {
+    balance: (accountId: number) => balanceOf(db, accountId),
+
+    history: (accountId: number, page: number, perPage: number): Promise<LedgerPage> =>
+      history(db, accountId, page, perPage),
+
+    /** A staff adjustment (positive), recorded with its reason. */
+    async credit(accountId: number, amount: unknown, note: string): Promise<LedgerRow> {
+      const parsed = parsePaise(amount);
+      const fields: Record<string, string> = {};
+      if (!parsed.ok) fields.amount = parsed.reason;
+      else if (parsed.paise <= 0n) fields.amount = 'must be more than zero';
+      else if (parsed.paise > MAX_CREDIT_PAISE) fields.amount = 'must be at most 1000000.00 per credit';
+      if (note.trim().length < 3) fields.note = 'say why (at least 3 characters)';
+      if (Object.keys(fields).length > 0) throw AppError.fields(fields);
+      return db.transaction().execute((trx) =>
+        post(trx, accountId, {
+          kind: 'adjustment',
+          amountPaise: (parsed as { paise: bigint }).paise,
+          note: note.trim(),
+        }),
+      );
+    },
+  };
+}
+
+export type WalletService = ReturnType<typeof createWalletService>;

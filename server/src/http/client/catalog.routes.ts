@@ -1,0 +1,122 @@
+// Spec 4.5: GET /api/v1/client/catalog/ — active plans with live availability per region,
+// the regions, OS templates and games; `?plan_id=` one plan (unknown or retired: 404).
+
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { CatalogPlan } from '../../core/catalog/catalog.service.ts';
+import type { Deps } from '../../core/deps.ts';
+import { CURRENCY, formatPaise } from '../../core/money.ts';
+import { sessionErrors } from '../schemas.ts';
+import { okSchema } from './views.ts';
+
+const RegionSchema = Type.Object({
+  code: Type.String(),
+  name: Type.String(),
+  city: Type.String(),
+  available: Type.Boolean(),
+  reason: Type.Union([Type.String(), Type.Null()], {
+    description: 'why not orderable: region_closed, no_capacity, no_ipv4',
+  }),
+});
+
+export const PlanSchema = Type.Object({
+  id: Type.Integer(),
+  label: Type.String({ description: 'usable instead of the id when ordering' }),
+  name: Type.String(),
+  type: Type.Union([Type.Literal('vps'), Type.Literal('game'), Type.Literal('web')]),
+  specs: Type.Record(Type.String(), Type.Unknown()),
+  price: Type.Object({ monthly: Type.String({ description: 'INR, two decimals' }), currency: Type.Literal('INR') }),
+  available: Type.Boolean(),
+  regions: Type.Array(RegionSchema),
+});
+
+export function planView({ plan, regions, available }: CatalogPlan) {
+  return {
+    id: plan.id,
+    label: plan.label,
+    name: plan.name,
+    type: plan.type,
+    specs: plan.specs,
+    price: { monthly: formatPaise(plan.price_paise), currency: 'INR' as const },
+    available,
+    regions: regions.map((r) => ({
+      code: r.location.code,
+      name: r.location.name,
+      city: r.location.city,
+      available: r.available,
+      reason: r.reason,
+    })),
+  };
+}
+
+export async function catalogRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  app.get(
+    '/catalog/',
+    {
+      schema: {
+        tags: ['catalog'],
+        summary: 'The catalog: plans, availability, regions, pricing (or one plan with ?plan_id=)',
+        querystring: Type.Object(
+          { plan_id: Type.Optional(Type.Integer({ minimum: 1 })) },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Union([
+            okSchema({
+              currency: Type.Literal('INR'),
+              plans: Type.Array(PlanSchema),
+              regions: Type.Array(
+                Type.Object({
+                  code: Type.String(),
+                  name: Type.String(),
+                  city: Type.String(),
+                  country: Type.String(),
+                  ipv4_free: Type.Integer(),
+                  available: Type.Object({ vps: Type.Boolean(), game: Type.Boolean(), web: Type.Boolean() }),
+                }),
+              ),
+              os: Type.Array(
+                Type.Object({
+                  slug: Type.String(),
+                  name: Type.String(),
+                  family: Type.String(),
+                  version: Type.String(),
+                }),
+              ),
+              games: Type.Array(Type.Object({ slug: Type.String(), name: Type.String() })),
+            }),
+            okSchema({ plan: PlanSchema }),
+          ]),
+          ...sessionErrors(401, 404, 422),
+        },
+      },
+    },
+    async (request) => {
+      const { plan_id: planId } = request.query as { plan_id?: number };
+      if (planId !== undefined) {
+        return { success: true as const, message: 'Plan loaded.', plan: planView(await deps.catalog.plan(planId)) };
+      }
+      const catalog = await deps.catalog.catalog();
+      return {
+        success: true as const,
+        message: 'Catalog loaded.',
+        currency: CURRENCY as 'INR',
+        plans: catalog.plans.map(planView),
+        regions: catalog.locations.map(({ location, stock }) => ({
+          code: location.code,
+          name: location.name,
+          city: location.city,
+          country: location.country,
+          ipv4_free: stock.ipv4Free,
+          available: {
+            vps: stock.slots.proxmox > 0 && stock.ipv4Free > 0,
+            game: stock.slots.pterodactyl > 0,
+            web: stock.slots.cpanel > 0,
+          },
+        })),
+        os: catalog.os.map((o) => ({ slug: o.slug, name: o.name, family: o.family, version: o.version })),
+        games: catalog.games,
+      };
+    },
+  );
+}

@@ -1,0 +1,220 @@
+// Spec 4.6: GET /api/v1/client/wallet/ (balance and ledger), POST /wallet/deposit/ (multipart:
+// amount, txn_ref, screenshot; CSRF) and GET /wallet/deposit/ (own deposits; ?id= one;
+// ?id=&action=screenshot the proof, as an attachment, to its owner only).
+
+import { createReadStream } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { CONTENT_TYPES, type ReceivedUpload } from '../../core/deposits/uploads.ts';
+import type { Deps } from '../../core/deps.ts';
+import { AppError } from '../../core/errors.ts';
+import { CURRENCY, formatPaise } from '../../core/money.ts';
+import { isoWithOffset } from '../../core/time.ts';
+import type { Deposit, LedgerRow } from '../../db/tables.ts';
+import { sessionErrors } from '../schemas.ts';
+import { limit, PAGE_QUERY, PaginationSchema, pagination, signedIn } from './context.ts';
+import { okSchema } from './views.ts';
+
+const Money = Type.String({ description: 'INR amount, two decimals; debits are negative' });
+
+const TransactionSchema = Type.Object({
+  id: Type.Integer(),
+  public_id: Type.String({ description: 'pay_…' }),
+  kind: Type.String({ description: 'deposit, order, renewal, refund or adjustment' }),
+  amount: Money,
+  balance_after: Money,
+  reference: Type.Union([Type.Object({ type: Type.String(), id: Type.Integer() }), Type.Null()]),
+  note: Type.Union([Type.String(), Type.Null()]),
+  created_at: Type.String({ format: 'date-time' }),
+});
+
+const DepositSchema = Type.Object({
+  id: Type.Integer(),
+  public_id: Type.String({ description: 'pay_…' }),
+  amount: Money,
+  currency: Type.Literal('INR'),
+  txn_ref: Type.String(),
+  status: Type.String({ description: 'pending, approved or rejected' }),
+  reason: Type.Union([Type.String(), Type.Null()]),
+  screenshot: Type.Object({ type: Type.String(), bytes: Type.Integer(), url: Type.String() }),
+  created_at: Type.String({ format: 'date-time' }),
+  reviewed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+
+function transactionView(t: LedgerRow) {
+  return {
+    id: t.id,
+    public_id: t.public_id,
+    kind: t.kind,
+    amount: formatPaise(t.amount_paise),
+    balance_after: formatPaise(t.balance_after_paise),
+    reference:
+      t.reference_type !== null && t.reference_id !== null ? { type: t.reference_type, id: t.reference_id } : null,
+    note: t.note,
+    created_at: isoWithOffset(t.created_at),
+  };
+}
+
+function depositView(d: Deposit) {
+  return {
+    id: d.id,
+    public_id: d.public_id,
+    amount: formatPaise(d.amount_paise),
+    currency: 'INR' as const,
+    txn_ref: d.txn_ref,
+    status: d.status,
+    reason: d.reason,
+    screenshot: {
+      type: d.screenshot_type,
+      bytes: d.screenshot_bytes,
+      url: `/api/v1/client/wallet/deposit/?id=${d.id}&action=screenshot`,
+    },
+    created_at: isoWithOffset(d.created_at),
+    reviewed_at: d.reviewed_at ? isoWithOffset(d.reviewed_at) : null,
+  };
+}
+
+export async function walletRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  const tags = ['wallet'];
+
+  app.get(
+    '/wallet/',
+    {
+      schema: {
+        tags,
+        summary: 'Wallet balance and transaction history (newest first)',
+        querystring: Type.Object(PAGE_QUERY, { additionalProperties: false }),
+        response: {
+          200: okSchema({
+            wallet: Type.Object({ balance: Money, currency: Type.Literal('INR') }),
+            transactions: Type.Array(TransactionSchema),
+            pagination: PaginationSchema,
+          }),
+          ...sessionErrors(401, 422),
+        },
+      },
+    },
+    async (request) => {
+      const session = signedIn(request);
+      const q = request.query as { page: number; per_page: number };
+      const [balance, page] = await Promise.all([
+        deps.wallet.balance(session.account.id),
+        deps.wallet.history(session.account.id, q.page, q.per_page),
+      ]);
+      return {
+        success: true as const,
+        message: 'Wallet loaded.',
+        wallet: { balance: formatPaise(balance), currency: CURRENCY as 'INR' },
+        transactions: page.rows.map(transactionView),
+        pagination: pagination(q.page, q.per_page, page.total),
+      };
+    },
+  );
+
+  app.post(
+    '/wallet/deposit/',
+    {
+      config: { uploads: true },
+      schema: {
+        tags,
+        summary: 'Report a UPI/bank deposit for staff approval (multipart/form-data)',
+        description:
+          'Fields: `amount` (rupees, > 0, at most 100000.00, two decimals at most), `txn_ref` (the UPI or bank ' +
+          'reference, 4–64 characters, unique across all accounts regardless of case: reuse is 422), `screenshot` ' +
+          '(PNG, JPEG, WebP or PDF by content, at most 5 MiB: 413 when larger, 415 for other content), `csrf_token` ' +
+          '(or the X-CSRF-Token header). Limited to 5 an hour and 20 a day per account.',
+        consumes: ['multipart/form-data'],
+        body: Type.Object(
+          {
+            amount: Type.Optional(Type.Union([Type.String({ maxLength: 32 }), Type.Number()])),
+            txn_ref: Type.Optional(Type.String({ maxLength: 128 })),
+            screenshot: Type.Optional(
+              Type.Unsafe<ReceivedUpload>({ description: 'the payment proof file', format: 'binary' }),
+            ),
+            csrf_token: Type.Optional(Type.String()),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: okSchema({ deposit: DepositSchema }), ...sessionErrors(400, 401, 403, 413, 415, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const session = signedIn(request);
+      const key = `account:${session.account.id}`;
+      await limit(deps, reply, [
+        ['deposit_account', key],
+        ['deposit_daily_account', key],
+      ]);
+      const body = (request.body ?? {}) as { amount?: unknown; txn_ref?: unknown; screenshot?: ReceivedUpload };
+      let deposit: Awaited<ReturnType<Deps['deposits']['submit']>>;
+      try {
+        deposit = await deps.deposits.submit(session.account.id, {
+          amount: body.amount,
+          txnRef: body.txn_ref,
+          upload: body.screenshot ?? null,
+        });
+      } catch (error) {
+        // A submission refused for its content does not use up the client's allowance.
+        if (error instanceof AppError && error.code === 'validation_failed') {
+          await deps.limits.refund('deposit_account', key);
+          await deps.limits.refund('deposit_daily_account', key);
+        }
+        throw error;
+      }
+      return reply.code(201).send({
+        success: true as const,
+        message: `Deposit of ₹${formatPaise(deposit.amount_paise)} submitted for approval.`,
+        deposit: depositView(deposit),
+      });
+    },
+  );
+
+  app.get(
+    '/wallet/deposit/',
+    {
+      schema: {
+        tags,
+        summary: 'Your deposits with their status; ?id= one; ?id=&action=screenshot its proof file',
+        querystring: Type.Object(
+          {
+            ...PAGE_QUERY,
+            id: Type.Optional(Type.Integer({ minimum: 1 })),
+            action: Type.Optional(Type.Literal('screenshot')),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Union([
+            okSchema({ deposits: Type.Array(DepositSchema), pagination: PaginationSchema }),
+            okSchema({ deposit: DepositSchema }),
+          ]),
+          ...sessionErrors(401, 404, 422),
+        },
+      },
+    },
+    async (request, reply) => {
+      const session = signedIn(request);
+      const q = request.query as { page: number; per_page: number; id?: number; action?: 'screenshot' };
+      if (q.id !== undefined) {
+        const deposit = await deps.deposits.getOwn(session.account.id, q.id);
+        if (q.action === 'screenshot') {
+          const extension = deposit.screenshot_type === 'jpeg' ? 'jpg' : deposit.screenshot_type;
+          return reply
+            .type(CONTENT_TYPES[deposit.screenshot_type])
+            .header('Content-Disposition', `attachment; filename="deposit-${deposit.public_id}.${extension}"`)
+            .header('Cache-Control', 'private, no-store')
+            .header('Content-Security-Policy', "default-src 'none'; sandbox")
+            .send(createReadStream(deps.deposits.screenshotPath(deposit)));
+        }
+        return { success: true as const, message: 'Deposit loaded.', deposit: depositView(deposit) };
+      }
+      const list = await deps.deposits.listOwn(session.account.id, q.page, q.per_page);
+      return {
+        success: true as const,
+        message: 'Deposits loaded.',
+        deposits: list.rows.map(depositView),
+        pagination: pagination(q.page, q.per_page, list.total),
+      };
+    },
+  );
+}
