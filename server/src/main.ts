@@ -12,6 +12,7 @@ import { closeDeps, createDeps } from './core/deps.ts';
 import { openDatabase, targetFromConfig } from './db/database.ts';
 import { DataDirLockedError } from './db/lock.ts';
 import { migrateToLatest } from './db/migrator.ts';
+import { startDemoUpstreams } from './demo.ts';
 import { buildServer } from './http/server.ts';
 import { createLogger } from './logging.ts';
 import { startWorker } from './worker/worker.ts';
@@ -57,6 +58,10 @@ async function main(): Promise<void> {
   if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
   const deps = await createDeps(config, database, logger);
   if (config.demo) await seedDemoCatalog(database.db);
+  // The emulators run inside `npm start` only: separate api/worker processes would each start
+  // their own and repoint the nodes at it.
+  const demo = config.demo && role === 'all' ? await startDemoUpstreams(deps) : null;
+  if (config.demo && role !== 'all') logger.warn('DEMO=1: the emulated upstreams run only under `npm start`');
 
   let app: FastifyInstance | null = null;
   let adminSocket: Server | null = null;
@@ -96,6 +101,7 @@ async function main(): Promise<void> {
       await app?.close(); // stops accepting, waits for in-flight requests
       adminSocket?.close();
       await closeDeps(deps); // lets running jobs finish, then stops the queue
+      await demo?.stop();
       await database.close(); // releases the embedded lock
       logger.info('stopped');
       process.exit(0);

@@ -5,6 +5,7 @@ import { catalogCommands } from './commands/catalog.ts';
 import { depositCommands } from './commands/deposits.ts';
 import { mailCommands } from './commands/mail.ts';
 import { nodeCommands } from './commands/nodes.ts';
+import { serviceCommands } from './commands/services.ts';
 import { systemCommands } from './commands/system.ts';
 import { walletCommands } from './commands/wallet.ts';
 
@@ -14,6 +15,7 @@ export const COMMANDS: Command[] = [
   ...depositCommands,
   ...catalogCommands,
   ...nodeCommands,
+  ...serviceCommands,
   ...mailCommands,
   ...systemCommands,
 ];

@@ -14,7 +14,12 @@ import { JobQueue, type QueueDefinition } from './jobs/queue.ts';
 import { createMailer, type Mailer } from './mail/mailer.ts';
 import { createNodeService, type NodeService } from './nodes/node.service.ts';
 import { createNotificationService, type NotificationService } from './notifications/notification.service.ts';
+import { createOrderService, type OrderService } from './orders/order.service.ts';
 import { createRateLimits, type RateLimitStore, type RateLimits } from './ratelimit/rate-limits.ts';
+import { type Backends, createBackends, type DriverTiming } from './services/backends.ts';
+import { createServiceService, type ServiceService } from './services/service.service.ts';
+import { createServiceActions, type ServiceActions } from './services/service-actions.ts';
+import { createServiceStaff, type ServiceStaff } from './services/staff.ts';
 import { type Clock, systemClock } from './time.ts';
 import { createWalletService, type WalletService } from './wallet/wallet.service.ts';
 
@@ -34,6 +39,11 @@ export interface Deps {
   wallet: WalletService;
   deposits: DepositService;
   notifications: NotificationService;
+  orders: OrderService;
+  services: ServiceService;
+  serviceActions: ServiceActions;
+  backends: Backends;
+  serviceStaff: ServiceStaff;
 }
 
 export interface DepsOverrides {
@@ -43,6 +53,8 @@ export interface DepsOverrides {
   rateLimitPrefix?: string;
   /** Per-queue policy changes (tests shorten retry delays). */
   queues?: Partial<Record<keyof AppJobs, Partial<QueueDefinition>>>;
+  /** Upstream driver timing (tests poll faster). */
+  driverTiming?: DriverTiming;
 }
 
 function rateLimitStore(config: Config, database: Database): RateLimitStore {
@@ -85,6 +97,11 @@ export async function createDeps(
   const wallet = createWalletService({ db });
   const deposits = createDepositService({ db, dataDir: config.dataDir, mailer, clock });
   const notifications = createNotificationService({ db, clock });
+  const orders = createOrderService({ db, jobs, clock });
+  const services = createServiceService({ db, secretKey, clock });
+  const backends = createBackends(nodes, overrides.driverTiming);
+  const serviceActions = createServiceActions({ db, jobs, backends, services });
+  const serviceStaff = createServiceStaff({ db, jobs, nodes, backends, clock });
   return {
     config,
     logger,
@@ -101,6 +118,11 @@ export async function createDeps(
     wallet,
     deposits,
     notifications,
+    orders,
+    services,
+    serviceActions,
+    backends,
+    serviceStaff,
   };
 }
 
@@ -109,4 +131,5 @@ export async function closeDeps(deps: Deps): Promise<void> {
   await deps.jobs.stop();
   await deps.limits.close();
   deps.mailer.close();
+  deps.backends.close();
 }

@@ -209,6 +209,103 @@ export interface NotificationsTable {
   created_at: CreatedAt;
 }
 
+export type ServiceStatus = 'pending' | 'provisioning' | 'active' | 'suspended' | 'failed' | 'terminated';
+
+export interface ServicesTable {
+  id: Generated<number>;
+  account_id: number;
+  plan_id: number;
+  order_id: number | null;
+  type: PlanType;
+  label: string;
+  status: ColumnType<ServiceStatus, ServiceStatus | undefined, ServiceStatus>;
+  location_id: number;
+  node_id: number | null;
+  price_paise: Paise;
+  config: ColumnType<Record<string, unknown>, string | undefined, string>;
+  /** Where the service lives upstream, e.g. `{vmid, node, name}`; null until created. */
+  external: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  credentials_sealed: string | null;
+  period_end: NullableTimestamp;
+  created_at: CreatedAt;
+  activated_at: NullableTimestamp;
+  suspended_at: NullableTimestamp;
+  terminated_at: NullableTimestamp;
+}
+
+export type OrderStatus = 'unpaid' | 'paid' | 'refunded' | 'cancelled';
+
+export interface OrdersTable {
+  id: Generated<number>;
+  public_id: string;
+  account_id: number;
+  plan_id: number;
+  service_id: number | null;
+  kind: 'new' | 'renewal';
+  status: OrderStatus;
+  amount_paise: Paise;
+  config: ColumnType<Record<string, unknown>, string | undefined, string>;
+  domain: string | null;
+  location_id: number | null;
+  transaction_id: number | null;
+  refund_transaction_id: number | null;
+  created_at: CreatedAt;
+  paid_at: NullableTimestamp;
+}
+
+export type JobType = 'provision' | 'power' | 'reinstall' | 'suspend' | 'unsuspend' | 'terminate';
+export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed';
+
+export interface JobsTable {
+  id: Generated<number>;
+  account_id: number;
+  service_id: number;
+  type: JobType;
+  params: ColumnType<Record<string, unknown>, string | undefined, string>;
+  status: ColumnType<JobStatus, JobStatus | undefined, JobStatus>;
+  progress: ColumnType<number, number | undefined, number>;
+  step: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  attempts: ColumnType<number, number | undefined, number>;
+  created_at: CreatedAt;
+  started_at: NullableTimestamp;
+  finished_at: NullableTimestamp;
+}
+
+export interface ServiceEventsTable {
+  id: Generated<number>;
+  service_id: number;
+  kind: string;
+  message: string;
+  data: ColumnType<Record<string, unknown>, string | undefined, string>;
+  created_at: CreatedAt;
+}
+
+export interface ServiceRequestsTable {
+  id: Generated<number>;
+  service_id: number;
+  account_id: number;
+  kind: 'suspend' | 'terminate';
+  status: ColumnType<'pending' | 'approved' | 'rejected', 'pending' | 'approved' | 'rejected' | undefined>;
+  note: string | null;
+  reason: string | null;
+  reviewed_by: string | null;
+  job_id: number | null;
+  created_at: CreatedAt;
+  decided_at: NullableTimestamp;
+}
+
+export interface IdempotencyKeysTable {
+  account_id: number;
+  key: string;
+  scope: string;
+  request_hash: string;
+  response_status: number;
+  response_body: string;
+  created_at: CreatedAt;
+}
+
 export interface DB {
   accounts: AccountsTable;
   sessions: SessionsTable;
@@ -226,6 +323,12 @@ export interface DB {
   wallet_transactions: WalletTransactionsTable;
   deposits: DepositsTable;
   notifications: NotificationsTable;
+  services: ServicesTable;
+  orders: OrdersTable;
+  jobs: JobsTable;
+  service_events: ServiceEventsTable;
+  service_requests: ServiceRequestsTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 export type Account = Selectable<AccountsTable>;
@@ -240,3 +343,8 @@ export type NodeRow = Selectable<NodesTable>;
 export type LedgerRow = Selectable<WalletTransactionsTable>;
 export type Deposit = Selectable<DepositsTable>;
 export type Notification = Selectable<NotificationsTable>;
+export type Service = Selectable<ServicesTable>;
+export type Order = Selectable<OrdersTable>;
+export type Job = Selectable<JobsTable>;
+export type ServiceEvent = Selectable<ServiceEventsTable>;
+export type ServiceRequest = Selectable<ServiceRequestsTable>;

@@ -2,6 +2,7 @@
 // request reads (sessions) stay small. Mail that was delivered keeps its metadata, not its body.
 
 import type { Kysely } from 'kysely';
+import { IDEMPOTENCY_RETENTION_HOURS } from '../core/idempotency.ts';
 import type { DB } from '../db/tables.ts';
 
 export async function sweep(db: Kysely<DB>, now: Date): Promise<Record<string, number>> {
@@ -15,7 +16,12 @@ export async function sweep(db: Kysely<DB>, now: Date): Promise<Record<string, n
     .deleteFrom('login_codes')
     .where((eb) => eb.or([eb('expires_at', '<=', dayAgo), eb('consumed_at', '<=', dayAgo)]))
     .executeTakeFirst();
+  const idempotency = await db
+    .deleteFrom('idempotency_keys')
+    .where('created_at', '<=', new Date(now.getTime() - IDEMPOTENCY_RETENTION_HOURS * 3600 * 1000))
+    .executeTakeFirst();
   return {
+    idempotency_keys: Number(idempotency.numDeletedRows),
     sessions: Number(sessions.numDeletedRows),
     tokens: Number(tokens.numDeletedRows),
     codes: Number(codes.numDeletedRows),

@@ -4,6 +4,8 @@
 import type { Deps } from '../core/deps.ts';
 import type { AppJobs } from '../core/jobs/catalog.ts';
 import type { JobHandlers } from '../core/jobs/queue.ts';
+import { runActionJob } from './actions.ts';
+import { runProvisionJob } from './provision.ts';
 import { sweep } from './sweep.ts';
 
 export function jobHandlers(deps: Deps): JobHandlers<AppJobs> {
@@ -13,6 +15,8 @@ export function jobHandlers(deps: Deps): JobHandlers<AppJobs> {
       const removed = await sweep(deps.database.db, deps.clock());
       context.logger.info(removed, 'maintenance sweep');
     },
+    'service.provision': (payload, context) => runProvisionJob(deps, payload.jobId, context),
+    'service.action': (payload, context) => runActionJob(deps, payload.jobId, context),
   };
 }
 

@@ -59,4 +59,14 @@ export const nodeCommands: Command[] = [
       };
     },
   },
+  {
+    noun: 'nodes',
+    verb: 'check',
+    summary: 'Probe every node (or one) and record its health',
+    optionalArgs: ['NODE'],
+    async run(deps, { args }) {
+      const rows = await deps.serviceStaff.checkNodes(args[0]);
+      return { json: rows, text: table(rows, ['name', 'kind', 'health', 'detail']) };
+    },
+  },
 ];

@@ -16,10 +16,7 @@ export interface LocationStock {
   slots: Record<'proxmox' | 'pterodactyl' | 'cpanel', number>;
 }
 
-/**
- * Stock of every location in two queries. Slots count services placed on a node (any status
- * but terminated) against its capacity; that count arrives with the services table.
- */
+/** Stock of every location in three queries. Slots are node capacity minus the live services placed on it. */
 export async function locationStock(db: Kysely<DB>): Promise<Map<number, LocationStock>> {
   const locations = await db.selectFrom('locations').select(['id', 'active']).execute();
   const { rows: ips } = await sql<{ location_id: number; free: string }>`
@@ -49,9 +46,9 @@ export async function locationStock(db: Kysely<DB>): Promise<Map<number, Locatio
   return stock;
 }
 
-/** SQL for the services a node already carries (0 until services exist). */
+/** SQL for the services a node carries: every one not terminated or failed. */
 function usedOnNode() {
-  return sql`0`;
+  return sql`(select count(*) from services s where s.node_id = n.id and s.status not in ('terminated', 'failed'))`;
 }
 
 /** Why a plan of `type` cannot be ordered in a location with this stock, or null when it can. */

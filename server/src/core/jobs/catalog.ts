@@ -8,6 +8,10 @@ export type AppJobs = {
   'mail.send': { outboxId: number };
   /** Periodic clean-up of expired sessions, tokens and codes (scheduled by the worker). */
   'maintenance.sweep': Record<string, never>;
+  /** Provision or reinstall a service: one row of `jobs`, run step by step, resumable. */
+  'service.provision': { jobId: number };
+  /** Power signals, suspension, termination: one row of `jobs`. */
+  'service.action': { jobId: number };
 };
 
 export const APP_QUEUES: QueueDefinitions<AppJobs> = {
@@ -21,4 +25,25 @@ export const APP_QUEUES: QueueDefinitions<AppJobs> = {
     concurrency: 5,
   },
   'maintenance.sweep': { retryLimit: 1, retryDelay: 60, retryBackoff: false, expireInSeconds: 600, concurrency: 1 },
+  // Upstream trouble is retried with backoff for about half an hour (10 s … 5 min) before the
+  // job gives up and compensates; a worker that dies mid-job stops its heartbeat and the job is
+  // picked up again within a minute.
+  'service.provision': {
+    retryLimit: 8,
+    retryDelay: 10,
+    retryBackoff: true,
+    retryDelayMax: 300,
+    expireInSeconds: 900,
+    heartbeatSeconds: 15,
+    concurrency: 4,
+  },
+  'service.action': {
+    retryLimit: 3,
+    retryDelay: 5,
+    retryBackoff: true,
+    retryDelayMax: 60,
+    expireInSeconds: 600,
+    heartbeatSeconds: 15,
+    concurrency: 4,
+  },
 };

@@ -21,6 +21,8 @@ export interface QueueDefinition {
   expireInSeconds: number;
   /** Jobs of this queue handled at once by one process. */
   concurrency: number;
+  /** When set, a running job must show signs of life this often or it is handed to another worker. */
+  heartbeatSeconds?: number;
 }
 
 export type QueueDefinitions<C extends JobCatalog> = { [N in keyof C & string]: QueueDefinition };
@@ -51,6 +53,9 @@ export type Executor = Pick<Kysely<unknown>, 'executeQuery'>;
 
 const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
+/** How often pg-boss looks for jobs whose worker died (missed heartbeat or expiry). */
+const SUPERVISE_SECONDS = 10;
+
 export class JobQueue<C extends JobCatalog> {
   readonly #boss: PgBoss;
   readonly #definitions: QueueDefinitions<C>;
@@ -76,6 +81,7 @@ export class JobQueue<C extends JobCatalog> {
           ? {}
           : { retryDelayMax: definition.retryDelayMax }),
         expireInSeconds: definition.expireInSeconds,
+        ...(definition.heartbeatSeconds === undefined ? {} : { heartbeatSeconds: definition.heartbeatSeconds }),
         notify: true,
       };
       if (await this.#boss.getQueue(name)) await this.#boss.updateQueue(name, options);
@@ -178,6 +184,7 @@ function createBoss(database: Database): PgBoss {
       backend: 'postgres',
       useListenNotify: true,
       application_name: 'hostplane-jobs',
+      superviseIntervalSeconds: SUPERVISE_SECONDS,
     });
   }
   const pool = database.pool;
@@ -185,6 +192,7 @@ function createBoss(database: Database): PgBoss {
   return new PgBoss({
     backend: 'pglite',
     useListenNotify: true,
+    superviseIntervalSeconds: SUPERVISE_SECONDS,
     db: {
       // The one path into PGlite: the app's own pool, never pglite.query().
       async executeSql(text: string, values?: unknown[]) {

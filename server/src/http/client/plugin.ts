@@ -18,6 +18,8 @@ import { authRoutes } from './auth.routes.ts';
 import { catalogRoutes } from './catalog.routes.ts';
 import type { ClientSession } from './context.ts';
 import { notificationRoutes } from './notifications.routes.ts';
+import { orderRoutes } from './orders.routes.ts';
+import { serviceRoutes } from './services.routes.ts';
 import { walletRoutes } from './wallet.routes.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -102,4 +104,6 @@ export async function clientSurface(app: FastifyInstance, { deps }: { deps: Deps
   await app.register(catalogRoutes, { deps });
   await app.register(walletRoutes, { deps });
   await app.register(notificationRoutes, { deps });
+  await app.register(orderRoutes, { deps });
+  await app.register(serviceRoutes, { deps });
 }

@@ -45,6 +45,8 @@ export function registerOpenApi(app: FastifyInstance, publicUrl: string): void {
         { name: 'catalog', description: 'Session surface: plans, regions, OS templates, games' },
         { name: 'wallet', description: 'Session surface: balance, ledger and manual deposits' },
         { name: 'notifications', description: 'Session surface: in-app notifications' },
+        { name: 'orders', description: 'Session surface: orders paid from the wallet' },
+        { name: 'services', description: 'Session surface: services, power, metrics, renewals' },
       ],
     },
     // Shared schemas keep their $id as the component name, so errors read `#/components/schemas/TokenError`.

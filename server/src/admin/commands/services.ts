@@ -1,0 +1,208 @@
+// requests list|approve|reject, jobs list|show|retry, services list|show|unsuspend (CONTRACT §1).
+// Approvals run through the backend as jobs; the command waits (up to a minute) for the outcome.
+
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Deps } from '../../core/deps.ts';
+import { formatPaise } from '../../core/money.ts';
+import { isoWithOffset } from '../../core/time.ts';
+import type { Job } from '../../db/tables.ts';
+import { type Command, idArg, requiredOption, table, UsageError } from '../command.ts';
+
+function jobRow(job: Job) {
+  return {
+    id: job.id,
+    type: job.type,
+    service: job.service_id,
+    status: job.status,
+    progress: job.progress,
+    step: job.step,
+    attempts: job.attempts,
+    error: job.error_code ? `${job.error_code}: ${job.error_message}` : null,
+    created_at: isoWithOffset(job.created_at),
+    finished_at: job.finished_at ? isoWithOffset(job.finished_at) : null,
+  };
+}
+
+/** Wait for a job to settle, so staff see the outcome; gives up quietly after `ms`. */
+async function settle(deps: Deps, jobId: number, ms = 60_000): Promise<Job> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const job = await deps.database.db.selectFrom('jobs').selectAll().where('id', '=', jobId).executeTakeFirstOrThrow();
+    if (job.status === 'succeeded' || job.status === 'failed' || Date.now() > deadline || !deps.jobs.working)
+      return job;
+    await sleep(250);
+  }
+}
+
+const outcome = (job: Job) =>
+  job.status === 'succeeded'
+    ? 'done'
+    : job.status === 'failed'
+      ? `failed: ${job.error_message}`
+      : `still ${job.status} (job ${job.id}; see \`jobs show ${job.id}\`)`;
+
+export const serviceCommands: Command[] = [
+  {
+    noun: 'requests',
+    verb: 'list',
+    summary: 'Suspend/terminate requests from clients (default: pending)',
+    options: { status: { type: 'string', description: 'pending (default), approved, rejected or all' } },
+    async run(deps, { options }) {
+      const status = (options.status as string | undefined) ?? 'pending';
+      if (!['pending', 'approved', 'rejected', 'all'].includes(status))
+        throw new UsageError('--status is pending, approved, rejected or all');
+      const rows = (await deps.services.listRequests(status === 'all' ? undefined : (status as 'pending'))).map(
+        (r) => ({
+          id: r.id,
+          kind: r.kind,
+          status: r.status,
+          service: `${r.service_id} ${r.label} (${r.service_status})`,
+          account: r.email,
+          note: r.note,
+          created_at: isoWithOffset(r.created_at),
+          reviewed_by: r.reviewed_by,
+        }),
+      );
+      return { json: rows, text: table(rows, ['id', 'kind', 'status', 'service', 'account', 'note', 'created_at']) };
+    },
+  },
+  {
+    noun: 'requests',
+    verb: 'approve',
+    summary: 'Approve a request: suspends (stops) or terminates (deletes, releases the IPv4) through the backend',
+    args: ['ID'],
+    async run(deps, { args, actor }) {
+      const { request, job } = await deps.serviceStaff.approveRequest(idArg(args[0]), actor);
+      const settled = await settle(deps, job.id);
+      return {
+        json: { request: request.id, kind: request.kind, job: jobRow(settled) },
+        text: `approved ${request.kind} of service ${request.service_id}: ${outcome(settled)}`,
+      };
+    },
+  },
+  {
+    noun: 'requests',
+    verb: 'reject',
+    summary: 'Reject a request with a reason',
+    args: ['ID'],
+    options: { reason: { type: 'string', description: 'why (kept on the request and in the service events)' } },
+    async run(deps, { args, options, actor }) {
+      const request = await deps.services.rejectRequest(idArg(args[0]), actor, requiredOption(options, 'reason'));
+      return { json: request, text: `rejected request ${request.id}` };
+    },
+  },
+  {
+    noun: 'jobs',
+    verb: 'list',
+    summary: 'Jobs, newest first',
+    options: {
+      status: { type: 'string', description: 'queued, running, succeeded or failed' },
+      service: { type: 'string', description: 'a service id' },
+      limit: { type: 'string', description: 'rows (default 50)' },
+    },
+    async run(deps, { options }) {
+      let query = deps.database.db
+        .selectFrom('jobs')
+        .selectAll()
+        .orderBy('id', 'desc')
+        .limit(Number(options.limit ?? 50));
+      if (options.status) {
+        if (!['queued', 'running', 'succeeded', 'failed'].includes(String(options.status)))
+          throw new UsageError('--status is queued, running, succeeded or failed');
+        query = query.where('status', '=', String(options.status) as 'queued');
+      }
+      if (options.service) query = query.where('service_id', '=', idArg(String(options.service), '--service'));
+      const rows = (await query.execute()).map(jobRow);
+      return {
+        json: rows,
+        text: table(rows, ['id', 'type', 'service', 'status', 'progress', 'attempts', 'error', 'created_at']),
+      };
+    },
+  },
+  {
+    noun: 'jobs',
+    verb: 'show',
+    summary: "One job with its service's recent events",
+    args: ['ID'],
+    async run(deps, { args }) {
+      const job = await deps.database.db
+        .selectFrom('jobs')
+        .selectAll()
+        .where('id', '=', idArg(args[0]))
+        .executeTakeFirst();
+      if (!job) throw new UsageError(`no job ${args[0]}`);
+      const events = await deps.database.db
+        .selectFrom('service_events')
+        .selectAll()
+        .where('service_id', '=', job.service_id)
+        .orderBy('id', 'desc')
+        .limit(15)
+        .execute();
+      const json = {
+        ...jobRow(job),
+        params: job.params,
+        events: events.map((e) => ({ kind: e.kind, message: e.message, at: isoWithOffset(e.created_at) })),
+      };
+      const text = [
+        ...Object.entries(jobRow(job)).map(([k, v]) => `${k.padEnd(12)} ${v ?? '-'}`),
+        '',
+        'events:',
+        table(json.events, ['at', 'kind', 'message']),
+      ].join('\n');
+      return { json, text };
+    },
+  },
+  {
+    noun: 'jobs',
+    verb: 'retry',
+    summary: 'Queue a failed (or stuck) job again',
+    args: ['ID'],
+    async run(deps, { args }) {
+      const job = await deps.serviceStaff.retryJob(idArg(args[0]));
+      const settled = await settle(deps, job.id);
+      return { json: jobRow(settled), text: `job ${job.id} queued again: ${outcome(settled)}` };
+    },
+  },
+  {
+    noun: 'services',
+    verb: 'list',
+    summary: 'Services of every account (or one)',
+    options: {
+      account: { type: 'string', description: 'id, e-mail or username' },
+      status: { type: 'string', description: 'a service status' },
+    },
+    async run(deps, { options }) {
+      let query = deps.database.db
+        .selectFrom('services')
+        .innerJoin('accounts', 'accounts.id', 'services.account_id')
+        .selectAll('services')
+        .select('accounts.email')
+        .orderBy('services.id', 'desc')
+        .limit(200);
+      if (options.account)
+        query = query.where('services.account_id', '=', (await deps.accounts.find(String(options.account))).id);
+      if (options.status) query = query.where('services.status', '=', String(options.status) as 'active');
+      const rows = (await query.execute()).map((s) => ({
+        id: s.id,
+        label: s.label,
+        type: s.type,
+        status: s.status,
+        account: s.email,
+        price: formatPaise(s.price_paise),
+        paid_until: s.period_end ? isoWithOffset(s.period_end) : null,
+      }));
+      return { json: rows, text: table(rows, ['id', 'label', 'type', 'status', 'account', 'price', 'paid_until']) };
+    },
+  },
+  {
+    noun: 'services',
+    verb: 'unsuspend',
+    summary: 'Lift a suspension (starts the server again)',
+    args: ['ID'],
+    async run(deps, { args }) {
+      const job = await deps.serviceStaff.unsuspend(idArg(args[0]));
+      const settled = await settle(deps, job.id);
+      return { json: jobRow(settled), text: `unsuspend of service ${job.service_id}: ${outcome(settled)}` };
+    },
+  },
+];

@@ -1,0 +1,102 @@
+// Idempotent requests (CONTRACT §5). The work, its effects and the stored answer commit in one
+// transaction. A transaction-scoped advisory lock on (account, key) makes a duplicate that
+// arrives while the first is running answer 409 idempotency_in_progress instead of waiting; a
+// duplicate after it gets the stored status and body byte for byte; the same key with another
+// payload (or on another route) is 409 idempotency_conflict. Failures are not stored: they
+// changed nothing, so a retry with the same key runs again (e.g. after topping up the wallet).
+
+import { createHash } from 'node:crypto';
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { DB } from '../db/tables.ts';
+import { AppError } from './errors.ts';
+
+/** Keys are kept at least this long (CONTRACT §5 says ≥ 24 hours). */
+export const IDEMPOTENCY_RETENTION_HOURS = 48;
+
+export interface IdempotentAnswer {
+  status: number;
+  /** The JSON body exactly as first sent. */
+  body: string;
+  replayed: boolean;
+}
+
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.keys(value as object)
+        .sort()
+        .map((k) => [k, canonical((value as Record<string, unknown>)[k])]),
+    );
+  }
+  return value;
+}
+
+/** Same payload, any key order or whitespace → same hash. */
+export function requestHash(scope: string, payload: unknown): string {
+  return createHash('sha256')
+    .update(scope)
+    .update('\0')
+    .update(JSON.stringify(canonical(payload)))
+    .digest('hex');
+}
+
+export function checkKey(key: unknown, field = 'idempotency_key'): string {
+  if (key === undefined || key === '')
+    throw AppError.fields({ [field]: 'is required (any unique string per order, 1–255 characters)' });
+  if (typeof key !== 'string' || key.length < 1 || key.length > 255 || /[\u0000-\u001f\u007f]/.test(key)) {
+    throw AppError.fields({ [field]: 'must be 1–255 printable characters' });
+  }
+  return key;
+}
+
+export async function runIdempotent(
+  db: Kysely<DB>,
+  request: { accountId: number; key: string; scope: string; payload: unknown },
+  work: (trx: Transaction<DB>) => Promise<{ status: number; body: unknown }>,
+): Promise<IdempotentAnswer> {
+  const hash = requestHash(request.scope, request.payload);
+  return db.transaction().execute(async (trx) => {
+    const { rows } = await sql<{ ok: boolean }>`
+      select pg_try_advisory_xact_lock(hashtextextended(${`idempotency:${request.accountId}:${request.key}`}, 0)) as ok`.execute(
+      trx,
+    );
+    if (!rows[0]?.ok) throw new AppError('idempotency_in_progress');
+    const cutoff = new Date(Date.now() - IDEMPOTENCY_RETENTION_HOURS * 3600 * 1000);
+    const existing = await trx
+      .selectFrom('idempotency_keys')
+      .selectAll()
+      .where('account_id', '=', request.accountId)
+      .where('key', '=', request.key)
+      .executeTakeFirst();
+    if (existing && existing.created_at > cutoff) {
+      if (existing.request_hash !== hash || existing.scope !== request.scope) {
+        throw new AppError('idempotency_conflict', {
+          message: 'This idempotency key was already used with a different request.',
+        });
+      }
+      return { status: existing.response_status, body: existing.response_body, replayed: true };
+    }
+    if (existing) {
+      await trx
+        .deleteFrom('idempotency_keys')
+        .where('account_id', '=', request.accountId)
+        .where('key', '=', request.key)
+        .execute();
+    }
+    const result = await work(trx);
+    const body = JSON.stringify(result.body);
+    await trx
+      .insertInto('idempotency_keys')
+      .values({
+        account_id: request.accountId,
+        key: request.key,
+        scope: request.scope,
+        request_hash: hash,
+        response_status: result.status,
+        response_body: body,
+      })
+      .execute();
+    return { status: result.status, body, replayed: false };
+  });
+}

@@ -1,0 +1,343 @@
+// Placing and renewing orders (spec 4.7, 4.8 renew; CONTRACT §3, §5). `place` runs inside the
+// caller's transaction (the idempotency layer owns it): it checks the plan, region and config,
+// takes a node slot and (virtual servers) an IPv4 address under locks, debits the wallet, and
+// writes the order, the service, the provisioning job and its first event. Anything refused
+// rolls all of it back, so nothing is ever charged for an order that was not accepted.
+
+import type { Kysely, Transaction } from 'kysely';
+import type { DB, Job, Location, Order, OsTemplate, Plan, Service } from '../../db/tables.ts';
+import { allocateAddress } from '../catalog/ipv4.ts';
+import { NODE_KIND_FOR } from '../catalog/specs.ts';
+import { AppError } from '../errors.ts';
+import { publicId } from '../ids.ts';
+import type { AppJobs } from '../jobs/catalog.ts';
+import type { JobQueue } from '../jobs/queue.ts';
+import { startJob } from '../jobs/service-jobs.ts';
+import { formatPaise } from '../money.ts';
+import { recordEvent } from '../services/events.ts';
+import type { Clock } from '../time.ts';
+import { post } from '../wallet/ledger.ts';
+import { type CheckedConfig, checkOrderConfig, type OrderInput } from './order-input.ts';
+
+export interface Placed {
+  order: Order;
+  service: Service;
+  job: Job;
+  plan: Plan;
+  location: Location;
+}
+
+/** One month of service, calendar-aware (31 Jan + 1 month = 28/29 Feb). */
+export function addMonth(from: Date): Date {
+  const next = new Date(from);
+  const day = next.getUTCDate();
+  next.setUTCDate(1);
+  next.setUTCMonth(next.getUTCMonth() + 1);
+  const lastDay = new Date(Date.UTC(next.getUTCFullYear(), next.getUTCMonth() + 1, 0)).getUTCDate();
+  next.setUTCDate(Math.min(day, lastDay));
+  return next;
+}
+
+async function findPlan(trx: Kysely<DB>, ref: number | string): Promise<Plan | undefined> {
+  const query = trx.selectFrom('plans').selectAll();
+  return typeof ref === 'number'
+    ? query.where('id', '=', ref).executeTakeFirst()
+    : query.where('label', '=', ref.trim().toLowerCase()).executeTakeFirst();
+}
+
+/** Lock and return a node with room, least loaded first; the count runs after the lock, so it sees committed orders. */
+async function takeNodeSlot(trx: Transaction<DB>, plan: Plan, location: Location): Promise<number | null> {
+  const candidates = await trx
+    .selectFrom('nodes')
+    .select(['id', 'capacity'])
+    .where('location_id', '=', location.id)
+    .where('kind', '=', NODE_KIND_FOR[plan.type])
+    .where('active', '=', true)
+    .where('health', '<>', 'down')
+    .orderBy('id')
+    .execute();
+  const loads = [];
+  for (const node of candidates) {
+    await trx.selectFrom('nodes').select('id').where('id', '=', node.id).forUpdate().execute();
+    const { n } = await trx
+      .selectFrom('services')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('node_id', '=', node.id)
+      .where('status', 'not in', ['terminated', 'failed'])
+      .executeTakeFirstOrThrow();
+    if (Number(n) < node.capacity) loads.push({ id: node.id, used: Number(n) });
+  }
+  loads.sort((a, b) => a.used - b.used || a.id - b.id);
+  return loads[0]?.id ?? null;
+}
+
+export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<AppJobs>; clock: Clock }) {
+  const { db, jobs, clock } = options;
+
+  async function resolve(
+    trx: Kysely<DB>,
+    input: OrderInput,
+  ): Promise<{ plan: Plan; location: Location; config: CheckedConfig; os: OsTemplate | null }> {
+    const plan = await findPlan(trx, input.plan);
+    if (!plan) throw AppError.fields({ [typeof input.plan === 'number' ? 'plan_id' : 'plan']: 'no such plan' });
+    const config = checkOrderConfig(plan.type, input.config, input.domain);
+    if (!plan.active) throw AppError.unavailable('plan_inactive', 'This plan is no longer sold.');
+    const regions = await trx
+      .selectFrom('plan_locations')
+      .innerJoin('locations', 'locations.id', 'plan_locations.location_id')
+      .selectAll('locations')
+      .where('plan_locations.plan_id', '=', plan.id)
+      .orderBy('locations.id')
+      .execute();
+    let location: Location | undefined;
+    if (config.region !== null) {
+      location = regions.find((l) => l.code === config.region);
+      if (!location) {
+        throw new AppError('bad_config_region', {
+          message: `This plan is sold in ${regions.map((r) => r.code).join(', ')}.`,
+          fields: { 'config.region': `must be one of ${regions.map((r) => r.code).join(', ')}` },
+        });
+      }
+    } else {
+      location = regions.find((l) => l.active) ?? regions[0];
+      if (!location) throw AppError.unavailable('region_closed', 'This plan is not sold anywhere at the moment.');
+    }
+    if (!location.active) throw AppError.unavailable('region_closed', `${location.name} is not taking orders.`);
+    let os: OsTemplate | null = null;
+    if (plan.type === 'vps') {
+      os =
+        (await trx
+          .selectFrom('os_templates')
+          .selectAll()
+          .where('slug', '=', config.os as string)
+          .where('active', '=', true)
+          .executeTakeFirst()) ?? null;
+      if (!os)
+        throw new AppError('bad_config_os', {
+          message: `No OS template "${config.os}".`,
+          fields: { 'config.os': 'is not in the catalog' },
+        });
+    }
+    return { plan, location, config, os };
+  }
+
+  return {
+    /** Check everything that needs no lock: plan, config, region, OS. Throws the order's error codes. */
+    async check(input: OrderInput) {
+      return resolve(db, input);
+    },
+
+    /** Place a paid order inside `trx` (see the header). */
+    async place(trx: Transaction<DB>, accountId: number, input: OrderInput): Promise<Placed> {
+      const { plan, location, config, os } = await resolve(trx, input);
+      const taken = await trx
+        .selectFrom('services')
+        .select('id')
+        .where('account_id', '=', accountId)
+        .where('label', '=', config.serverName)
+        .where('status', '<>', 'terminated')
+        .executeTakeFirst();
+      if (taken) {
+        throw new AppError('bad_config_server_name', {
+          message: `You already have a service named "${config.serverName}".`,
+          fields: { 'config.server_name': 'is already the name of one of your services' },
+        });
+      }
+      const nodeId = await takeNodeSlot(trx, plan, location);
+      if (nodeId === null)
+        throw AppError.unavailable('no_capacity', `No capacity for ${plan.name} in ${location.name} right now.`);
+      const now = clock();
+      const order = await trx
+        .insertInto('orders')
+        .values({
+          public_id: publicId('order'),
+          account_id: accountId,
+          plan_id: plan.id,
+          kind: 'new',
+          status: 'paid',
+          amount_paise: plan.price_paise,
+          config: JSON.stringify({ ...input.config }),
+          domain: config.domain,
+          location_id: location.id,
+          paid_at: now,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      const debit = await post(trx, accountId, {
+        kind: 'order',
+        amountPaise: -BigInt(plan.price_paise),
+        referenceType: 'order',
+        referenceId: order.id,
+        note: `${plan.name} (${order.public_id})`,
+      });
+      const service = await trx
+        .insertInto('services')
+        .values({
+          account_id: accountId,
+          plan_id: plan.id,
+          order_id: order.id,
+          type: plan.type,
+          label: config.serverName,
+          status: 'provisioning',
+          location_id: location.id,
+          node_id: nodeId,
+          price_paise: plan.price_paise,
+          config: JSON.stringify({
+            hostname: config.hostname,
+            os: os?.slug ?? null,
+            ssh_keys: config.sshKeys,
+            domain: config.domain,
+            eula: config.eula,
+            specs: plan.specs,
+          }),
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      const paidOrder = await trx
+        .updateTable('orders')
+        .set({ transaction_id: debit.id, service_id: service.id })
+        .where('id', '=', order.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      if (plan.type === 'vps' && (await allocateAddress(trx, location.id, service.id)) === null) {
+        throw AppError.unavailable('no_ipv4', `No IPv4 address is free in ${location.name} right now.`);
+      }
+      const job = await startJob(trx, jobs, { accountId, serviceId: service.id, type: 'provision' });
+      await recordEvent(
+        trx,
+        service.id,
+        'order_placed',
+        `Order ${order.public_id} paid: ₹${formatPaise(plan.price_paise)}`,
+        {
+          order: order.public_id,
+          transaction: debit.public_id,
+        },
+      );
+      return { order: paidOrder, service, job, plan, location };
+    },
+
+    /**
+     * Renew for one more month from the later of now and the paid-until date, charged to the
+     * wallet in one transaction (ledger row, renewal order, new period, event).
+     */
+    async renew(accountId: number, serviceId: number): Promise<{ order: Order; service: Service }> {
+      return db.transaction().execute(async (trx) => {
+        const service = await trx
+          .selectFrom('services')
+          .selectAll()
+          .where('id', '=', serviceId)
+          .where('account_id', '=', accountId)
+          .forUpdate()
+          .executeTakeFirst();
+        if (!service) throw new AppError('not_owner');
+        if (service.status !== 'active' && service.status !== 'suspended') {
+          throw new AppError('not_renewable', { message: `A ${service.status} service cannot be renewed.` });
+        }
+        const plan = await trx
+          .selectFrom('plans')
+          .select(['name'])
+          .where('id', '=', service.plan_id)
+          .executeTakeFirstOrThrow();
+        const now = clock();
+        const order = await trx
+          .insertInto('orders')
+          .values({
+            public_id: publicId('order'),
+            account_id: accountId,
+            plan_id: service.plan_id,
+            service_id: service.id,
+            kind: 'renewal',
+            status: 'paid',
+            amount_paise: service.price_paise,
+            location_id: service.location_id,
+            paid_at: now,
+          })
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        const debit = await post(trx, accountId, {
+          kind: 'renewal',
+          amountPaise: -BigInt(service.price_paise),
+          referenceType: 'order',
+          referenceId: order.id,
+          note: `Renewal of ${service.label}: ${plan.name} (${order.public_id})`,
+        });
+        const from = service.period_end && service.period_end > now ? service.period_end : now;
+        const renewed = await trx
+          .updateTable('services')
+          .set({ period_end: addMonth(from) })
+          .where('id', '=', service.id)
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        const paid = await trx
+          .updateTable('orders')
+          .set({ transaction_id: debit.id })
+          .where('id', '=', order.id)
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        await recordEvent(
+          trx,
+          service.id,
+          'renewed',
+          `Renewed until ${renewed.period_end?.toISOString().slice(0, 10)}: ₹${formatPaise(service.price_paise)}`,
+          {
+            order: order.public_id,
+          },
+        );
+        return { order: paid, service: renewed };
+      });
+    },
+
+    async list(accountId: number, page: number, perPage: number) {
+      const [rows, count] = await Promise.all([
+        db
+          .selectFrom('orders')
+          .selectAll()
+          .where('account_id', '=', accountId)
+          .orderBy('id', 'desc')
+          .limit(perPage)
+          .offset((page - 1) * perPage)
+          .execute(),
+        db
+          .selectFrom('orders')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .where('account_id', '=', accountId)
+          .executeTakeFirstOrThrow(),
+      ]);
+      return { rows, total: Number(count.n) };
+    },
+
+    async get(accountId: number, orderId: number): Promise<Order> {
+      const order = await db
+        .selectFrom('orders')
+        .selectAll()
+        .where('id', '=', orderId)
+        .where('account_id', '=', accountId)
+        .executeTakeFirst();
+      if (!order) throw new AppError('not_owner');
+      return order;
+    },
+
+    /** Orders awaiting payment (renewals left unpaid). */
+    unpaid: (accountId: number) =>
+      db
+        .selectFrom('orders')
+        .selectAll()
+        .where('account_id', '=', accountId)
+        .where('status', '=', 'unpaid')
+        .orderBy('id', 'desc')
+        .execute(),
+
+    /** Sum of the monthly prices of the account's active services, in paise. */
+    async monthlyRunRate(accountId: number): Promise<bigint> {
+      const row = await db
+        .selectFrom('services')
+        .select((eb) => eb.fn.sum<string | null>('price_paise').as('total'))
+        .where('account_id', '=', accountId)
+        .where('status', '=', 'active')
+        .executeTakeFirstOrThrow();
+      return BigInt(row.total ?? '0');
+    },
+  };
+}
+
+export type OrderService = ReturnType<typeof createOrderService>;

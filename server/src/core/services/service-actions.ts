@@ -1,0 +1,183 @@
+// What a client asks of a running service through its backend (spec 4.8): power signals and
+// reinstalls (queued as jobs, one at a time per service), and live reads (power state,
+// metrics) that give up after a few seconds rather than hang a request on a slow node.
+
+import type { Kysely } from 'kysely';
+import type { DB, Job, Service } from '../../db/tables.ts';
+import {
+  type MetricPoint,
+  type PowerState,
+  TIMEFRAMES,
+  type Timeframe,
+  UpstreamError,
+  type VmRef,
+  type VmStatus,
+} from '../../upstreams/hypervisor.ts';
+import { AppError } from '../errors.ts';
+import type { AppJobs } from '../jobs/catalog.ts';
+import type { JobQueue } from '../jobs/queue.ts';
+import { startJob } from '../jobs/service-jobs.ts';
+import type { Backends } from './backends.ts';
+import type { ServiceService } from './service.service.ts';
+
+export const SIGNALS = ['start', 'stop', 'restart', 'kill'] as const;
+export type Signal = (typeof SIGNALS)[number];
+
+/** How long a live read may take before the answer is `unknown` (lists) or 503 (detail). */
+export const PROBE_TIMEOUT_MS = 2_500;
+
+function vmOf(service: Service): VmRef | null {
+  const external = service.external as { node?: string; vmid?: number; name?: string } | null;
+  return external && typeof external.vmid === 'number' && external.node && external.name
+    ? { node: external.node, vmid: external.vmid, name: external.name }
+    : null;
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new UpstreamError('timeout', `no answer within ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function unreachable(error: unknown): AppError {
+  return new AppError('node_unreachable', {
+    retryAfter: 10,
+    cause: error,
+    message: 'The server node did not answer; try again shortly.',
+  });
+}
+
+export function createServiceActions(options: {
+  db: Kysely<DB>;
+  jobs: JobQueue<AppJobs>;
+  backends: Backends;
+  services: ServiceService;
+}) {
+  const { db, jobs, backends, services } = options;
+
+  async function nodeOf(service: Service) {
+    return service.node_id === null
+      ? null
+      : ((await db.selectFrom('nodes').selectAll().where('id', '=', service.node_id).executeTakeFirst()) ?? null);
+  }
+
+  /** The VM of a service that must have one, with its driver. */
+  async function live(service: Service): Promise<{ vm: VmRef; hv: ReturnType<Backends['hypervisor']> }> {
+    const vm = vmOf(service);
+    if (service.type !== 'vps')
+      throw new AppError('hypervisor_not_configured', { message: 'This service is not a virtual server.' });
+    if (!vm || service.status === 'terminated' || service.status === 'failed') {
+      throw new AppError('no_vm', {
+        message:
+          service.status === 'provisioning'
+            ? 'The virtual machine is still being created.'
+            : 'This service has no virtual machine.',
+      });
+    }
+    return { vm, hv: backends.hypervisor(await nodeOf(service)) };
+  }
+
+  function mutable(service: Service): void {
+    if (service.status === 'suspended') throw new AppError('suspended');
+    if (service.status !== 'active') throw new AppError('no_vm', { message: `The service is ${service.status}.` });
+  }
+
+  return {
+    async power(accountId: number, serviceId: number, signal: string): Promise<Job> {
+      const service = await services.own(accountId, serviceId);
+      if (!(SIGNALS as readonly string[]).includes(signal)) {
+        throw new AppError('bad_signal', {
+          message: `Power signals are ${SIGNALS.join(', ')}.`,
+          fields: { action: `must be one of ${SIGNALS.join(', ')}` },
+        });
+      }
+      mutable(service);
+      await live(service);
+      return db
+        .transaction()
+        .execute((trx) => startJob(trx, jobs, { accountId, serviceId, type: 'power', params: { signal } }));
+    },
+
+    async reinstall(accountId: number, serviceId: number, input: { os: unknown; confirm: unknown }): Promise<Job> {
+      const service = await services.own(accountId, serviceId);
+      if (input.confirm !== service.label) {
+        throw new AppError('confirmation_mismatch', {
+          message: `Type the service's label (${service.label}) in confirm to reinstall it.`,
+          fields: { confirm: 'must equal the service label' },
+        });
+      }
+      const os =
+        typeof input.os === 'string'
+          ? await db
+              .selectFrom('os_templates')
+              .select('slug')
+              .where('slug', '=', input.os.trim().toLowerCase())
+              .where('active', '=', true)
+              .executeTakeFirst()
+          : undefined;
+      if (!os) throw new AppError('bad_os', { fields: { os: 'is not an OS template of the catalog' } });
+      mutable(service);
+      await live(service);
+      return db
+        .transaction()
+        .execute((trx) => startJob(trx, jobs, { accountId, serviceId, type: 'reinstall', params: { os: os.slug } }));
+    },
+
+    async status(accountId: number, serviceId: number): Promise<{ service: Service; status: VmStatus }> {
+      const service = await services.own(accountId, serviceId);
+      const { vm, hv } = await live(service);
+      try {
+        return { service, status: await withTimeout(hv.status(vm), PROBE_TIMEOUT_MS) };
+      } catch (error) {
+        throw unreachable(error);
+      }
+    },
+
+    async graph(accountId: number, serviceId: number, timeframe: string): Promise<MetricPoint[]> {
+      const service = await services.own(accountId, serviceId);
+      if (!(TIMEFRAMES as readonly string[]).includes(timeframe)) {
+        throw new AppError('bad_timeframe', {
+          message: `Timeframes are ${TIMEFRAMES.join(', ')}.`,
+          fields: { timeframe: `must be one of ${TIMEFRAMES.join(', ')}` },
+        });
+      }
+      const { vm, hv } = await live(service);
+      try {
+        return await withTimeout(hv.metrics(vm, timeframe as Timeframe), PROBE_TIMEOUT_MS * 2);
+      } catch (error) {
+        throw unreachable(error);
+      }
+    },
+
+    /** Live power of many services at once; `unknown` where the node does not answer in time. */
+    async powerStates(list: Service[]): Promise<Map<number, PowerState | null>> {
+      const out = new Map<number, PowerState | null>();
+      await Promise.all(
+        list.map(async (service) => {
+          const vm = vmOf(service);
+          if (!vm || service.type !== 'vps' || service.status === 'terminated' || service.status === 'failed') {
+            out.set(service.id, null);
+            return;
+          }
+          try {
+            const hv = backends.hypervisor(await nodeOf(service));
+            out.set(service.id, (await withTimeout(hv.status(vm), PROBE_TIMEOUT_MS)).power);
+          } catch {
+            out.set(service.id, 'unknown');
+          }
+        }),
+      );
+      return out;
+    },
+  };
+}
+
+export type ServiceActions = ReturnType<typeof createServiceActions>;

@@ -1,0 +1,147 @@
+// Staff operations on services (CLI): approving client requests (the suspension or termination
+// runs as a job through the backend), retrying jobs, lifting suspensions, checking nodes.
+
+import type { Kysely } from 'kysely';
+import type { DB, Job, ServiceRequest } from '../../db/tables.ts';
+import { AppError } from '../errors.ts';
+import type { AppJobs } from '../jobs/catalog.ts';
+import type { JobQueue } from '../jobs/queue.ts';
+import { queueFor, startJob } from '../jobs/service-jobs.ts';
+import type { NodeService } from '../nodes/node.service.ts';
+import type { Backends } from './backends.ts';
+import { recordEvent } from './events.ts';
+
+/** A queued or running job older than this, with nothing moving, may be handed to the queue again. */
+export const STUCK_AFTER_MINUTES = 30;
+
+export function createServiceStaff(options: {
+  db: Kysely<DB>;
+  jobs: JobQueue<AppJobs>;
+  nodes: NodeService;
+  backends: Backends;
+  clock: () => Date;
+}) {
+  const { db, jobs, clock } = options;
+  return {
+    async approveRequest(requestId: number, reviewer: string): Promise<{ request: ServiceRequest; job: Job }> {
+      return db.transaction().execute(async (trx) => {
+        const request = await trx
+          .selectFrom('service_requests')
+          .selectAll()
+          .where('id', '=', requestId)
+          .forUpdate()
+          .executeTakeFirst();
+        if (!request) throw new AppError('not_found', { message: `No request ${requestId}.` });
+        if (request.status !== 'pending')
+          throw new AppError('conflict', { message: `Request ${requestId} is already ${request.status}.` });
+        const job = await startJob(trx, jobs, {
+          accountId: request.account_id,
+          serviceId: request.service_id,
+          type: request.kind,
+        });
+        const updated = await trx
+          .updateTable('service_requests')
+          .set({ status: 'approved', reviewed_by: reviewer, decided_at: clock(), job_id: job.id })
+          .where('id', '=', requestId)
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        await recordEvent(
+          trx,
+          request.service_id,
+          `${request.kind}_approved`,
+          `${request.kind === 'suspend' ? 'Suspension' : 'Termination'} approved by staff`,
+          { job: job.id },
+        );
+        return { request: updated, job };
+      });
+    },
+
+    async unsuspend(serviceId: number): Promise<Job> {
+      return db.transaction().execute(async (trx) => {
+        const service = await trx
+          .selectFrom('services')
+          .selectAll()
+          .where('id', '=', serviceId)
+          .forUpdate()
+          .executeTakeFirst();
+        if (!service) throw new AppError('not_found', { message: `No service ${serviceId}.` });
+        if (service.status !== 'suspended')
+          throw new AppError('conflict', { message: `Service ${serviceId} is ${service.status}, not suspended.` });
+        return startJob(trx, jobs, { accountId: service.account_id, serviceId, type: 'unsuspend' });
+      });
+    },
+
+    /**
+     * Hand a job to the queue again: a failed one (not a provisioning, whose order was refunded:
+     * the client orders again), or one stuck queued/running for STUCK_AFTER_MINUTES.
+     */
+    async retryJob(jobId: number): Promise<Job> {
+      return db.transaction().execute(async (trx) => {
+        const job = await trx.selectFrom('jobs').selectAll().where('id', '=', jobId).forUpdate().executeTakeFirst();
+        if (!job) throw new AppError('not_found', { message: `No job ${jobId}.` });
+        const stuck =
+          (job.status === 'queued' || job.status === 'running') &&
+          job.created_at.getTime() < clock().getTime() - STUCK_AFTER_MINUTES * 60_000;
+        if (job.status === 'succeeded') throw new AppError('conflict', { message: `Job ${jobId} already succeeded.` });
+        if (job.status === 'failed' && job.type === 'provision') {
+          throw new AppError('conflict', {
+            message: 'A failed provisioning was refunded; the client can simply order again.',
+          });
+        }
+        if (job.status !== 'failed' && !stuck)
+          throw new AppError('conflict', {
+            message: `Job ${jobId} is ${job.status} and not stuck (under ${STUCK_AFTER_MINUTES} minutes).`,
+          });
+        let updated: Job;
+        try {
+          updated = await trx
+            .updateTable('jobs')
+            .set({
+              status: 'queued',
+              error_code: null,
+              error_message: null,
+              finished_at: null,
+              step: 'queued again by staff',
+            })
+            .where('id', '=', jobId)
+            .returningAll()
+            .executeTakeFirstOrThrow();
+        } catch (error) {
+          if ((error as { code?: string }).code === '23505') throw new AppError('locked');
+          throw error;
+        }
+        await jobs.enqueue(trx, queueFor(job.type), { jobId });
+        await recordEvent(trx, job.service_id, 'job_retried', `Job ${jobId} (${job.type}) queued again by staff`);
+        return updated;
+      });
+    },
+
+    /** Probe each node (or one) and record its health. */
+    async checkNodes(only?: string): Promise<{ name: string; kind: string; health: 'up' | 'down'; detail: string }[]> {
+      const all = await options.nodes.list();
+      const chosen = only === undefined ? all : all.filter((n) => n.name === only || String(n.id) === only);
+      if (only !== undefined && chosen.length === 0) throw new AppError('not_found', { message: `No node "${only}".` });
+      return Promise.all(
+        chosen.map(async (node) => {
+          let health: 'up' | 'down' = 'down';
+          let detail: string;
+          if (node.kind !== 'proxmox') {
+            detail = `no driver for ${node.kind} nodes yet`;
+          } else {
+            try {
+              const { version } = await options.backends.hypervisor(node).ping();
+              health = 'up';
+              detail = `Proxmox VE ${version}`;
+            } catch (error) {
+              detail = error instanceof Error ? error.message : String(error);
+            }
+          }
+          await options.nodes.setHealth(node.id, health, detail.slice(0, 300));
+          return { name: node.name, kind: node.kind, health, detail };
+        }),
+      );
+    },
+  };
+}
+
+export type ServiceStaff = ReturnType<typeof createServiceStaff>;

@@ -1,0 +1,316 @@
+// Spec 4.8: /api/v1/client/services/ — list and detail with live power, credentials, events,
+// sso; renew and staff-reviewed requests; status/ (live probe); graph/ (metrics);
+// action/ (power signals, reinstall). Every id is checked against the caller's account.
+
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { Deps } from '../../core/deps.ts';
+import { AppError } from '../../core/errors.ts';
+import type { ServiceDetail } from '../../core/services/service.service.ts';
+import { isoWithOffset } from '../../core/time.ts';
+import { sessionErrors } from '../schemas.ts';
+import { PAGE_QUERY, PaginationSchema, pagination, signedIn } from './context.ts';
+import { OrderSchema, orderView } from './orders.routes.ts';
+import { JobSchema, jobView, ServiceSchema, serviceView } from './service-views.ts';
+import { mutationBody, okSchema } from './views.ts';
+
+const tags = ['services'];
+const IdQuery = { id: Type.Integer({ minimum: 1 }) };
+
+const EventSchema = Type.Object({
+  id: Type.Integer(),
+  kind: Type.String(),
+  message: Type.String(),
+  data: Type.Record(Type.String(), Type.Unknown()),
+  created_at: Type.String(),
+});
+const CredentialsSchema = Type.Object({
+  username: Type.String(),
+  password: Type.String(),
+  ipv4: Type.Union([Type.String(), Type.Null()]),
+  ssh: Type.Union([Type.String(), Type.Null()]),
+});
+const LiveSchema = Type.Object({
+  power: Type.String(),
+  cpu: Type.Number({ description: 'fraction of the allotted CPUs, 0–1' }),
+  cpus: Type.Integer(),
+  memory: Type.Object({ used_bytes: Type.Integer(), total_bytes: Type.Integer() }),
+  disk: Type.Object({ total_bytes: Type.Integer() }),
+  uptime_seconds: Type.Integer(),
+  network: Type.Object({ in_bytes: Type.Integer(), out_bytes: Type.Integer() }),
+});
+
+export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  const view = (detail: ServiceDetail, power: string | null | undefined, withJob: boolean) =>
+    serviceView(detail.service, {
+      plan: detail.plan,
+      location: detail.location,
+      ipv4: detail.ipv4,
+      power: (power ?? null) as 'running' | null,
+      ...(withJob ? { lastJob: detail.lastJob } : {}),
+    });
+
+  app.get(
+    '/services/',
+    {
+      schema: {
+        tags,
+        summary: 'Your services with live power state; ?id= one; &action=credentials|events|sso',
+        description:
+          'credentials are secret: the answer is not cached (Cache-Control: no-store). sso is 409 for backends without single sign-on.',
+        querystring: Type.Object(
+          {
+            ...PAGE_QUERY,
+            id: Type.Optional(IdQuery.id),
+            action: Type.Optional(
+              Type.Union([Type.Literal('credentials'), Type.Literal('events'), Type.Literal('sso')]),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Union([
+            okSchema({ services: Type.Array(ServiceSchema), pagination: PaginationSchema }),
+            okSchema({ service: ServiceSchema }),
+            okSchema({ credentials: CredentialsSchema }),
+            okSchema({ events: Type.Array(EventSchema) }),
+          ]),
+          ...sessionErrors(401, 404, 409, 422),
+        },
+      },
+    },
+    async (request, reply) => {
+      const session = signedIn(request);
+      const q = request.query as {
+        page: number;
+        per_page: number;
+        id?: number;
+        action?: 'credentials' | 'events' | 'sso';
+      };
+      const accountId = session.account.id;
+      if (q.id === undefined) {
+        if (q.action !== undefined) throw AppError.fields({ id: 'is required with action' });
+        const list = await deps.services.list(accountId, q.page, q.per_page);
+        const power = await deps.serviceActions.powerStates(list.rows.map((d) => d.service));
+        return {
+          success: true as const,
+          message: 'Services loaded.',
+          services: list.rows.map((d) => view(d, power.get(d.service.id), false)),
+          pagination: pagination(q.page, q.per_page, list.total),
+        };
+      }
+      if (q.action === 'credentials') {
+        reply.header('Cache-Control', 'no-store');
+        return {
+          success: true as const,
+          message: 'Credentials loaded.',
+          credentials: await deps.services.credentials(accountId, q.id),
+        };
+      }
+      if (q.action === 'events') {
+        const events = await deps.services.events(accountId, q.id);
+        return {
+          success: true as const,
+          message: 'Events loaded.',
+          events: events.map((e) => ({
+            id: e.id,
+            kind: e.kind,
+            message: e.message,
+            data: e.data,
+            created_at: isoWithOffset(e.created_at),
+          })),
+        };
+      }
+      const detail = await deps.services.detail(accountId, q.id);
+      if (q.action === 'sso') {
+        throw new AppError('sso_unavailable', {
+          message: 'Virtual servers have no control panel to sign in to; use SSH or the console.',
+        });
+      }
+      const power = await deps.serviceActions.powerStates([detail.service]);
+      return {
+        success: true as const,
+        message: 'Service loaded.',
+        service: view(detail, power.get(detail.service.id), true),
+      };
+    },
+  );
+
+  app.post(
+    '/services/',
+    {
+      schema: {
+        tags,
+        summary: 'renew (charged to the wallet), request_suspend or request_terminate (reviewed by staff)',
+        body: mutationBody({
+          id: Type.Integer({ minimum: 1 }),
+          action: Type.Union([
+            Type.Literal('renew'),
+            Type.Literal('request_suspend'),
+            Type.Literal('request_terminate'),
+          ]),
+          note: Type.Optional(Type.String({ maxLength: 1000, description: 'why (for staff)' })),
+        }),
+        response: {
+          200: Type.Union([
+            okSchema({ order: OrderSchema, paid_until: Type.String() }),
+            okSchema({
+              request: Type.Object({
+                id: Type.Integer(),
+                kind: Type.String(),
+                status: Type.String(),
+                created_at: Type.String(),
+              }),
+            }),
+          ]),
+          ...sessionErrors(401, 403, 404, 409, 422),
+        },
+      },
+    },
+    async (request) => {
+      const session = signedIn(request);
+      const body = request.body as {
+        id: number;
+        action: 'renew' | 'request_suspend' | 'request_terminate';
+        note?: string;
+      };
+      if (body.action === 'renew') {
+        const { order, service } = await deps.orders.renew(session.account.id, body.id);
+        return {
+          success: true as const,
+          message: `Renewed ${service.label} until ${service.period_end?.toISOString().slice(0, 10)}.`,
+          order: orderView(order),
+          paid_until: isoWithOffset(service.period_end as Date),
+        };
+      }
+      const kind = body.action === 'request_suspend' ? 'suspend' : 'terminate';
+      const created = await deps.services.request(session.account.id, body.id, kind, body.note?.trim() || null);
+      return {
+        success: true as const,
+        message: `Your ${kind} request was sent to staff for review.`,
+        request: {
+          id: created.id,
+          kind: created.kind,
+          status: created.status,
+          created_at: isoWithOffset(created.created_at),
+        },
+      };
+    },
+  );
+
+  app.get(
+    '/services/status/',
+    {
+      schema: {
+        tags,
+        summary: 'Live power probe of a virtual server',
+        querystring: Type.Object(IdQuery, { additionalProperties: false }),
+        response: {
+          200: okSchema({ id: Type.Integer(), status: LiveSchema }),
+          ...sessionErrors(401, 404, 409, 422, 503),
+        },
+      },
+    },
+    async (request) => {
+      const session = signedIn(request);
+      const { id } = request.query as { id: number };
+      const { status } = await deps.serviceActions.status(session.account.id, id);
+      return {
+        success: true as const,
+        message: `The server is ${status.power}.`,
+        id,
+        status: {
+          power: status.power,
+          cpu: status.cpu,
+          cpus: status.cpus,
+          memory: { used_bytes: status.memoryBytes, total_bytes: status.memoryTotalBytes },
+          disk: { total_bytes: status.diskTotalBytes },
+          uptime_seconds: status.uptimeSeconds,
+          network: { in_bytes: status.netInBytes, out_bytes: status.netOutBytes },
+        },
+      };
+    },
+  );
+
+  app.get(
+    '/services/graph/',
+    {
+      schema: {
+        tags,
+        summary: 'Metrics time series: timeframe hour, day, week, month or year',
+        querystring: Type.Object(
+          { ...IdQuery, timeframe: Type.String({ maxLength: 16 }) },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: okSchema({
+            id: Type.Integer(),
+            timeframe: Type.String(),
+            points: Type.Array(
+              Type.Object({
+                time: Type.String({ format: 'date-time' }),
+                cpu: Type.Union([Type.Number(), Type.Null()]),
+                memory_bytes: Type.Union([Type.Number(), Type.Null()]),
+                net_in_bytes_per_second: Type.Union([Type.Number(), Type.Null()]),
+                net_out_bytes_per_second: Type.Union([Type.Number(), Type.Null()]),
+                disk_read_bytes_per_second: Type.Union([Type.Number(), Type.Null()]),
+                disk_write_bytes_per_second: Type.Union([Type.Number(), Type.Null()]),
+              }),
+            ),
+          }),
+          ...sessionErrors(401, 404, 409, 422, 503),
+        },
+      },
+    },
+    async (request) => {
+      const session = signedIn(request);
+      const { id, timeframe } = request.query as { id: number; timeframe: string };
+      const points = await deps.serviceActions.graph(session.account.id, id, timeframe);
+      return {
+        success: true as const,
+        message: `${points.length} points.`,
+        id,
+        timeframe,
+        points: points.map((p) => ({
+          time: isoWithOffset(new Date(p.time * 1000)),
+          cpu: p.cpu,
+          memory_bytes: p.memoryBytes,
+          net_in_bytes_per_second: p.netInBytesPerSecond,
+          net_out_bytes_per_second: p.netOutBytesPerSecond,
+          disk_read_bytes_per_second: p.diskReadBytesPerSecond,
+          disk_write_bytes_per_second: p.diskWriteBytesPerSecond,
+        })),
+      };
+    },
+  );
+
+  app.post(
+    '/services/action/',
+    {
+      schema: {
+        tags,
+        summary: 'Power signal (start, stop, restart, kill) or reinstall {os, confirm = label}; 202 with the job',
+        body: mutationBody({
+          id: Type.Integer({ minimum: 1 }),
+          action: Type.String({ maxLength: 32, description: 'start, stop, restart, kill or reinstall' }),
+          os: Type.Optional(Type.String({ maxLength: 64 })),
+          confirm: Type.Optional(Type.String({ maxLength: 128 })),
+        }),
+        response: { 202: okSchema({ job: JobSchema }), ...sessionErrors(401, 403, 404, 409, 422, 503) },
+      },
+    },
+    async (request, reply) => {
+      const session = signedIn(request);
+      const body = request.body as { id: number; action: string; os?: string; confirm?: string };
+      const job =
+        body.action === 'reinstall'
+          ? await deps.serviceActions.reinstall(session.account.id, body.id, { os: body.os, confirm: body.confirm })
+          : await deps.serviceActions.power(session.account.id, body.id, body.action);
+      return reply.code(202).send({
+        success: true as const,
+        message: body.action === 'reinstall' ? 'Reinstall started.' : `${body.action} sent.`,
+        job: jobView(job),
+      });
+    },
+  );
+}
