@@ -44,7 +44,7 @@ export function requestHash(scope: string, payload: unknown): string {
 export function checkKey(key: unknown, field = 'idempotency_key'): string {
   if (key === undefined || key === '')
     throw AppError.fields({ [field]: 'is required (any unique string per order, 1–255 characters)' });
-  if (typeof key !== 'string' || key.length < 1 || key.length > 255 || /[\u0000-\u001f\u007f]/.test(key)) {
+  if (typeof key !== 'string' || key.length < 1 || key.length > 255 || /\p{Cc}/u.test(key)) {
     throw AppError.fields({ [field]: 'must be 1–255 printable characters' });
   }
   return key;

@@ -23,7 +23,7 @@ export function createBackends(nodes: NodeService, timing: DriverTiming = {}): B
   const cache = new Map<number, { fingerprint: string; driver: Hypervisor & { close(): void } }>();
   return {
     hypervisor(node) {
-      if (!node || node.kind !== 'proxmox' || !node.active) throw new AppError('hypervisor_not_configured');
+      if (node?.kind !== 'proxmox' || !node.active) throw new AppError('hypervisor_not_configured');
       const fingerprint = `${node.endpoint}|${node.credentials_sealed}|${JSON.stringify(node.settings)}`;
       const cached = cache.get(node.id);
       if (cached?.fingerprint === fingerprint) return cached.driver;
