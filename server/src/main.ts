@@ -69,7 +69,13 @@ async function main(): Promise<void> {
     app = buildServer(deps);
     await app.listen({ port: config.port, host: config.host });
   }
-  if (role !== 'api') await startWorker(deps);
+  if (role !== 'api') {
+    if (database.engine === 'pglite') {
+      const orphans = await deps.jobs.recoverOrphans(database.db);
+      if (orphans > 0) logger.warn({ orphans }, 'jobs left running by a stopped process were handed back for retry');
+    }
+    await startWorker(deps);
+  }
   if (database.engine === 'pglite') adminSocket = await startAdminSocket(deps, config.dataDir);
 
   const version = await database.serverVersion();

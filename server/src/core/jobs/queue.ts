@@ -3,7 +3,7 @@
 // exists only if that transaction commits. The catalogue type C maps each job name to its
 // payload; definitions carry the retry policy per queue.
 
-import type { Kysely } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import { fromKysely, type Job, type JobResult, PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { Database } from '../../db/database.ts';
@@ -53,8 +53,9 @@ export type Executor = Pick<Kysely<unknown>, 'executeQuery'>;
 
 const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
-/** How often pg-boss looks for jobs whose worker died (missed heartbeat or expiry). */
+/** How often pg-boss supervises, and looks for jobs whose worker died (missed heartbeat or expiry). */
 const SUPERVISE_SECONDS = 10;
+const MONITOR_SECONDS = 15;
 
 export class JobQueue<C extends JobCatalog> {
   readonly #boss: PgBoss;
@@ -159,6 +160,24 @@ export class JobQueue<C extends JobCatalog> {
     await this.#boss.schedule(name, cron, {});
   }
 
+  /**
+   * Hand back jobs left `active` by a process that died. Only safe when no other process can be
+   * working them — embedded mode, where this process holds the data directory's exclusive lock.
+   * (With PostgreSQL, heartbeats do this: a silent worker's jobs are retried by the monitor.)
+   * Each counts as a failed attempt and is retried under its queue's policy.
+   */
+  async recoverOrphans(executor: Executor): Promise<number> {
+    const { rows } = await executor.executeQuery<{ id: string; name: string }>(
+      CompiledQuery.raw(`select id, name from pgboss.job where state = 'active' and name = any($1)`, [
+        Object.keys(this.#definitions),
+      ]),
+    );
+    for (const row of rows) {
+      await this.#boss.fail(row.name, row.id, { message: 'the process running this job stopped' });
+    }
+    return rows.length;
+  }
+
   /** Look a job up by id (for tests and the staff CLI). */
   async find(name: keyof C & string, id: string): Promise<{ state: string; data: unknown } | null> {
     const [job] = await this.#boss.findJobs(name, { id });
@@ -185,6 +204,7 @@ function createBoss(database: Database): PgBoss {
       useListenNotify: true,
       application_name: 'hostplane-jobs',
       superviseIntervalSeconds: SUPERVISE_SECONDS,
+      monitorIntervalSeconds: MONITOR_SECONDS,
     });
   }
   const pool = database.pool;
@@ -193,6 +213,7 @@ function createBoss(database: Database): PgBoss {
     backend: 'pglite',
     useListenNotify: true,
     superviseIntervalSeconds: SUPERVISE_SECONDS,
+    monitorIntervalSeconds: MONITOR_SECONDS,
     db: {
       // The one path into PGlite: the app's own pool, never pglite.query().
       async executeSql(text: string, values?: unknown[]) {
