@@ -5,8 +5,12 @@
 import { parseArgs } from 'node:util';
 import type { BenchOptions } from './support.ts';
 
-const BENCHES: Record<string, () => Promise<{ run(options: BenchOptions): Promise<string> }>> = {
+const BENCHES: Record<
+  string,
+  () => Promise<{ run(options: BenchOptions): Promise<string>; engine?: 'pglite' | 'postgresql' }>
+> = {
   health: () => import('./health.ts'),
+  orders: () => import('./orders.ts'),
 };
 
 async function main(): Promise<void> {
@@ -37,7 +41,10 @@ async function main(): Promise<void> {
     rounds: Number(values.rounds),
   };
   const started = new Date().toISOString();
-  const report = await (await load()).run(options);
+  const bench = await load();
+  // Some benchmarks only make sense on one engine (e.g. concurrency on PostgreSQL).
+  if (bench.engine) options.engine = bench.engine;
+  const report = await bench.run(options);
   const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`;
   process.stdout.write(
     `\n### ${name} (${options.engine}), ${started}\n\nCommand: \`${command}\` (${options.connections} connections, ` +

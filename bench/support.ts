@@ -63,8 +63,12 @@ async function waitUntilUp(url: string, child: ChildProcess, output: () => strin
   throw new Error(`server did not come up:\n${output()}`);
 }
 
-function spawnNode(script: string, env: Record<string, string>): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, script)], {
+function spawnNode(
+  script: string,
+  env: Record<string, string>,
+  args: string[] = [],
+): { child: ChildProcess; output: () => string } {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, script), ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -88,6 +92,7 @@ async function stopChild(child: ChildProcess): Promise<void> {
 export async function startHostplane(
   options: BenchOptions,
   extraEnv: Record<string, string> = {},
+  args: string[] = [],
 ): Promise<Started & { env: Record<string, string> }> {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'hostplane-bench-'));
@@ -109,7 +114,7 @@ export async function startHostplane(
     const url = new URL(options.pgUrl);
     url.pathname = `/${name}`;
     env.DATABASE_URL = url.toString();
-    env.SECRET_KEY = randomBytes(32).toString('base64');
+    env.SECRET_KEY ??= randomBytes(32).toString('base64');
     dropDb = async () => {
       const again = new pg.Client({ connectionString: options.pgUrl });
       await again.connect();
@@ -117,7 +122,7 @@ export async function startHostplane(
       await again.end();
     };
   }
-  const { child, output } = spawnNode('server/src/main.ts', env);
+  const { child, output } = spawnNode('server/src/main.ts', env, args);
   const base = `http://127.0.0.1:${port}`;
   await waitUntilUp(`${base}/api/v1/health/`, child, output);
   return {

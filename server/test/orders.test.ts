@@ -334,3 +334,40 @@ describe('T1: no double spend', () => {
     assert.equal(jobs.length, 10, 'one job per order');
   });
 });
+
+describe('node capacity', () => {
+  test('12 concurrent orders for a node with 3 free slots: exactly 3 placed, the rest 409 no_capacity and not charged', async () => {
+    await t.deps.catalog.addLocation({ code: 'pnq1', name: 'Pune 1', city: 'Pune' });
+    const pnq = await t.deps.catalog.location('pnq1');
+    const { addRange } = await import('../src/core/catalog/ipv4.ts');
+    await addRange(t.deps.database.db, pnq.id, '100.64.20.0/26');
+    await t.deps.database.db
+      .insertInto('plan_locations')
+      .values({ plan_id: plans['vps-1c-1g'] as number, location_id: pnq.id })
+      .execute();
+    await t.deps.nodes.add({
+      name: 'pve-pnq1',
+      kind: 'proxmox',
+      locationCode: 'pnq1',
+      endpoint: 'http://127.0.0.1:9',
+      credentials: { token_id: 'a@pve!b', token_secret: 'x' },
+      capacity: 3,
+    });
+    const clients = await Promise.all(Array.from({ length: 4 }, () => funded('2000')));
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        order((clients[i % 4] as { browser: Browser }).browser, {
+          plan_id: plans['vps-1c-1g'],
+          config: vps({ region: 'pnq1' }),
+          idempotency_key: key(),
+        }),
+      ),
+    );
+    assert.equal(results.filter((r) => r.statusCode === 201).length, 3);
+    for (const r of results)
+      assert.ok(r.statusCode === 201 || r.json().code === 'unavailable:no_capacity', `${r.statusCode} ${r.body}`);
+    let spent = 0n;
+    for (const c of clients) spent += 200_000n - (await ledger(c.account.id)).balance;
+    assert.equal(spent, 3n * 29_900n, 'only the placed orders were charged');
+  });
+});

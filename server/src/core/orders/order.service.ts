@@ -45,27 +45,46 @@ async function findPlan(trx: Kysely<DB>, ref: number | string): Promise<Plan | u
     : query.where('label', '=', ref.trim().toLowerCase()).executeTakeFirst();
 }
 
-/** Lock and return a node with room, least loaded first; the count runs after the lock, so it sees committed orders. */
-async function takeNodeSlot(trx: Transaction<DB>, plan: Plan, location: Location): Promise<number | null> {
-  const candidates = await trx
+const usable = (trx: Kysely<DB>, plan: Plan, location: Location) =>
+  trx
     .selectFrom('nodes')
     .select(['id', 'capacity'])
     .where('location_id', '=', location.id)
     .where('kind', '=', NODE_KIND_FOR[plan.type])
     .where('active', '=', true)
     .where('health', '<>', 'down')
-    .orderBy('id')
-    .execute();
+    .orderBy('id');
+
+const usedOn = async (trx: Kysely<DB>, nodeId: number) =>
+  Number(
+    (
+      await trx
+        .selectFrom('services')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('node_id', '=', nodeId)
+        .where('status', 'not in', ['terminated', 'failed'])
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
+
+/** Whether some node has room, without locking (the answer may change before commit). */
+async function hasRoom(trx: Kysely<DB>, plan: Plan, location: Location): Promise<boolean> {
+  for (const node of await usable(trx, plan, location).execute())
+    if ((await usedOn(trx, node.id)) < node.capacity) return true;
+  return false;
+}
+
+/**
+ * Lock and return a node with room, least loaded first. Each count runs after its node's lock is
+ * held, so it sees every order committed before; orders placing on one node serialise here,
+ * which is why this is the transaction's last step.
+ */
+async function takeNodeSlot(trx: Transaction<DB>, plan: Plan, location: Location): Promise<number | null> {
   const loads = [];
-  for (const node of candidates) {
+  for (const node of await usable(trx, plan, location).execute()) {
     await trx.selectFrom('nodes').select('id').where('id', '=', node.id).forUpdate().execute();
-    const { n } = await trx
-      .selectFrom('services')
-      .select((eb) => eb.fn.countAll<string>().as('n'))
-      .where('node_id', '=', node.id)
-      .where('status', 'not in', ['terminated', 'failed'])
-      .executeTakeFirstOrThrow();
-    if (Number(n) < node.capacity) loads.push({ id: node.id, used: Number(n) });
+    const used = await usedOn(trx, node.id);
+    if (used < node.capacity) loads.push({ id: node.id, used });
   }
   loads.sort((a, b) => a.used - b.used || a.id - b.id);
   return loads[0]?.id ?? null;
@@ -143,8 +162,8 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
           fields: { 'config.server_name': 'is already the name of one of your services' },
         });
       }
-      const nodeId = await takeNodeSlot(trx, plan, location);
-      if (nodeId === null)
+      // Fail fast, before any money moves, when no node has room; the locked check comes last.
+      if (!(await hasRoom(trx, plan, location)))
         throw AppError.unavailable('no_capacity', `No capacity for ${plan.name} in ${location.name} right now.`);
       const now = clock();
       const order = await trx
@@ -180,7 +199,6 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
           label: config.serverName,
           status: 'provisioning',
           location_id: location.id,
-          node_id: nodeId,
           price_paise: plan.price_paise,
           config: JSON.stringify({
             hostname: config.hostname,
@@ -203,6 +221,11 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
         throw AppError.unavailable('no_ipv4', `No IPv4 address is free in ${location.name} right now.`);
       }
       const job = await startJob(trx, jobs, { accountId, serviceId: service.id, type: 'provision' });
+      // Last, so the node row — shared by every order in the location — stays locked only until commit.
+      const nodeId = await takeNodeSlot(trx, plan, location);
+      if (nodeId === null)
+        throw AppError.unavailable('no_capacity', `No capacity for ${plan.name} in ${location.name} right now.`);
+      await trx.updateTable('services').set({ node_id: nodeId }).where('id', '=', service.id).execute();
       await recordEvent(
         trx,
         service.id,
@@ -213,7 +236,7 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
           transaction: debit.public_id,
         },
       );
-      return { order: paidOrder, service, job, plan, location };
+      return { order: paidOrder, service: { ...service, node_id: nodeId }, job, plan, location };
     },
 
     /**
