@@ -25,6 +25,8 @@ export interface Placed {
   job: Job;
   plan: Plan;
   location: Location;
+  /** The IPv4 address held for the service (virtual servers), already allocated. */
+  ipv4: string | null;
 }
 
 /** One month of service, calendar-aware (31 Jan + 1 month = 28/29 Feb). */
@@ -217,9 +219,9 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
         .where('id', '=', order.id)
         .returningAll()
         .executeTakeFirstOrThrow();
-      if (plan.type === 'vps' && (await allocateAddress(trx, location.id, service.id)) === null) {
+      const address = plan.type === 'vps' ? await allocateAddress(trx, location.id, service.id) : null;
+      if (plan.type === 'vps' && address === null)
         throw AppError.unavailable('no_ipv4', `No IPv4 address is free in ${location.name} right now.`);
-      }
       const job = await startJob(trx, jobs, { accountId, serviceId: service.id, type: 'provision' });
       // Last, so the node row — shared by every order in the location — stays locked only until commit.
       const nodeId = await takeNodeSlot(trx, plan, location);
@@ -236,7 +238,14 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
           transaction: debit.public_id,
         },
       );
-      return { order: paidOrder, service: { ...service, node_id: nodeId }, job, plan, location };
+      return {
+        order: paidOrder,
+        service: { ...service, node_id: nodeId },
+        job,
+        plan,
+        location,
+        ipv4: address?.address ?? null,
+      };
     },
 
     /**

@@ -49,7 +49,7 @@ export function placedBody(placed: Placed) {
     success: true as const,
     message: `Order ${placed.order.public_id} placed: ₹${formatPaise(placed.order.amount_paise)} charged; provisioning has started.`,
     order: orderView(placed.order),
-    service: serviceView(placed.service, { location: placed.location, plan: placed.plan }),
+    service: serviceView(placed.service, { location: placed.location, plan: placed.plan, ipv4: placed.ipv4 }),
     job: jobView(placed.job),
   };
 }
