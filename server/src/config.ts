@@ -14,6 +14,8 @@ export interface Config {
   dataDir: string;
   databaseUrl: string | null;
   redisUrl: string | null;
+  /** Namespace of this installation's keys in Redis (several installations may share one). */
+  redisPrefix: string;
   smtpUrl: string | null;
   mailFrom: string;
   /** 32 bytes, or null when it must be generated into DATA_DIR (embedded mode only). */
@@ -51,6 +53,7 @@ export const VARIABLES: readonly Variable[] = [
     default: 'unset',
   },
   { name: 'REDIS_URL', description: 'redis://… moves rate-limit counters to Redis', default: 'unset' },
+  { name: 'REDIS_PREFIX', description: 'namespace of this installation in a shared Redis', default: 'hp' },
   {
     name: 'SMTP_URL',
     description: 'smtp:// or smtps:// mail server; unset writes mail to the outbox',
@@ -113,6 +116,10 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
   if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl))
     fail('REDIS_URL', redactUrl(redisUrl), 'must be redis:// or rediss://');
 
+  const redisPrefix = get('REDIS_PREFIX') ?? 'hp';
+  if (!/^[A-Za-z0-9:_-]{1,64}$/.test(redisPrefix))
+    fail('REDIS_PREFIX', redisPrefix, 'must be 1–64 of letters, digits, ":", "_" and "-"');
+
   const smtpUrl = get('SMTP_URL') ?? null;
   if (smtpUrl !== null && !/^smtps?:\/\/[^/]+/.test(smtpUrl))
     fail('SMTP_URL', redactUrl(smtpUrl), 'must be smtp://host:port or smtps://user:pass@host:port');
@@ -169,6 +176,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     dataDir,
     databaseUrl,
     redisUrl,
+    redisPrefix,
     smtpUrl,
     mailFrom,
     secretKey,

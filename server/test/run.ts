@@ -39,6 +39,8 @@ async function main(): Promise<number> {
       '--test',
       '--test-reporter=spec',
       `--test-concurrency=${env.TEST_CONCURRENCY ?? '2'}`,
+      // A hang fails its test after 3 minutes instead of stalling the whole run.
+      '--test-timeout=180000',
       ...files.map((f) => relative(ROOT, f)),
     ],
     { cwd: ROOT, env, stdio: 'inherit' },

@@ -338,6 +338,13 @@ export function handle(ctx: ApiContext, method: string, path: string, params: Pa
       const port = 5900 + (vm.vmid % 100);
       const ticket = `PVEVNC:${hex8(Math.floor(Date.now() / 1000))}::${randomBytes(48).toString('base64')}`;
       const upid = task(ctx, route.endsWith('vncproxy') ? 'vncproxy' : 'vncshell', vmid, () => {});
+      ctx.state.consoles.set(ticket, {
+        vmid: vm.vmid,
+        port,
+        kind: route.endsWith('vncproxy') ? 'vnc' : 'serial',
+        user: ctx.user,
+        expires: Date.now() + 40_000,
+      });
       return route.endsWith('vncproxy')
         ? {
             user: ctx.user,

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { type ApiContext, handle, PveError } from './api.ts';
+import { consoleUpgrade } from './console.ts';
 import { NodeState } from './state.ts';
 
 export interface ProxmoxEmulatorOptions {
@@ -194,6 +195,12 @@ export async function startProxmoxEmulator(options: ProxmoxEmulatorOptions = {})
     }
     send(res, 404, 'Not Found', {});
   }
+
+  const authOk = (req: IncomingMessage) => {
+    const match = /^PVEAPIToken[= ]([^=]+)=(.+)$/.exec(req.headers.authorization ?? '');
+    return match !== null && match[1] === tokenId && match[2] === tokenSecret;
+  };
+  server.on('upgrade', consoleUpgrade(state, authOk));
 
   server.on('connection', (socket: Socket) => {
     if (faults.down) {

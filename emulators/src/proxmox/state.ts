@@ -31,9 +31,19 @@ export interface Task {
   log: string[];
 }
 
+export interface ConsoleGrant {
+  vmid: number;
+  port: number;
+  kind: 'vnc' | 'serial';
+  user: string;
+  expires: number;
+}
+
 export class NodeState {
   readonly vms = new Map<number, Vm>();
   readonly tasks = new Map<string, Task>();
+  /** Console tickets issued by vncproxy/termproxy, by ticket. */
+  readonly consoles = new Map<string, ConsoleGrant>();
   readonly file: string | null;
 
   constructor(file: string | null) {

@@ -6,6 +6,7 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { type AccountService, createAccountService } from './accounts/account.service.ts';
 import { type AuthService, createAuthService } from './auth/auth.service.ts';
+import { type Bus, createBus } from './bus.ts';
 import { type CatalogService, createCatalogService } from './catalog/catalog.service.ts';
 import { resolveSecretKey } from './crypto/secret-key.ts';
 import { createDepositService, type DepositService } from './deposits/deposit.service.ts';
@@ -17,10 +18,13 @@ import { createNotificationService, type NotificationService } from './notificat
 import { createOrderService, type OrderService } from './orders/order.service.ts';
 import { createRateLimits, type RateLimitStore, type RateLimits } from './ratelimit/rate-limits.ts';
 import { type Backends, createBackends, type DriverTiming } from './services/backends.ts';
+import { type Consoles, createConsoles } from './services/consoles.ts';
 import { createServiceService, type ServiceService } from './services/service.service.ts';
 import { createServiceActions, type ServiceActions } from './services/service-actions.ts';
 import { createServiceStaff, type ServiceStaff } from './services/staff.ts';
 import { type Clock, systemClock } from './time.ts';
+import { createRequestLog, type RequestLog } from './tokens/request-log.ts';
+import { createTokenService, type TokenService } from './tokens/token.service.ts';
 import { createWalletService, type WalletService } from './wallet/wallet.service.ts';
 
 export interface Deps {
@@ -44,6 +48,10 @@ export interface Deps {
   serviceActions: ServiceActions;
   backends: Backends;
   serviceStaff: ServiceStaff;
+  bus: Bus;
+  tokens: TokenService;
+  requestLog: RequestLog;
+  consoles: Consoles;
 }
 
 export interface DepsOverrides {
@@ -80,8 +88,9 @@ export async function createDeps(
   const secretKey = overrides.secretKey ?? resolveSecretKey(config);
   const db = database.db;
   const limits = createRateLimits(rateLimitStore(config, database), overrides.rateLimitPrefix ?? 'hp');
+  const bus = await createBus(database, logger);
   const mailer = createMailer({ db, jobs, secretKey, logger, clock, smtpUrl: config.smtpUrl, from: config.mailFrom });
-  const accounts = createAccountService({ db, clock, mailer, publicUrl: config.publicUrl, logger });
+  const accounts = createAccountService({ db, clock, mailer, publicUrl: config.publicUrl, logger, bus });
   const auth = createAuthService({
     db,
     clock,
@@ -92,7 +101,7 @@ export async function createDeps(
     publicUrl: config.publicUrl,
     logger,
   });
-  const catalog = createCatalogService({ db });
+  const catalog = createCatalogService({ db, bus });
   const nodes = createNodeService({ db, secretKey });
   const wallet = createWalletService({ db });
   const deposits = createDepositService({ db, dataDir: config.dataDir, mailer, clock });
@@ -102,6 +111,9 @@ export async function createDeps(
   const backends = createBackends(nodes, overrides.driverTiming);
   const serviceActions = createServiceActions({ db, jobs, backends, services });
   const serviceStaff = createServiceStaff({ db, jobs, nodes, backends, clock });
+  const tokens = createTokenService({ db, clock, bus });
+  const requestLog = createRequestLog(db, logger.child({ component: 'request-log' }));
+  const consoles = createConsoles({ db, secretKey, clock, publicUrl: config.publicUrl, actions: serviceActions });
   return {
     config,
     logger,
@@ -123,12 +135,18 @@ export async function createDeps(
     serviceActions,
     backends,
     serviceStaff,
+    bus,
+    tokens,
+    requestLog,
+    consoles,
   };
 }
 
 /** Stop what createDeps started. The database is closed by whoever opened it. */
 export async function closeDeps(deps: Deps): Promise<void> {
+  await deps.requestLog.close();
   await deps.jobs.stop();
+  await deps.bus.close();
   await deps.limits.close();
   deps.mailer.close();
   deps.backends.close();

@@ -77,6 +77,8 @@ export interface AppErrorOptions {
   retryAfter?: number;
   /** The limit that refused the request, for the RateLimit-* headers. */
   rateLimit?: { limit: number; remaining: number; reset: number };
+  /** A status other than the catalogue's, where a surface says so (402 insufficient_funds on deploy). */
+  status?: number;
   cause?: unknown;
 }
 
@@ -93,7 +95,7 @@ export class AppError extends Error {
     const known = describe(code);
     super(options.message ?? known.message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
-    this.status = known.status;
+    this.status = options.status ?? known.status;
     this.fields = options.fields;
     this.details = options.details;
     this.retryAfter = options.retryAfter;

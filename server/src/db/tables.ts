@@ -306,6 +306,48 @@ export interface IdempotencyKeysTable {
   created_at: CreatedAt;
 }
 
+export interface ApiTokensTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  token_hash: string;
+  /** `svc_` and the first characters of the secret, to recognise a token in a list. */
+  hint: string;
+  scopes: string[];
+  allowed_cidrs: ColumnType<string[], string[] | undefined, string[]>;
+  expires_at: NullableTimestamp;
+  created_at: CreatedAt;
+  last_used_at: NullableTimestamp;
+  last_used_ip: string | null;
+  revoked_at: NullableTimestamp;
+}
+
+export interface ApiRequestLogTable {
+  id: ColumnType<string, never, never>;
+  token_id: number | null;
+  account_id: number | null;
+  method: string;
+  path: string;
+  route: string | null;
+  status: number;
+  ip: string | null;
+  duration_ms: number;
+  request_id: string | null;
+  created_at: CreatedAt;
+}
+
+export interface ConsoleTicketsTable {
+  id: Generated<number>;
+  ticket_hash: string;
+  account_id: number;
+  service_id: number;
+  kind: 'vnc' | 'serial';
+  upstream_sealed: string;
+  expires_at: Timestamp;
+  used_at: NullableTimestamp;
+  created_at: CreatedAt;
+}
+
 export interface DB {
   accounts: AccountsTable;
   sessions: SessionsTable;
@@ -329,6 +371,9 @@ export interface DB {
   service_events: ServiceEventsTable;
   service_requests: ServiceRequestsTable;
   idempotency_keys: IdempotencyKeysTable;
+  api_tokens: ApiTokensTable;
+  api_request_log: ApiRequestLogTable;
+  console_tickets: ConsoleTicketsTable;
 }
 
 export type Account = Selectable<AccountsTable>;
@@ -348,3 +393,4 @@ export type Order = Selectable<OrdersTable>;
 export type Job = Selectable<JobsTable>;
 export type ServiceEvent = Selectable<ServiceEventsTable>;
 export type ServiceRequest = Selectable<ServiceRequestsTable>;
+export type ApiToken = Selectable<ApiTokensTable>;

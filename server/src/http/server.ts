@@ -6,12 +6,16 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import type { Deps } from '../core/deps.ts';
+import { clientIp } from './client/context.ts';
 import { clientSurface } from './client/plugin.ts';
+import { consoleRoutes } from './console.ts';
 import { healthRoutes } from './health.routes.ts';
 import { pageRoutes } from './pages.ts';
 import { registerErrorHandling } from './plugins/errors.ts';
-import { registerOpenApi } from './plugins/openapi.ts';
+import { OPENAPI_PATH, registerOpenApi } from './plugins/openapi.ts';
 import { registerValidation } from './plugins/validation.ts';
+import { restSurface } from './rest/plugin.ts';
+import { surfaceOf } from './surfaces.ts';
 
 export const BODY_LIMIT = 1024 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -56,9 +60,35 @@ export function buildServer(deps: Deps): FastifyInstance {
     return payload;
   });
 
+  // Every token-surface call is logged (spec §1), unknown routes and refused tokens included.
+  app.addHook('onResponse', async (request, reply) => {
+    const path = request.url.split('?', 1)[0] ?? '';
+    if (surfaceOf(path) !== 'token' || !path.startsWith('/api/v1/') || path === OPENAPI_PATH) return;
+    let principal = request.principal ?? null;
+    // Unknown routes (tickets, DNS, typos) run no auth hook: still attribute the call to its token.
+    const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
+    if (principal === null && reply.statusCode === 404 && bearer) {
+      principal = await deps.tokens.authenticate(bearer[1] as string, clientIp(request)).catch(() => null);
+    }
+    deps.requestLog.record({
+      tokenId: principal?.tokenId ?? null,
+      accountId: principal?.accountId ?? null,
+      method: request.method,
+      path,
+      route: request.routeOptions.url ?? null,
+      status: reply.statusCode,
+      ip: clientIp(request),
+      durationMs: reply.elapsedTime,
+      requestId: request.id,
+      at: new Date(),
+    });
+  });
+
   registerOpenApi(app, config.publicUrl);
   app.register(healthRoutes, { deps });
   app.register(clientSurface, { deps, prefix: '/api/v1/client' });
+  app.register(restSurface, { deps, prefix: '/api/v1' });
+  app.register(consoleRoutes, { deps });
   app.register(pageRoutes);
   return app;
 }

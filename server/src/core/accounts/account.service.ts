@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Account, DB } from '../../db/tables.ts';
 import { consumeLinkToken, issueLinkToken } from '../auth/link-tokens.ts';
 import { destroyAccountSessions } from '../auth/sessions.ts';
+import type { Bus } from '../bus.ts';
 import { AppError } from '../errors.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import type { Clock } from '../time.ts';
@@ -16,6 +17,7 @@ import { emailProblem, nameProblem, normalizeIdentifier, passwordProblem, userna
 
 export interface AccountServiceOptions {
   db: Kysely<DB>;
+  bus: Bus;
   clock: Clock;
   mailer: Mailer;
   publicUrl: string;
@@ -203,17 +205,21 @@ export function createAccountService(options: AccountServiceOptions) {
           .returningAll()
           .executeTakeFirstOrThrow();
         const endedSessions = await destroyAccountSessions(trx, accountId);
+        // API tokens of the account stop working here and in every other process.
+        await options.bus.publish(trx, { topic: 'account', id: accountId });
         return { account, endedSessions };
       });
     },
 
     async unsuspend(accountId: number): Promise<Account> {
-      return db
+      const account = await db
         .updateTable('accounts')
         .set({ suspended_at: null, suspended_reason: null, updated_at: clock() })
         .where('id', '=', accountId)
         .returningAll()
         .executeTakeFirstOrThrow();
+      await options.bus.publish(db, { topic: 'account', id: accountId });
+      return account;
     },
   };
 }

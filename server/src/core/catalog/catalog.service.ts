@@ -4,6 +4,7 @@
 
 import { type Kysely, sql } from 'kysely';
 import type { DB, Location, OsTemplate, Plan, PlanType } from '../../db/tables.ts';
+import type { Bus } from '../bus.ts';
 import { AppError } from '../errors.ts';
 import { parsePaise } from '../money.ts';
 import { type LocationStock, locationStock, type UnavailableReason, unavailableReason } from './availability.ts';
@@ -42,7 +43,7 @@ function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: string }).code === '23505';
 }
 
-export function createCatalogService({ db }: { db: Kysely<DB> }) {
+export function createCatalogService({ db, bus }: { db: Kysely<DB>; bus: Bus }) {
   async function plansWithRegions(filter: { planId?: number; includeInactive?: boolean }): Promise<CatalogPlan[]> {
     let query = db
       .selectFrom('plans')
@@ -169,6 +170,7 @@ export function createCatalogService({ db }: { db: Kysely<DB> }) {
             .insertInto('plan_locations')
             .values(locations.map((l) => ({ plan_id: plan.id, location_id: l.id })))
             .execute();
+          await bus.publish(trx, { topic: 'catalog' });
           return plan;
         });
       } catch (error) {
@@ -186,6 +188,7 @@ export function createCatalogService({ db }: { db: Kysely<DB> }) {
         .returningAll()
         .executeTakeFirst();
       if (!plan) throw new AppError('not_found', { message: `No plan "${ref}".` });
+      await bus.publish(db, { topic: 'catalog' });
       return plan;
     },
 

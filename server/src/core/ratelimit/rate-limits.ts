@@ -49,6 +49,13 @@ export const LIMITS = {
   verify_resend: { points: 1, duration: 600, description: 'verification mail re-sent on login, per account' },
   deposit_account: { points: 5, duration: 3600, description: 'deposit submissions, per account' },
   deposit_daily_account: { points: 20, duration: 86_400, description: 'deposit submissions per day, per account' },
+  token_requests: { points: 600, duration: 60, description: 'token-surface requests, per token' },
+  token_auth_fail_ip: { points: 60, duration: 60, description: 'token-surface requests with a bad token, per IP' },
+  deploy_account: {
+    points: 10,
+    duration: 3600,
+    description: 'deploys on the token surface, per account (refused ones are given back)',
+  },
 } as const satisfies Record<string, LimitSpec>;
 
 export type LimitName = keyof typeof LIMITS;

@@ -131,6 +131,35 @@ export function createServiceActions(options: {
         .execute((trx) => startJob(trx, jobs, { accountId, serviceId, type: 'reinstall', params: { os: os.slug } }));
     },
 
+    /** A console ticket on the node for a running VM (the caller wraps it in one of ours). */
+    async console(accountId: number, serviceId: number, kind: 'vnc' | 'serial') {
+      const service = await services.own(accountId, serviceId);
+      mutable(service);
+      const { vm, hv } = await live(service);
+      try {
+        return { service, upstream: await withTimeout(hv.console(vm, kind), PROBE_TIMEOUT_MS * 2) };
+      } catch (error) {
+        if (error instanceof UpstreamError && /not running/.test(error.message)) {
+          throw new AppError('conflict', { message: 'Start the server before opening its console.' });
+        }
+        throw unreachable(error);
+      }
+    },
+
+    /** Terminate at once (token surface DELETE): `confirm` must equal the label. */
+    async terminate(accountId: number, serviceId: number, confirm: string): Promise<Job> {
+      const service = await services.own(accountId, serviceId);
+      if (confirm !== service.label) {
+        throw new AppError('confirmation_mismatch', {
+          message: `Send the instance's label (${service.label}) as confirm to terminate it.`,
+          fields: { confirm: 'must equal the instance label' },
+        });
+      }
+      if (service.status === 'terminated')
+        throw new AppError('conflict', { message: 'The instance is already terminated.' });
+      return db.transaction().execute((trx) => startJob(trx, jobs, { accountId, serviceId, type: 'terminate' }));
+    },
+
     async status(accountId: number, serviceId: number): Promise<{ service: Service; status: VmStatus }> {
       const service = await services.own(accountId, serviceId);
       const { vm, hv } = await live(service);

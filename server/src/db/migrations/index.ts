@@ -6,6 +6,7 @@ import * as m0003 from './0003_catalog.ts';
 import * as m0004 from './0004_wallet.ts';
 import * as m0005 from './0005_notifications.ts';
 import * as m0006 from './0006_orders_services.ts';
+import * as m0007 from './0007_api_tokens.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_extensions': m0001,
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '0004_wallet': m0004,
   '0005_notifications': m0005,
   '0006_orders_services': m0006,
+  '0007_api_tokens': m0007,
 };

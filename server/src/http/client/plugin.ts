@@ -20,6 +20,7 @@ import type { ClientSession } from './context.ts';
 import { notificationRoutes } from './notifications.routes.ts';
 import { orderRoutes } from './orders.routes.ts';
 import { serviceRoutes } from './services.routes.ts';
+import { tokenRoutes } from './tokens.routes.ts';
 import { walletRoutes } from './wallet.routes.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -106,4 +107,5 @@ export async function clientSurface(app: FastifyInstance, { deps }: { deps: Deps
   await app.register(notificationRoutes, { deps });
   await app.register(orderRoutes, { deps });
   await app.register(serviceRoutes, { deps });
+  await app.register(tokenRoutes, { deps });
 }

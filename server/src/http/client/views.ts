@@ -6,7 +6,11 @@ import type { Account } from '../../db/tables.ts';
 
 /** `{"success": true, "message": …, …payload}` (spec 4.0). */
 export function okSchema<P extends TProperties>(payload: P): TObject {
-  return Type.Object({ success: Type.Literal(true), message: Type.String(), ...payload });
+  // Closed, so that in a union of answers the serializer picks the branch that fits exactly.
+  return Type.Object(
+    { success: Type.Literal(true), message: Type.String(), ...payload },
+    { additionalProperties: false },
+  );
 }
 
 /** The body of a session-surface mutation: its own fields plus the optional `csrf_token`. */

@@ -1,0 +1,55 @@
+// The node's console WebSocket, GET …/qemu/{vmid}/vncwebsocket?port=&vncticket= (upstreams.md
+// §2.4, §2.7): API-token auth like any path, then the ticket from vncproxy/termproxy. VNC answers
+// with an RFB greeting and echoes; a serial (termproxy) session first needs `<user>:<ticket>\n`,
+// answers `OK`, then echoes what is typed (frames `0:<length>:<data>`).
+
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer } from 'ws';
+import type { NodeState } from './state.ts';
+
+export function consoleUpgrade(state: NodeState, authOk: (req: IncomingMessage) => boolean) {
+  const wss = new WebSocketServer({ noServer: true });
+  return (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const url = new URL(req.url ?? '/', 'http://emulator');
+    const match = /^\/api2\/json\/nodes\/[^/]+\/qemu\/(\d+)\/vncwebsocket$/.exec(url.pathname);
+    const ticket = url.searchParams.get('vncticket') ?? '';
+    const grant = state.consoles.get(ticket);
+    const refuse = (status: string) => {
+      socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\n\r\n`);
+    };
+    if (!match) return refuse('404 Not Found');
+    if (!authOk(req)) return refuse('401 No ticket');
+    if (
+      !grant ||
+      grant.expires < Date.now() ||
+      grant.vmid !== Number(match[1]) ||
+      String(grant.port) !== url.searchParams.get('port')
+    ) {
+      return refuse('403 Permission check failed (invalid ticket)');
+    }
+    state.consoles.delete(ticket);
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      if (grant.kind === 'vnc') {
+        ws.send(Buffer.from('RFB 003.008\n'));
+        ws.on('message', (data, isBinary) => ws.send(data, { binary: isBinary }));
+        return;
+      }
+      let authenticated = false;
+      ws.on('message', (data) => {
+        const text = data.toString();
+        if (!authenticated) {
+          if (text !== `${grant.user}:${ticket}\n`) {
+            ws.close(1008, 'bad ticket');
+            return;
+          }
+          authenticated = true;
+          ws.send('OK');
+          return;
+        }
+        const frame = /^0:(\d+):([\s\S]*)$/.exec(text);
+        if (frame) ws.send(frame[2] ?? '');
+      });
+    });
+  };
+}

@@ -1,0 +1,83 @@
+// Cache invalidation across processes: NOTIFY on the shared database, LISTEN in every process.
+// A message published inside a transaction is delivered when (and only if) it commits. The
+// publishing process also applies it locally at once, so its own next request never sees the
+// stale entry; other processes drop theirs within milliseconds. On a lost LISTEN connection
+// every subscriber is told to drop everything (messages may have been missed).
+
+import { type Kysely, sql } from 'kysely';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import type { Database } from '../db/database.ts';
+import type { DB } from '../db/tables.ts';
+
+const CHANNEL = 'hostplane_invalidate';
+
+export type BusMessage =
+  | { topic: 'token'; id: number }
+  | { topic: 'account'; id: number }
+  | { topic: 'catalog' }
+  | { topic: 'all' };
+
+export interface Bus {
+  /** Send through `executor` (a transaction delivers on commit), and apply locally now. */
+  publish(executor: Kysely<DB>, message: BusMessage): Promise<void>;
+  subscribe(handler: (message: BusMessage) => void): void;
+  close(): Promise<void>;
+}
+
+export async function createBus(database: Database, logger: Logger): Promise<Bus> {
+  const handlers: ((message: BusMessage) => void)[] = [];
+  const deliver = (message: BusMessage) => {
+    for (const handler of handlers) handler(message);
+  };
+  const onPayload = (payload: string | undefined) => {
+    try {
+      deliver(JSON.parse(payload ?? '') as BusMessage);
+    } catch {
+      deliver({ topic: 'all' });
+    }
+  };
+
+  let stop: () => Promise<void>;
+  if (database.engine === 'pglite') {
+    const unlisten = await database.pglite.listen(CHANNEL, onPayload);
+    stop = () => unlisten();
+  } else {
+    let client: pg.Client | null = null;
+    let closed = false;
+    let retry: NodeJS.Timeout | undefined;
+    const connect = async (): Promise<void> => {
+      const next = new pg.Client({ connectionString: database.url, application_name: 'hostplane-bus' });
+      next.on('notification', (msg) => onPayload(msg.payload));
+      next.on('error', (error) => {
+        logger.warn({ err: error }, 'invalidation listener lost its connection; reconnecting');
+        next.end().catch(() => {});
+        if (!closed) {
+          client = null;
+          deliver({ topic: 'all' });
+          retry = setTimeout(() => void connect().catch(() => {}), 1000);
+        }
+      });
+      await next.connect();
+      await next.query(`listen ${CHANNEL}`);
+      client = next;
+    };
+    await connect();
+    stop = async () => {
+      closed = true;
+      clearTimeout(retry);
+      await client?.end().catch(() => {});
+    };
+  }
+
+  return {
+    async publish(executor, message) {
+      await sql`select pg_notify(${CHANNEL}, ${JSON.stringify(message)})`.execute(executor);
+      deliver(message);
+    },
+    subscribe(handler) {
+      handlers.push(handler);
+    },
+    close: () => stop(),
+  };
+}

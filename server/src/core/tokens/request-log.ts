@@ -1,0 +1,107 @@
+// The log of every token-surface call (spec §1: method, path, status, caller IP, duration),
+// kept off the request path: entries are buffered and written in batches (every second, or
+// sooner when 200 are waiting), together with each token's last use. Kept RETENTION_DAYS.
+
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { DB } from '../../db/tables.ts';
+
+export const REQUEST_LOG_RETENTION_DAYS = 30;
+const FLUSH_MS = 1000;
+const FLUSH_AT = 200;
+const MAX_BUFFER = 20_000;
+
+export interface RequestLogEntry {
+  tokenId: number | null;
+  accountId: number | null;
+  method: string;
+  path: string;
+  route: string | null;
+  status: number;
+  ip: string | null;
+  durationMs: number;
+  requestId: string;
+  at: Date;
+}
+
+export interface RequestLog {
+  record(entry: RequestLogEntry): void;
+  /** Write what is buffered now (tests, shutdown). */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function createRequestLog(db: Kysely<DB>, logger: Logger): RequestLog {
+  let buffer: RequestLogEntry[] = [];
+  let flushing: Promise<void> | null = null;
+  let dropped = 0;
+
+  async function write(): Promise<void> {
+    while (buffer.length > 0) {
+      const batch = buffer.slice(0, 1000);
+      buffer = buffer.slice(batch.length);
+      try {
+        await db
+          .insertInto('api_request_log')
+          .values(
+            batch.map((e) => ({
+              token_id: e.tokenId,
+              account_id: e.accountId,
+              method: e.method,
+              path: e.path.slice(0, 500),
+              route: e.route,
+              status: e.status,
+              ip: e.ip,
+              duration_ms: Math.round(e.durationMs * 100) / 100,
+              request_id: e.requestId,
+              created_at: e.at,
+            })),
+          )
+          .execute();
+        const lastUse = new Map<number, RequestLogEntry>();
+        for (const e of batch) if (e.tokenId !== null) lastUse.set(e.tokenId, e);
+        for (const [tokenId, e] of lastUse) {
+          await db
+            .updateTable('api_tokens')
+            .set({ last_used_at: e.at, last_used_ip: e.ip })
+            .where('id', '=', tokenId)
+            .execute();
+        }
+      } catch (error) {
+        // A token deleted with its account in the meantime, or the database briefly away: the
+        // log is an audit aid, never a reason to fail requests.
+        logger.warn({ err: error, entries: batch.length }, 'request log batch not written');
+      }
+    }
+  }
+
+  const flush = (): Promise<void> => {
+    flushing ??= write().finally(() => {
+      flushing = null;
+    });
+    return flushing;
+  };
+
+  const timer = setInterval(() => void flush(), FLUSH_MS);
+  timer.unref();
+
+  return {
+    record(entry) {
+      if (buffer.length >= MAX_BUFFER) {
+        dropped++;
+        if (dropped % 1000 === 1) logger.warn({ dropped }, 'request log buffer full; entries dropped');
+        return;
+      }
+      buffer.push(entry);
+      if (buffer.length >= FLUSH_AT) void flush();
+    },
+    async flush() {
+      await flush();
+      if (buffer.length > 0) await flush();
+    },
+    async close() {
+      clearInterval(timer);
+      await this.flush();
+    },
+  };
+}

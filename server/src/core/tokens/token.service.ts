@@ -1,0 +1,234 @@
+// API tokens (spec §2 API token, §5; CONTRACT §4): `svc_` + 43 url-safe characters, shown once,
+// stored as sha256; scopes; optional expiry; optional IPv4 allow-list. Authentication caches the
+// looked-up token for a few seconds per process (it runs on every token-surface request);
+// revocation, expiry and account suspension still take effect on the very next request: expiry
+// is checked on every use, and revocation/suspension evict the entry here at once and in every
+// other process through the bus.
+
+import type { Kysely } from 'kysely';
+import type { ApiToken, DB } from '../../db/tables.ts';
+import type { Bus } from '../bus.ts';
+import { randomToken, sha256Hex } from '../crypto/secrets.ts';
+import { AppError } from '../errors.ts';
+import { cidrContains, normalizeIp, parseCidr } from '../net/ip.ts';
+import type { Clock } from '../time.ts';
+
+export const SCOPES = ['read', 'orders.write', 'instances.write', 'billing.read', '*'] as const;
+export type Scope = (typeof SCOPES)[number];
+export type RouteScope = Exclude<Scope, '*'>;
+
+export const MAX_TOKENS_PER_ACCOUNT = 20;
+export const MAX_CIDRS_PER_TOKEN = 16;
+const TOKEN = /^svc_[A-Za-z0-9_-]{43}$/;
+const CACHE_TTL_MS = 10_000;
+
+export interface Principal {
+  tokenId: number;
+  accountId: number;
+  scopes: Scope[];
+  name: string;
+  expiresAt: Date | null;
+}
+
+interface CachedToken {
+  token: Pick<ApiToken, 'id' | 'account_id' | 'name' | 'scopes' | 'allowed_cidrs' | 'expires_at' | 'revoked_at'>;
+  cidrs: NonNullable<ReturnType<typeof parseCidr>>[];
+  suspended: boolean;
+  at: number;
+}
+
+export interface NewToken {
+  name: unknown;
+  scopes: unknown;
+  expires_at?: unknown;
+  allowed_cidrs?: unknown;
+}
+
+export function grants(scopes: readonly string[], required: RouteScope): boolean {
+  return scopes.includes('*') || scopes.includes(required);
+}
+
+export function createTokenService(options: { db: Kysely<DB>; clock: Clock; bus: Bus }) {
+  const { db, clock, bus } = options;
+  const cache = new Map<string, CachedToken>();
+  bus.subscribe((message) => {
+    switch (message.topic) {
+      case 'all':
+        cache.clear();
+        return;
+      case 'token':
+        for (const [k, v] of cache) if (v.token.id === message.id) cache.delete(k);
+        return;
+      case 'account':
+        for (const [k, v] of cache) if (v.token.account_id === message.id) cache.delete(k);
+        return;
+    }
+  });
+
+  async function lookup(hash: string): Promise<CachedToken | null> {
+    const hit = cache.get(hash);
+    if (hit && Date.now() - hit.at < CACHE_TTL_MS) return hit;
+    const row = await db
+      .selectFrom('api_tokens')
+      .innerJoin('accounts', 'accounts.id', 'api_tokens.account_id')
+      .select([
+        'api_tokens.id',
+        'api_tokens.account_id',
+        'api_tokens.name',
+        'api_tokens.scopes',
+        'api_tokens.allowed_cidrs',
+        'api_tokens.expires_at',
+        'api_tokens.revoked_at',
+        'accounts.suspended_at',
+      ])
+      .where('api_tokens.token_hash', '=', hash)
+      .executeTakeFirst();
+    if (!row) {
+      cache.delete(hash);
+      return null;
+    }
+    const { suspended_at, ...token } = row;
+    const entry: CachedToken = {
+      token,
+      cidrs: token.allowed_cidrs.map((c) => parseCidr(c)).filter((c) => c !== null),
+      suspended: suspended_at !== null,
+      at: Date.now(),
+    };
+    if (cache.size > 10_000) cache.clear();
+    cache.set(hash, entry);
+    return entry;
+  }
+
+  async function get(accountId: number, id: number): Promise<ApiToken> {
+    const token = await db
+      .selectFrom('api_tokens')
+      .selectAll()
+      .where('id', '=', id)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    if (!token) throw new AppError('not_owner');
+    return token;
+  }
+
+  return {
+    /** Resolve a bearer token for a request from `ip`; throws the token surface's auth errors. */
+    async authenticate(raw: string, ip: string): Promise<Principal> {
+      if (!TOKEN.test(raw)) throw new AppError('invalid_token');
+      const entry = await lookup(sha256Hex(raw));
+      if (!entry || entry.token.revoked_at !== null) throw new AppError('invalid_token');
+      if (entry.token.expires_at !== null && entry.token.expires_at.getTime() <= clock().getTime())
+        throw new AppError('token_expired');
+      if (entry.suspended) throw new AppError('account_suspended');
+      if (entry.cidrs.length > 0) {
+        const address = normalizeIp(ip);
+        if (address === null || !entry.cidrs.some((cidr) => cidrContains(cidr, address))) {
+          throw new AppError('ip_not_allowed', { message: `This token may not be used from ${address ?? ip}.` });
+        }
+      }
+      return {
+        tokenId: entry.token.id,
+        accountId: entry.token.account_id,
+        scopes: entry.token.scopes as Scope[],
+        name: entry.token.name,
+        expiresAt: entry.token.expires_at,
+      };
+    },
+
+    /** Create a token; the secret is in the result and nowhere else, ever. */
+    async create(accountId: number, input: NewToken): Promise<{ token: ApiToken; secret: string }> {
+      const fields: Record<string, string> = {};
+      const name = typeof input.name === 'string' ? input.name.trim() : '';
+      if (name.length < 1 || name.length > 64) fields.name = 'must be 1–64 characters';
+      const scopes = Array.isArray(input.scopes) ? [...new Set(input.scopes)] : [];
+      if (scopes.length === 0 || !scopes.every((s) => (SCOPES as readonly unknown[]).includes(s))) {
+        fields.scopes = `must be a non-empty list of ${SCOPES.join(', ')}`;
+      }
+      let expiresAt: Date | null = null;
+      if (input.expires_at !== undefined && input.expires_at !== null) {
+        const parsed = typeof input.expires_at === 'string' ? new Date(input.expires_at) : new Date(Number.NaN);
+        if (Number.isNaN(parsed.getTime()) || !/^\d{4}-\d\d-\d\d/.test(String(input.expires_at)))
+          fields.expires_at = 'must be an ISO 8601 date-time';
+        else if (parsed.getTime() <= clock().getTime()) fields.expires_at = 'must be in the future';
+        else if (parsed.getTime() > clock().getTime() + 2 * 366 * 86_400_000)
+          fields.expires_at = 'must be within two years';
+        else expiresAt = parsed;
+      }
+      const cidrs: string[] = [];
+      if (input.allowed_cidrs !== undefined && input.allowed_cidrs !== null) {
+        if (!Array.isArray(input.allowed_cidrs) || input.allowed_cidrs.length > MAX_CIDRS_PER_TOKEN) {
+          fields.allowed_cidrs = `must be a list of at most ${MAX_CIDRS_PER_TOKEN} IPv4 CIDRs`;
+        } else {
+          for (const raw of input.allowed_cidrs) {
+            const cidr = typeof raw === 'string' ? parseCidr(raw) : null;
+            if (cidr === null || cidr.kind !== 'ipv4') {
+              fields.allowed_cidrs = `${JSON.stringify(raw)} is not an IPv4 address or CIDR such as 203.0.113.0/24`;
+              break;
+            }
+            cidrs.push(cidr.text);
+          }
+        }
+      }
+      if (Object.keys(fields).length > 0) throw AppError.fields(fields);
+      const active = await db
+        .selectFrom('api_tokens')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('account_id', '=', accountId)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirstOrThrow();
+      if (Number(active.n) >= MAX_TOKENS_PER_ACCOUNT) {
+        throw new AppError('conflict', {
+          message: `An account may hold ${MAX_TOKENS_PER_ACCOUNT} tokens; revoke one first.`,
+        });
+      }
+      const secret = `svc_${randomToken(32)}`;
+      const token = await db
+        .insertInto('api_tokens')
+        .values({
+          account_id: accountId,
+          name,
+          token_hash: sha256Hex(secret),
+          hint: secret.slice(0, 8),
+          scopes: scopes as string[],
+          allowed_cidrs: [...new Set(cidrs)],
+          expires_at: expiresAt,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return { token, secret };
+    },
+
+    list: (accountId: number) =>
+      db.selectFrom('api_tokens').selectAll().where('account_id', '=', accountId).orderBy('id', 'desc').execute(),
+
+    get,
+
+    /** Revoke at once: this process and every other stop accepting it before the answer is sent. */
+    async revoke(accountId: number, id: number): Promise<ApiToken> {
+      return db.transaction().execute(async (trx) => {
+        const token = await trx
+          .updateTable('api_tokens')
+          .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(clock())) }))
+          .where('id', '=', id)
+          .where('account_id', '=', accountId)
+          .returningAll()
+          .executeTakeFirst();
+        if (!token) throw new AppError('not_owner');
+        await bus.publish(trx, { topic: 'token', id });
+        return token;
+      });
+    },
+
+    async logs(accountId: number, tokenId: number, limit: number) {
+      await get(accountId, tokenId);
+      return db
+        .selectFrom('api_request_log')
+        .selectAll()
+        .where('token_id', '=', tokenId)
+        .orderBy('id', 'desc')
+        .limit(limit)
+        .execute();
+    },
+  };
+}
+
+export type TokenService = ReturnType<typeof createTokenService>;

@@ -1,0 +1,133 @@
+// GET /billing and /invoices (billing.read), GET /status (read).
+
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { Deps } from '../../core/deps.ts';
+import { formatPaise } from '../../core/money.ts';
+import { OrderSchema, orderView } from '../client/orders.routes.ts';
+import { tokenErrors } from '../schemas.ts';
+import { principalOf } from './plugin.ts';
+import { okSchema } from './views.ts';
+
+const Money = Type.Object({ amount: Type.String(), currency: Type.Literal('INR') });
+
+export async function billingRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  app.get(
+    '/billing',
+    {
+      config: { scope: 'billing.read' },
+      schema: {
+        tags: ['token: billing'],
+        summary: 'Wallet balance, monthly run-rate of active services, unpaid orders',
+        response: {
+          200: okSchema({
+            wallet: Type.Object({ balance: Type.String(), currency: Type.Literal('INR') }),
+            monthly_run_rate: Money,
+            unpaid_orders: Type.Array(OrderSchema),
+          }),
+          ...tokenErrors(),
+        },
+      },
+    },
+    async (request) => {
+      const { accountId } = principalOf(request);
+      const [balance, runRate, unpaid] = await Promise.all([
+        deps.wallet.balance(accountId),
+        deps.orders.monthlyRunRate(accountId),
+        deps.orders.unpaid(accountId),
+      ]);
+      return {
+        ok: true as const,
+        wallet: { balance: formatPaise(balance), currency: 'INR' as const },
+        monthly_run_rate: { amount: formatPaise(runRate), currency: 'INR' as const },
+        unpaid_orders: unpaid.map(orderView),
+      };
+    },
+  );
+
+  app.get(
+    '/invoices',
+    {
+      config: { scope: 'billing.read' },
+      schema: {
+        tags: ['token: billing'],
+        summary: 'Order history, the last 100',
+        response: { 200: okSchema({ invoices: Type.Array(OrderSchema) }), ...tokenErrors() },
+      },
+    },
+    async (request) => {
+      const { accountId } = principalOf(request);
+      const { rows } = await deps.orders.list(accountId, 1, 100);
+      return { ok: true as const, invoices: rows.map(orderView) };
+    },
+  );
+
+  app.get(
+    '/status',
+    {
+      config: { scope: 'read' },
+      schema: {
+        tags: ['token: status'],
+        summary: 'Node fleet health per location and kind, and the states of your instances',
+        response: {
+          200: okSchema({
+            fleet: Type.Array(
+              Type.Object({
+                location: Type.String(),
+                kind: Type.String(),
+                nodes: Type.Integer(),
+                up: Type.Integer(),
+                down: Type.Integer(),
+                unknown: Type.Integer(),
+                status: Type.String({ description: 'operational, degraded or down' }),
+              }),
+            ),
+            instances: Type.Array(
+              Type.Object({
+                id: Type.Integer(),
+                label: Type.String(),
+                status: Type.String(),
+                power: Type.Union([Type.String(), Type.Null()]),
+              }),
+            ),
+          }),
+          ...tokenErrors(),
+        },
+      },
+    },
+    async (request) => {
+      const { accountId } = principalOf(request);
+      const [nodes, locations, list] = await Promise.all([
+        deps.nodes.list(),
+        deps.catalog.listLocations(),
+        deps.services.list(accountId, 1, 100),
+      ]);
+      const groups = new Map<
+        string,
+        { location: string; kind: string; nodes: number; up: number; down: number; unknown: number }
+      >();
+      for (const node of nodes.filter((n) => n.active)) {
+        const location = locations.find((l) => l.id === node.location_id)?.code ?? '?';
+        const key = `${location}/${node.kind}`;
+        const group = groups.get(key) ?? { location, kind: node.kind, nodes: 0, up: 0, down: 0, unknown: 0 };
+        group.nodes++;
+        group[node.health]++;
+        groups.set(key, group);
+      }
+      const power = await deps.serviceActions.powerStates(list.rows.map((d) => d.service));
+      return {
+        ok: true as const,
+        fleet: [...groups.values()].map((g) => ({
+          ...g,
+          status: g.down === 0 ? 'operational' : g.down === g.nodes ? 'down' : 'degraded',
+        })),
+        instances: list.rows.map((d) => ({
+          id: d.service.id,
+          label: d.service.label,
+          status: d.service.status,
+          power: power.get(d.service.id) ?? null,
+        })),
+      };
+    },
+  );
+}

@@ -1,0 +1,147 @@
+// GET /locations, /plans, /os and POST /quote (read). /plans is served from a per-process copy
+// that staff changes to plans invalidate through the bus (it is the most-called route); the
+// others read live (availability and IPv4 stock change with every order).
+
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { Deps } from '../../core/deps.ts';
+import { AppError } from '../../core/errors.ts';
+import { formatPaise } from '../../core/money.ts';
+import { PlanSchema, planView } from '../client/catalog.routes.ts';
+import { tokenErrors } from '../schemas.ts';
+import { okSchema } from './views.ts';
+
+const tags = ['token: catalog'];
+const OsSchema = Type.Object({
+  slug: Type.String(),
+  name: Type.String(),
+  family: Type.String(),
+  version: Type.String(),
+});
+
+export async function catalogRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  let plansBody: string | null = null;
+  deps.bus.subscribe((message) => {
+    if (message.topic === 'catalog' || message.topic === 'all') plansBody = null;
+  });
+  // Availability is part of each plan: keep the copy briefly even without a catalog change.
+  let plansAt = 0;
+
+  app.get(
+    '/plans',
+    {
+      config: { scope: 'read' },
+      schema: {
+        tags,
+        summary: 'Every active plan (vps, game, web) with specs and the monthly INR price',
+        response: { 200: okSchema({ plans: Type.Array(PlanSchema) }), ...tokenErrors() },
+      },
+    },
+    async (_request, reply) => {
+      if (plansBody === null || Date.now() - plansAt > 5_000) {
+        const { plans } = await deps.catalog.catalog();
+        plansBody = JSON.stringify({ ok: true, plans: plans.map(planView) });
+        plansAt = Date.now();
+      }
+      return reply.type('application/json; charset=utf-8').send(plansBody);
+    },
+  );
+
+  app.get(
+    '/locations',
+    {
+      config: { scope: 'read' },
+      schema: {
+        tags,
+        summary: 'Zones with live availability per service type, free IPv4 addresses, and the OS list',
+        response: {
+          200: okSchema({
+            locations: Type.Array(
+              Type.Object({
+                code: Type.String(),
+                name: Type.String(),
+                city: Type.String(),
+                country: Type.String(),
+                ipv4_free: Type.Integer(),
+                available: Type.Object({ vps: Type.Boolean(), game: Type.Boolean(), web: Type.Boolean() }),
+              }),
+            ),
+            os: Type.Array(OsSchema),
+          }),
+          ...tokenErrors(),
+        },
+      },
+    },
+    async () => {
+      const catalog = await deps.catalog.catalog();
+      return {
+        ok: true as const,
+        locations: catalog.locations.map(({ location, stock }) => ({
+          code: location.code,
+          name: location.name,
+          city: location.city,
+          country: location.country,
+          ipv4_free: stock.ipv4Free,
+          available: {
+            vps: stock.slots.proxmox > 0 && stock.ipv4Free > 0,
+            game: stock.slots.pterodactyl > 0,
+            web: stock.slots.cpanel > 0,
+          },
+        })),
+        os: catalog.os.map((o) => ({ slug: o.slug, name: o.name, family: o.family, version: o.version })),
+      };
+    },
+  );
+
+  app.get(
+    '/os',
+    {
+      config: { scope: 'read' },
+      schema: {
+        tags,
+        summary: 'The OS template catalogue',
+        response: { 200: okSchema({ os: Type.Array(OsSchema) }), ...tokenErrors() },
+      },
+    },
+    async () => ({
+      ok: true as const,
+      os: (await deps.catalog.listOs())
+        .filter((o) => o.active)
+        .map((o) => ({ slug: o.slug, name: o.name, family: o.family, version: o.version })),
+    }),
+  );
+
+  app.post(
+    '/quote',
+    {
+      config: { scope: 'read' },
+      schema: {
+        tags,
+        summary: 'Price and spec of a plan, by `plan_id` or by `plan` (its label)',
+        body: Type.Object(
+          { plan_id: Type.Optional(Type.Integer({ minimum: 1 })), plan: Type.Optional(Type.String({ maxLength: 64 })) },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: okSchema({
+            plan: PlanSchema,
+            price: Type.Object({ monthly: Type.String(), currency: Type.Literal('INR') }),
+          }),
+          ...tokenErrors(404, 422),
+        },
+      },
+    },
+    async (request) => {
+      const body = request.body as { plan_id?: number; plan?: string };
+      if ((body.plan_id === undefined) === (body.plan === undefined))
+        throw AppError.fields({ plan: 'give plan_id or plan (a label), not both' });
+      const found = await deps.catalog.findPlan(body.plan_id ?? (body.plan as string));
+      if (!found?.plan.active) throw new AppError('not_found', { message: 'No such plan.' });
+      return {
+        ok: true as const,
+        plan: planView(found),
+        price: { monthly: formatPaise(found.plan.price_paise), currency: 'INR' as const },
+      };
+    },
+  );
+}

@@ -1,0 +1,364 @@
+// /api/v1/instances… and /api/v1/jobs/{id} (spec 4.1): the caller's services on the same core as
+// the session surface. Deploys are idempotent and limited to 10 an hour per account, decided
+// before any charge; a wallet that cannot cover one answers 402 with what is missing.
+
+import type { FastifyInstance } from 'fastify';
+import { type Static, Type } from 'typebox';
+import type { Deps } from '../../core/deps.ts';
+import { AppError } from '../../core/errors.ts';
+import { checkKey, runIdempotent } from '../../core/idempotency.ts';
+import { getOwnJob } from '../../core/jobs/service-jobs.ts';
+import type { OrderInput } from '../../core/orders/order-input.ts';
+import { OrderSchema, orderView } from '../client/orders.routes.ts';
+import { JobSchema, jobView, ServiceSchema, serviceView } from '../client/service-views.ts';
+import { tokenErrors } from '../schemas.ts';
+import { principalOf } from './plugin.ts';
+import { IdParams, okSchema } from './views.ts';
+
+const tags = ['token: instances'];
+const ACTIONS = ['start', 'stop', 'restart', 'kill', 'reinstall', 'vnc', 'console'] as const;
+
+const DeployBody = Type.Object(
+  {
+    plan: Type.String({ maxLength: 64, description: 'the plan label, e.g. vps-2c-4g' }),
+    server_name: Type.String({ maxLength: 63, description: 'becomes the label (DELETE confirm must equal it)' }),
+    eula: Type.Boolean({ description: 'game plans need true' }),
+    idempotency_key: Type.Optional(
+      Type.String({ maxLength: 300, description: 'or the Idempotency-Key header (required one way)' }),
+    ),
+    os: Type.Optional(Type.String({ maxLength: 64 })),
+    region: Type.Optional(Type.String({ maxLength: 32 })),
+    hostname: Type.Optional(Type.String({ maxLength: 253, description: 'vps; defaults to server_name' })),
+    ssh_keys: Type.Optional(Type.Array(Type.String({ maxLength: 2000 }), { maxItems: 10 })),
+    domain: Type.Optional(Type.String({ maxLength: 253, description: 'web plans' })),
+  },
+  { additionalProperties: false },
+);
+
+const TicketSchema = Type.Object({
+  ticket: Type.String(),
+  url: Type.String({ description: 'WebSocket URL with the one-time ticket' }),
+  kind: Type.String({ description: 'vnc or serial' }),
+  password: Type.Union([Type.String(), Type.Null()], { description: 'VNC: the RFB password for this session' }),
+  expires_at: Type.String({ format: 'date-time' }),
+});
+
+export async function instanceRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  app.get(
+    '/instances',
+    {
+      config: { scope: 'read' },
+      schema: {
+        tags,
+        summary: 'Your instances with their live power state',
+        querystring: Type.Object(
+          {
+            page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+            per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: okSchema({
+            instances: Type.Array(ServiceSchema),
+            pagination: Type.Object({ page: Type.Integer(), per_page: Type.Integer(), total: Type.Integer() }),
+          }),
+          ...tokenErrors(422),
+        },
+      },
+    },
+    async (request) => {
+      const { accountId } = principalOf(request);
+      const q = request.query as { page: number; per_page: number };
+      const list = await deps.services.list(accountId, q.page, q.per_page);
+      const power = await deps.serviceActions.powerStates(list.rows.map((d) => d.service));
+      return {
+        ok: true as const,
+        instances: list.rows.map((d) =>
+          serviceView(d.service, {
+            plan: d.plan,
+            location: d.location,
+            ipv4: d.ipv4,
+            power: power.get(d.service.id) ?? null,
+          }),
+        ),
+        pagination: { page: q.page, per_page: q.per_page, total: list.total },
+      };
+    },
+  );
+
+  app.post(
+    '/instances',
+    {
+      config: { scope: 'orders.write' },
+      schema: {
+        tags,
+        summary: 'Deploy: order and pay from the wallet; 201 with order, instance and job (Location: the job)',
+        description:
+          '402 insufficient_funds (details: balance, required, shortfall, deposit_url); 409 unavailable:<reason>, ' +
+          'idempotency_conflict, idempotency_in_progress; 422 bad_config_<field>, domain_required, bad_domain; ' +
+          '429 after 10 deploys in an hour (decided before any charge).',
+        body: DeployBody,
+        response: {
+          201: okSchema({ order: OrderSchema, instance: ServiceSchema, job: JobSchema }),
+          ...tokenErrors(402, 409, 422),
+        },
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const body = request.body as Static<typeof DeployBody>;
+      const header =
+        typeof request.headers['idempotency-key'] === 'string' ? request.headers['idempotency-key'] : undefined;
+      if (header !== undefined && body.idempotency_key !== undefined && header !== body.idempotency_key) {
+        throw AppError.fields({ idempotency_key: 'differs from the Idempotency-Key header' });
+      }
+      const key = checkKey(body.idempotency_key ?? header);
+      const plan = await deps.catalog.findPlan(body.plan);
+      const type = plan?.plan.type ?? 'vps';
+      const config: Record<string, unknown> = { server_name: body.server_name, eula: body.eula };
+      if (body.region !== undefined) config.region = body.region;
+      if (type === 'vps') {
+        config.hostname = body.hostname ?? body.server_name;
+        if (body.os !== undefined) config.os = body.os;
+        if (body.ssh_keys !== undefined) config.ssh_keys = body.ssh_keys;
+      } else {
+        for (const field of ['hostname', 'os', 'ssh_keys'] as const)
+          if (body[field] !== undefined) config[field] = body[field];
+      }
+      const input: OrderInput = { plan: body.plan, config, domain: body.domain ?? null };
+      const quotaKey = `account:${principal.accountId}`;
+      await deps.limits.consume('deploy_account', quotaKey);
+      let answer: Awaited<ReturnType<typeof runIdempotent>>;
+      try {
+        answer = await runIdempotent(
+          deps.database.db,
+          { accountId: principal.accountId, key, scope: 'rest.instances', payload: body },
+          async (trx) => {
+            const placed = await deps.orders.place(trx, principal.accountId, input);
+            return {
+              status: 201,
+              body: {
+                ok: true,
+                order: orderView(placed.order),
+                instance: serviceView(placed.service, {
+                  plan: placed.plan,
+                  location: placed.location,
+                  ipv4: placed.ipv4,
+                }),
+                job: jobView(placed.job),
+              },
+            };
+          },
+        );
+      } catch (error) {
+        // Only deploys that happened count against the hourly allowance.
+        await deps.limits.refund('deploy_account', quotaKey);
+        if (error instanceof AppError && error.code === 'insufficient_funds') {
+          throw new AppError('insufficient_funds', {
+            status: 402,
+            message: error.message,
+            details: { ...error.details, deposit_url: `${deps.config.publicUrl}/api/v1/client/wallet/deposit/` },
+          });
+        }
+        throw error;
+      }
+      if (answer.replayed) {
+        await deps.limits.refund('deploy_account', quotaKey);
+        reply.header('Idempotent-Replayed', 'true');
+      }
+      const jobId = (JSON.parse(answer.body) as { job?: { id: number } }).job?.id;
+      if (jobId !== undefined) reply.header('Location', `/api/v1/jobs/${jobId}`);
+      return reply
+        .code(answer.status as 201)
+        .type('application/json; charset=utf-8')
+        .send(answer.body);
+    },
+  );
+
+  app.get(
+    '/instances/:id',
+    {
+      config: { scope: 'read' },
+      schema: {
+        tags,
+        summary: 'One instance with its credentials and last job (secret: not cached)',
+        params: IdParams,
+        response: {
+          200: okSchema({
+            instance: Type.Intersect([
+              ServiceSchema,
+              Type.Object({
+                credentials: Type.Union([
+                  Type.Object({
+                    username: Type.String(),
+                    password: Type.String(),
+                    ssh: Type.Union([Type.String(), Type.Null()]),
+                  }),
+                  Type.Null(),
+                ]),
+              }),
+            ]),
+          }),
+          ...tokenErrors(404),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { accountId } = principalOf(request);
+      const { id } = request.params as { id: number };
+      const detail = await deps.services.detail(accountId, id);
+      const power = await deps.serviceActions.powerStates([detail.service]);
+      let credentials: { username: string; password: string; ssh: string | null } | null = null;
+      try {
+        const c = await deps.services.credentials(accountId, id);
+        credentials = { username: c.username, password: c.password, ssh: c.ssh };
+      } catch (error) {
+        if (!(error instanceof AppError && error.code === 'no_vm')) throw error;
+      }
+      reply.header('Cache-Control', 'no-store');
+      return {
+        ok: true as const,
+        instance: {
+          ...serviceView(detail.service, {
+            plan: detail.plan,
+            location: detail.location,
+            ipv4: detail.ipv4,
+            power: power.get(id) ?? null,
+            lastJob: detail.lastJob,
+          }),
+          credentials,
+        },
+      };
+    },
+  );
+
+  app.get(
+    '/instances/:id/stats',
+    {
+      config: { scope: 'read' },
+      schema: {
+        tags,
+        summary: 'Live power, CPU, memory and uptime',
+        params: IdParams,
+        response: {
+          200: okSchema({
+            stats: Type.Object({
+              power: Type.String(),
+              cpu: Type.Number(),
+              cpus: Type.Integer(),
+              memory: Type.Object({ used_bytes: Type.Integer(), total_bytes: Type.Integer() }),
+              uptime_seconds: Type.Integer(),
+            }),
+          }),
+          ...tokenErrors(404, 409, 503),
+        },
+      },
+    },
+    async (request) => {
+      const { accountId } = principalOf(request);
+      const { id } = request.params as { id: number };
+      const { status } = await deps.serviceActions.status(accountId, id);
+      return {
+        ok: true as const,
+        stats: {
+          power: status.power,
+          cpu: status.cpu,
+          cpus: status.cpus,
+          memory: { used_bytes: status.memoryBytes, total_bytes: status.memoryTotalBytes },
+          uptime_seconds: status.uptimeSeconds,
+        },
+      };
+    },
+  );
+
+  app.post(
+    '/instances/:id/:action',
+    {
+      config: { scope: 'instances.write' },
+      schema: {
+        tags,
+        summary: 'start | stop | restart | kill | reinstall ({os, confirm = label}) | vnc | console; 202',
+        description:
+          'Power actions and reinstall answer with the job; vnc and console with a one-time ticket (60 s) for the WebSocket URL.',
+        params: Type.Object(
+          { id: Type.Integer({ minimum: 1 }), action: Type.String({ maxLength: 32 }) },
+          { additionalProperties: false },
+        ),
+        body: Type.Object(
+          {
+            os: Type.Optional(Type.String({ maxLength: 64 })),
+            confirm: Type.Optional(Type.String({ maxLength: 128 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          202: Type.Union([okSchema({ job: JobSchema }), okSchema({ console: TicketSchema })]),
+          ...tokenErrors(404, 409, 422, 503),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { accountId } = principalOf(request);
+      const { id, action } = request.params as { id: number; action: string };
+      const body = (request.body ?? {}) as { os?: string; confirm?: string };
+      if (!(ACTIONS as readonly string[]).includes(action)) {
+        await deps.services.own(accountId, id);
+        throw new AppError('bad_signal', { message: `Actions are ${ACTIONS.join(', ')}.` });
+      }
+      if (action === 'vnc' || action === 'console') {
+        const ticket = await deps.consoles.issue(accountId, id, action === 'vnc' ? 'vnc' : 'serial');
+        return reply.code(202).send({ ok: true as const, console: ticket });
+      }
+      const job =
+        action === 'reinstall'
+          ? await deps.serviceActions.reinstall(accountId, id, { os: body.os, confirm: body.confirm })
+          : await deps.serviceActions.power(accountId, id, action);
+      return reply
+        .code(202)
+        .header('Location', `/api/v1/jobs/${job.id}`)
+        .send({ ok: true as const, job: jobView(job) });
+    },
+  );
+
+  app.delete(
+    '/instances/:id',
+    {
+      config: { scope: 'instances.write' },
+      schema: {
+        tags,
+        summary: 'Terminate: deletes the server and its disks, releases its IPv4; body `confirm` must equal the label',
+        params: IdParams,
+        body: Type.Object({ confirm: Type.String({ maxLength: 128 }) }, { additionalProperties: false }),
+        response: { 202: okSchema({ job: JobSchema }), ...tokenErrors(404, 409, 422) },
+      },
+    },
+    async (request, reply) => {
+      const { accountId } = principalOf(request);
+      const { id } = request.params as { id: number };
+      const job = await deps.serviceActions.terminate(accountId, id, (request.body as { confirm: string }).confirm);
+      return reply
+        .code(202)
+        .header('Location', `/api/v1/jobs/${job.id}`)
+        .send({ ok: true as const, job: jobView(job) });
+    },
+  );
+
+  app.get(
+    '/jobs/:id',
+    {
+      config: { scope: 'read' },
+      schema: {
+        tags,
+        summary: 'A job: status, progress, step, error',
+        params: IdParams,
+        response: { 200: okSchema({ job: JobSchema }), ...tokenErrors(404) },
+      },
+    },
+    async (request) => {
+      const { accountId } = principalOf(request);
+      const { id } = request.params as { id: number };
+      return { ok: true as const, job: jobView(await getOwnJob(deps.database.db, accountId, id)) };
+    },
+  );
+}

@@ -1,0 +1,232 @@
+// API tokens: managed on the session surface, used on the token surface (spec §2, §5;
+// CONTRACT §4; reliability T8). Secrets are shown once and stored as sha256; expiry and
+// revocation bite on the very next request; the IPv4 allow-list is exact.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { runAdmin } from '../src/admin/run.ts';
+import { freshIp, signedInBrowser } from './support/factories.ts';
+import { createTestApp, ManualClock, type TestApp } from './support/harness.ts';
+
+let t: TestApp;
+const clock = new ManualClock();
+before(async () => {
+  t = await createTestApp({ overrides: { clock: clock.now } });
+});
+after(() => t.close());
+
+const TOKENS = '/api/v1/client/tokens/';
+const me = (secret: string, extra: { ip?: string; headers?: Record<string, string>; url?: string } = {}) =>
+  t.inject({
+    method: 'GET',
+    url: extra.url ?? '/api/v1/me',
+    headers: { authorization: `Bearer ${secret}`, ...extra.headers },
+    remoteAddress: extra.ip ?? '127.0.0.1',
+  });
+
+async function newToken(body: Record<string, unknown> = {}) {
+  const owner = await signedInBrowser(t, freshIp());
+  const res = await owner.browser.post(TOKENS, { name: 'ci', scopes: ['*'], ...body }, { csrf: true });
+  return { owner, res, secret: res.json().secret as string, id: res.json().token?.id as number };
+}
+
+describe('token management', () => {
+  test('create: svc_ + 43 url-safe characters, shown once, stored only as sha256; listed without it', async () => {
+    const { owner, res, secret, id } = await newToken({ name: 'deploy bot', scopes: ['read', 'orders.write'] });
+    assert.equal(res.statusCode, 201);
+    assert.match(secret, /^svc_[A-Za-z0-9_-]{43}$/);
+    assert.equal(res.headers['cache-control'], 'no-store');
+    const listed = await owner.browser.get(TOKENS);
+    assert.doesNotMatch(listed.body, new RegExp(secret.slice(4)));
+    assert.equal(listed.json().tokens[0].hint, `${secret.slice(0, 8)}…`);
+    assert.deepEqual(listed.json().tokens[0].scopes, ['read', 'orders.write']);
+    const { rows } = await sql<{
+      hit: string;
+    }>`select count(*) as hit from api_tokens where token_hash = ${secret} or hint = ${secret}`.execute(
+      t.deps.database.db,
+    );
+    assert.equal(rows[0]?.hit, '0', 'the plaintext is nowhere in the table');
+    assert.equal((await me(secret)).statusCode, 200);
+    assert.ok(id);
+  });
+
+  test('validation: name, scopes, expiry in the future, IPv4 CIDRs only; every problem reported', async () => {
+    const owner = await signedInBrowser(t, freshIp());
+    const res = await owner.browser.post(
+      TOKENS,
+      { name: '', scopes: ['root'], expires_at: '2001-01-01T00:00:00Z', allowed_cidrs: ['2001:db8::/32'] },
+      { csrf: true },
+    );
+    assert.equal(res.statusCode, 422);
+    assert.deepEqual(Object.keys(res.json().errors).sort(), ['allowed_cidrs', 'expires_at', 'name', 'scopes']);
+    for (const cidrs of [
+      ['10.0.0.0/33'],
+      ['300.1.1.1'],
+      ['127.1'],
+      Array.from({ length: 17 }, (_, i) => `10.0.${i}.0/24`),
+    ]) {
+      const bad = await owner.browser.post(
+        TOKENS,
+        { name: 'x', scopes: ['read'], allowed_cidrs: cidrs },
+        { csrf: true },
+      );
+      assert.equal(bad.statusCode, 422, JSON.stringify(cidrs));
+    }
+  });
+
+  test('at most 20 unrevoked tokens per account', async () => {
+    const owner = await signedInBrowser(t, freshIp());
+    for (let i = 0; i < 20; i++)
+      assert.equal(
+        (await owner.browser.post(TOKENS, { name: `t${i}`, scopes: ['read'] }, { csrf: true })).statusCode,
+        201,
+      );
+    const over = await owner.browser.post(TOKENS, { name: 't20', scopes: ['read'] }, { csrf: true });
+    assert.equal(over.statusCode, 409);
+  });
+
+  test("another account's token cannot be read, logged or revoked", async () => {
+    const { id } = await newToken();
+    const other = await signedInBrowser(t, freshIp());
+    assert.equal((await other.browser.get(`${TOKENS}?id=${id}`)).statusCode, 404);
+    assert.equal((await other.browser.get(`${TOKENS}?id=${id}&action=logs`)).statusCode, 404);
+    const revoke = await other.browser.post(TOKENS, { action: 'revoke', id }, { csrf: true });
+    assert.equal(revoke.statusCode, 404);
+    assert.equal(revoke.json().code, 'not_owner');
+  });
+});
+
+describe('bearer authentication', () => {
+  test('missing, malformed, altered or unknown: 401 invalid_token in the token envelope, with WWW-Authenticate', async () => {
+    const { secret } = await newToken();
+    const altered = `${secret.slice(0, -1)}${secret.endsWith('A') ? 'B' : 'A'}`;
+    for (const [label, headers] of [
+      ['none', {}],
+      ['no prefix', { authorization: `Bearer ${secret.slice(4)}` }],
+      ['altered', { authorization: `Bearer ${altered}` }],
+      ['basic', { authorization: `Basic ${Buffer.from(`x:${secret}`).toString('base64')}` }],
+    ] as const) {
+      const res = await t.inject({ method: 'GET', url: '/api/v1/me', headers, remoteAddress: freshIp() });
+      assert.equal(res.statusCode, 401, label);
+      assert.deepEqual(Object.keys(res.json()).sort(), ['error', 'message', 'ok', 'request_id', 'status']);
+      assert.equal(res.json().error, 'invalid_token', label);
+      assert.match(String(res.headers['www-authenticate']), /^Bearer/);
+    }
+  });
+
+  test('a token in the query string or a session cookie does not authenticate', async () => {
+    const { secret, owner } = await newToken();
+    assert.equal((await t.inject({ method: 'GET', url: `/api/v1/me?token=${secret}` })).statusCode, 401);
+    assert.equal(
+      (
+        await t.inject({
+          method: 'GET',
+          url: '/api/v1/me',
+          headers: { cookie: `SVCSESSID=${owner.browser.sessionId}` },
+        })
+      ).statusCode,
+      401,
+    );
+    const both = await t.inject({
+      method: 'GET',
+      url: '/api/v1/me',
+      headers: { cookie: `SVCSESSID=${owner.browser.sessionId}`, authorization: 'Bearer svc_wrong' },
+    });
+    assert.equal(both.statusCode, 401, 'with both, the bearer rules apply');
+  });
+
+  test('revocation takes effect on the very next request, even after the token was just used (and cached)', async () => {
+    const { owner, secret, id } = await newToken();
+    assert.equal((await me(secret)).statusCode, 200);
+    assert.equal((await me(secret)).statusCode, 200);
+    const revoked = await owner.browser.post(TOKENS, { action: 'revoke', id }, { csrf: true });
+    assert.equal(revoked.json().token.status, 'revoked');
+    const next = await me(secret);
+    assert.equal(next.statusCode, 401);
+    assert.equal(next.json().error, 'invalid_token');
+  });
+
+  test('expiry takes effect on the next request: 401 token_expired', async () => {
+    const { secret } = await newToken({ expires_at: new Date(clock.now().getTime() + 60_000).toISOString() });
+    assert.equal((await me(secret)).statusCode, 200);
+    clock.advance(61);
+    const res = await me(secret);
+    assert.equal(res.statusCode, 401);
+    assert.equal(res.json().error, 'token_expired');
+  });
+
+  test('a suspended account: its tokens stop at once (403 account_suspended)', async () => {
+    const { owner, secret } = await newToken();
+    assert.equal((await me(secret)).statusCode, 200);
+    await runAdmin(['accounts', 'suspend', owner.account.email], async () => t.deps);
+    assert.equal((await me(secret)).json().error, 'account_suspended');
+  });
+
+  test('IPv4 allow-list: inside and outside, /32, /0, IPv4-mapped IPv6; X-Forwarded-For is not believed', async () => {
+    const { secret } = await newToken({ allowed_cidrs: ['203.0.113.0/24', '198.51.100.7'] });
+    const cases: [string, number][] = [
+      ['203.0.113.0', 200],
+      ['203.0.113.255', 200],
+      ['203.0.113.77', 200],
+      ['::ffff:203.0.113.9', 200],
+      ['198.51.100.7', 200],
+      ['198.51.100.8', 403],
+      ['203.0.114.1', 403],
+      ['::ffff:10.0.0.1', 403],
+      ['2001:db8::1', 403],
+    ];
+    for (const [ip, status] of cases) {
+      const res = await me(secret, { ip });
+      assert.equal(res.statusCode, status, ip);
+      if (status === 403) assert.equal(res.json().error, 'ip_not_allowed');
+    }
+    const spoofed = await me(secret, { ip: '10.9.9.9', headers: { 'x-forwarded-for': '203.0.113.5' } });
+    assert.equal(spoofed.statusCode, 403);
+    const { secret: open } = await newToken({ allowed_cidrs: ['0.0.0.0/0'] });
+    assert.equal((await me(open, { ip: '8.8.8.8' })).statusCode, 200);
+    assert.equal((await me(open, { ip: '::ffff:8.8.8.8' })).statusCode, 200);
+  });
+});
+
+describe('request log', () => {
+  test('every call is recorded with method, path, status, IP and duration — and never the token', async () => {
+    const { owner, secret, id } = await newToken();
+    await me(secret, { ip: '192.0.2.44' });
+    await me(secret, { url: '/api/v1/tickets' });
+    await me(secret, { url: '/api/v1/billing?x=1' });
+    await t.inject({ method: 'GET', url: '/api/v1/plans', headers: { authorization: 'Bearer svc_nope' } });
+    await t.deps.requestLog.flush();
+    const logs = await owner.browser.get(`${TOKENS}?id=${id}&action=logs`);
+    assert.equal(logs.statusCode, 200);
+    const calls = logs.json().calls as {
+      method: string;
+      path: string;
+      status: number;
+      ip: string;
+      duration_ms: number;
+    }[];
+    assert.deepEqual(
+      calls.map((c) => [c.method, c.path, c.status]).reverse(),
+      [
+        ['GET', '/api/v1/me', 200],
+        ['GET', '/api/v1/tickets', 404],
+        ['GET', '/api/v1/billing', 200],
+      ].map((x) => x),
+    );
+    assert.equal(calls.at(-1)?.ip, '192.0.2.44');
+    assert.ok(calls.every((c) => c.duration_ms >= 0));
+    const token = (await owner.browser.get(`${TOKENS}?id=${id}`)).json().token;
+    assert.ok(token.last_used_at);
+    const { rows } = await sql<{
+      n: string;
+    }>`select count(*) as n from api_request_log where token_id is null and path = '/api/v1/plans' and status = 401`.execute(
+      t.deps.database.db,
+    );
+    assert.equal(rows[0]?.n, '1', 'a refused call is logged too');
+    const dump = await sql<{ row: string }>`select row_to_json(l)::text as row from api_request_log l`.execute(
+      t.deps.database.db,
+    );
+    assert.ok(dump.rows.every((r) => !r.row.includes(secret)));
+  });
+});
