@@ -1,43 +1,36 @@
-// A Proxmox VE node on loopback, speaking the real HTTP API (/api2/json, API-token auth,
+// A Proxmox VE node on loopback that speaks the real HTTP API (/api2/json, API-token auth,
 // {data} envelope, reason-phrase errors, UPID tasks), for the demo and the tests. Fault knobs
-// make it slow, down, hanging, failing, or lose responses after doing the work.
+// make it slow, dead, hanging, failing, or lose answers after doing the work; /__emulator/*
+// sets them over HTTP and shows the node's state and per-route call counters.
 
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { Socket } from 'node:net';
-import { type ApiContext, handle, PveError } from './api.ts';
+import { handle } from './api.ts';
 import { consoleUpgrade } from './console.ts';
+import { type FaultKnobs, NO_FAULTS, parseFaults, takeError, takeLoss } from './faults.ts';
+import { apiPath, authFailure, parseParams, readBody, routeKey, send, sendError } from './http.ts';
 import { NodeState } from './state.ts';
+import { type ApiContext, PveError } from './tasks.ts';
+
+export type { FaultKnobs } from './faults.ts';
 
 export interface ProxmoxEmulatorOptions {
+  /** 0 (the default) picks a free port. */
   port?: number;
   node?: string;
   /** `USER@REALM!TOKENID`. */
   tokenId?: string;
-  /** The token secret (a UUID on real nodes). */
+  /** The token secret (a UUID on real nodes); random when not given. */
   tokenSecret?: string;
   templates?: { vmid: number; name: string }[];
-  /** How long a task stays `running`. */
+  /** How long a task stays `running`, in ms. */
   taskDelayMs?: number;
-  /** JSON file to keep VMs in across restarts. */
+  /** JSON file that keeps VMs and tasks across restarts, written after every change. */
   stateFile?: string | null;
-}
-
-export interface FaultKnobs {
-  /** Delay before every API answer. */
-  latencyMs: number;
-  /** Refuse connections, as a dead node does. */
-  down: boolean;
-  /** Accept requests and never answer them. */
-  hang: boolean;
-  /** Fraction (0–1) of API calls answered `500 internal error` without doing anything. */
-  errorRate: number;
-  /** The next N API calls do their work, then the connection is cut before the answer. */
-  loseResponses: number;
-  /** The next call of this route (e.g. `POST /nodes/:/qemu/:/clone`) does its work and loses its answer. */
-  loseNext: string | null;
-  /** The next N tasks end with an error exit status. */
-  failTasks: number;
+  /** Serve HTTPS with this key and certificate (PEM), as a real node does; plain HTTP without. */
+  tls?: { key: string; cert: string };
 }
 
 export interface ProxmoxEmulator {
@@ -46,12 +39,23 @@ export interface ProxmoxEmulator {
   node: string;
   tokenId: string;
   tokenSecret: string;
+  /** The live knobs; change them with setFaults (or directly). */
   faults: FaultKnobs;
   state: NodeState;
-  /** API calls received, by `METHOD /path` with ids replaced by `:`. */
+  /** API calls received, by `METHOD /path` with ids replaced by `:` (e.g. `POST /nodes/:/qemu/:/clone`). */
   calls: Map<string, number>;
   setFaults(faults: Partial<FaultKnobs>): Promise<void>;
+  /** Whether `password` is the cloud-init password set on the VM. */
+  checkPassword(vmid: number, password: string): boolean;
+  /** Clear the knobs and counters; with `vms`, also every VM but the templates, and the tasks. */
+  reset(options?: { vms?: boolean }): void;
   stop(): Promise<void>;
+}
+
+/** Cut a connection as a dead host does: a TCP reset where possible (TLS sockets are just destroyed). */
+function cut(socket: Socket): void {
+  if ('encrypted' in socket) socket.destroy();
+  else socket.resetAndDestroy();
 }
 
 export const DEFAULT_TEMPLATES = [
@@ -62,45 +66,14 @@ export const DEFAULT_TEMPLATES = [
   { vmid: 9004, name: 'almalinux-9-cloud' },
 ];
 
-const NO_FAULTS: FaultKnobs = {
-  latencyMs: 0,
-  down: false,
-  hang: false,
-  errorRate: 0,
-  loseResponses: 0,
-  loseNext: null,
-  failTasks: 0,
-};
-
-function parseBody(req: IncomingMessage, raw: string): Record<string, string> {
-  const type = req.headers['content-type'] ?? '';
-  if (raw === '') return {};
-  if (type.startsWith('application/json')) {
-    const value = JSON.parse(raw) as Record<string, unknown>;
-    return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => [
-        k,
-        typeof v === 'string' ? v : typeof v === 'boolean' ? (v ? '1' : '0') : String(v),
-      ]),
-    );
-  }
-  return Object.fromEntries(new URLSearchParams(raw));
-}
-
-function routeKey(method: string, path: string): string {
-  return `${method} ${path
-    .replace(/\/nodes\/[^/]+/, '/nodes/:')
-    .replace(/\/qemu\/\d+/, '/qemu/:')
-    .replace(/\/tasks\/[^/]+/, '/tasks/:')}`;
-}
-
 export async function startProxmoxEmulator(options: ProxmoxEmulatorOptions = {}): Promise<ProxmoxEmulator> {
   const node = options.node ?? 'pve';
   const tokenId = options.tokenId ?? 'hostplane@pve!provision';
   const tokenSecret = options.tokenSecret ?? randomUUID();
+  const templates = options.templates ?? DEFAULT_TEMPLATES;
   const state = new NodeState(options.stateFile ?? null);
   state.load();
-  for (const t of options.templates ?? DEFAULT_TEMPLATES) state.addTemplate(t.vmid, t.name);
+  for (const t of templates) state.addTemplate(t.vmid, t.name);
   state.save();
   const faults: FaultKnobs = { ...NO_FAULTS };
   const calls = new Map<string, number>();
@@ -110,117 +83,106 @@ export async function startProxmoxEmulator(options: ProxmoxEmulatorOptions = {})
     node,
     user: tokenId,
     taskDelayMs: options.taskDelayMs ?? 300,
-    takeTaskFailure() {
-      if (faults.failTasks <= 0) return false;
-      faults.failTasks--;
-      return true;
-    },
+    faults,
+    timers: new Set(),
     changed: () => state.save(),
   };
 
-  const send = (res: ServerResponse, status: number, reason: string, body: unknown) => {
-    const text = JSON.stringify(body);
-    res.writeHead(status, reason.replace(/[\r\n]/g, ' '), {
-      'content-type': 'application/json;charset=UTF-8',
-      'content-length': Buffer.byteLength(text),
-    });
-    res.end(text);
-  };
-
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => void respond(req, res, Buffer.concat(chunks).toString('utf8')));
-  });
-
-  async function respond(req: IncomingMessage, res: ServerResponse, raw: string): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://emulator');
+  async function api(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const method = req.method ?? 'GET';
-    if (url.pathname.startsWith('/__emulator/')) return control(req, res, url.pathname, raw);
+    // A dead node: the connection is cut, nothing is done, nothing is answered.
+    if (faults.down) return void cut(req.socket);
+    const raw = await readBody(req);
     if (faults.hang) return; // the socket stays open and silent
     if (faults.latencyMs > 0) await new Promise((r) => setTimeout(r, faults.latencyMs));
-    if (!url.pathname.startsWith('/api2/json/')) return send(res, 404, 'Not Found', { data: null });
-    const path = url.pathname.slice('/api2/json'.length);
+    const path = apiPath(url.pathname);
+    if (path === null) return send(res, 404, 'Not Found', { data: null });
     const key = routeKey(method, path);
     calls.set(key, (calls.get(key) ?? 0) + 1);
-    const auth = req.headers.authorization;
-    if (!auth) return send(res, 401, 'No ticket', { data: null, message: 'No ticket\n' });
-    const match = /^PVEAPIToken[= ]([^=]+)=(.+)$/.exec(auth);
-    if (!match || match[1] !== tokenId || match[2] !== tokenSecret) {
-      return send(res, 401, 'Authentication failed!', { data: null, message: 'Authentication failed!\n' });
-    }
-    if (faults.errorRate > 0 && Math.random() < faults.errorRate)
-      return send(res, 500, 'internal error', { data: null, message: 'internal error\n' });
-    let params: Record<string, string>;
+    const denied = authFailure(req.headers.authorization, tokenId, tokenSecret);
+    if (denied) return sendError(res, denied);
+    if (raw === null) return sendError(res, new PveError(413, 'request entity too large'));
+    if (takeError(faults)) return sendError(res, new PveError(500, 'internal error'));
+    let answer: () => void;
     try {
-      params = { ...Object.fromEntries(url.searchParams), ...parseBody(req, raw) };
-    } catch {
-      return send(res, 400, 'Parameter verification failed.', {
-        data: null,
-        message: 'Parameter verification failed.\n',
-      });
-    }
-    let status = 200;
-    let reason = 'OK';
-    let body: Record<string, unknown>;
-    try {
-      body = { data: handle(ctx, method, path, params) };
+      const data = handle(ctx, method, path, parseParams(req, url, raw));
+      answer = () => send(res, 200, 'OK', { data });
     } catch (error) {
-      if (!(error instanceof PveError)) throw error;
-      status = error.status;
-      reason = error.message;
-      body = { data: null, message: `${error.message}\n`, ...(error.errors ? { errors: error.errors } : {}) };
+      if (!(error instanceof PveError)) console.error('proxmox emulator: handler failed', error);
+      const failure = error instanceof PveError ? error : new PveError(500, (error as Error).message);
+      answer = () => sendError(res, failure);
     }
-    if (faults.loseResponses > 0 || faults.loseNext === key) {
-      if (faults.loseNext === key) faults.loseNext = null;
-      else faults.loseResponses--;
-      req.socket.destroy();
-      return;
-    }
-    send(res, status, reason, body);
+    // The work is done; the answer never arrives.
+    if (takeLoss(faults, key)) return void req.socket.destroy();
+    answer();
   }
 
-  async function control(req: IncomingMessage, res: ServerResponse, path: string, raw: string): Promise<void> {
+  async function control(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    const raw = (await readBody(req)) ?? '';
     if (path === '/__emulator/faults' && req.method === 'POST') {
-      await emulator.setFaults(JSON.parse(raw || '{}') as Partial<FaultKnobs>);
+      try {
+        applyFaults(parseFaults(JSON.parse(raw || '{}')), req.socket);
+      } catch (error) {
+        return send(res, 400, 'Bad Request', { error: (error as Error).message });
+      }
       return send(res, 200, 'OK', { faults });
     }
+    if (path === '/__emulator/faults') return send(res, 200, 'OK', { faults });
     if (path === '/__emulator/state') {
-      return send(res, 200, 'OK', { vms: [...state.vms.values()], calls: Object.fromEntries(calls), faults });
+      return send(res, 200, 'OK', {
+        node,
+        vms: [...state.vms.values()],
+        tasks: {
+          total: state.tasks.size,
+          running: [...state.tasks.values()].filter((t) => t.status === 'running').length,
+        },
+        calls: Object.fromEntries(calls),
+        faults,
+      });
     }
     if (path === '/__emulator/reset' && req.method === 'POST') {
-      Object.assign(faults, NO_FAULTS);
-      calls.clear();
+      let body: { vms?: unknown } = {};
+      try {
+        body = JSON.parse(raw || '{}') as { vms?: unknown };
+      } catch {}
+      emulator.reset({ vms: body.vms === true });
       return send(res, 200, 'OK', { ok: true });
     }
-    send(res, 404, 'Not Found', {});
+    send(res, 404, 'Not Found', { error: 'unknown control path' });
   }
 
-  const authOk = (req: IncomingMessage) => {
-    const match = /^PVEAPIToken[= ]([^=]+)=(.+)$/.exec(req.headers.authorization ?? '');
-    return match !== null && match[1] === tokenId && match[2] === tokenSecret;
-  };
-  server.on('upgrade', consoleUpgrade(state, authOk));
+  /** Set knobs; a node going down also cuts the connections kept alive from before (but not `keep`). */
+  function applyFaults(change: Partial<FaultKnobs>, keep?: Socket): void {
+    Object.assign(faults, change);
+    if (change.down) for (const socket of sockets) if (socket !== keep) cut(socket);
+  }
 
-  server.on('connection', (socket: Socket) => {
-    if (faults.down) {
-      socket.destroy();
-      return;
-    }
+  const listener: RequestListener = (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://emulator');
+    const work = url.pathname.startsWith('/__emulator/') ? control(req, res, url.pathname) : api(req, res, url);
+    work.catch((error: unknown) => {
+      console.error('proxmox emulator: request failed', error);
+      if (!res.headersSent) sendError(res, new PveError(500, 'internal error'));
+    });
+  };
+  const server = options.tls ? createTlsServer(options.tls, listener) : createServer(listener);
+  server.on(
+    'upgrade',
+    consoleUpgrade(state, (req) => !authFailure(req.headers.authorization, tokenId, tokenSecret)),
+  );
+  server.on(options.tls ? 'secureConnection' : 'connection', (socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
-
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
-  let listening = true;
 
   const emulator: ProxmoxEmulator = {
-    url: `http://127.0.0.1:${port}`,
+    url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     port,
     node,
     tokenId,
@@ -229,22 +191,24 @@ export async function startProxmoxEmulator(options: ProxmoxEmulatorOptions = {})
     state,
     calls,
     async setFaults(change) {
-      Object.assign(faults, change);
-      // A node that is down refuses connections: stop listening (and cut open keep-alive
-      // sockets) so clients see ECONNREFUSED; listen again on the same port when it is back.
-      if (faults.down && listening) {
-        listening = false;
-        for (const socket of sockets) socket.destroy();
-        await new Promise<void>((resolve) => server.close(() => resolve()));
-      } else if (!faults.down && !listening) {
-        await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
-        listening = true;
-      }
+      applyFaults(parseFaults(change));
+    },
+    checkPassword: (vmid, password) => state.vms.get(vmid)?.config.cipassword === password,
+    reset({ vms = false } = {}) {
+      Object.assign(faults, NO_FAULTS);
+      calls.clear();
+      if (!vms) return;
+      for (const vm of [...state.vms.values()]) if (!vm.template) state.vms.delete(vm.vmid);
+      state.tasks.clear();
+      state.consoles.clear();
+      state.save();
     },
     async stop() {
+      state.frozen = true;
+      for (const timer of ctx.timers) clearTimeout(timer);
+      ctx.timers.clear();
       for (const socket of sockets) socket.destroy();
-      if (listening) await new Promise<void>((resolve) => server.close(() => resolve()));
-      listening = false;
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
   return emulator;

@@ -1,6 +1,7 @@
-// Run the Proxmox VE emulator on its own:
-//   node --import tsx emulators/src/proxmox/main.ts [--port 8006] [--state FILE] [--token-secret UUID] [--task-delay MS]
-// It prints its URL and credentials and stops on SIGTERM/SIGINT.
+// Run the Proxmox VE emulator on its own process (e.g. so it outlives an app killed in a test):
+//   node --import tsx emulators/src/proxmox/main.ts [--port 8006] [--state FILE] [--node pve]
+//        [--token-id USER@REALM!TOKENID] [--token-secret UUID] [--task-delay MS]
+// Prints one JSON line with its URL and credentials, and stops on SIGTERM/SIGINT.
 
 import { parseArgs } from 'node:util';
 import { startProxmoxEmulator } from './index.ts';
@@ -16,16 +17,31 @@ const { values } = parseArgs({
   },
 });
 
+function whole(name: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0) {
+    console.error(`--${name} must be a whole number, not ${JSON.stringify(text)}`);
+    process.exit(2);
+  }
+  return value;
+}
+
 const emulator = await startProxmoxEmulator({
-  port: Number(values.port),
+  port: whole('port', values.port),
   node: values.node,
   stateFile: values.state ?? null,
-  taskDelayMs: Number(values['task-delay']),
+  taskDelayMs: whole('task-delay', values['task-delay']),
   ...(values['token-id'] ? { tokenId: values['token-id'] } : {}),
   ...(values['token-secret'] ? { tokenSecret: values['token-secret'] } : {}),
 });
 process.stdout.write(
-  `${JSON.stringify({ url: emulator.url, node: emulator.node, token_id: emulator.tokenId, token_secret: emulator.tokenSecret })}\n`,
+  `${JSON.stringify({
+    url: emulator.url,
+    node: emulator.node,
+    token_id: emulator.tokenId,
+    token_secret: emulator.tokenSecret,
+    authorization: `PVEAPIToken=${emulator.tokenId}=${emulator.tokenSecret}`,
+  })}\n`,
 );
 const stop = () => void emulator.stop().then(() => process.exit(0));
 process.once('SIGTERM', stop);

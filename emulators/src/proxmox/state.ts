@@ -1,22 +1,36 @@
-// What the emulated node knows: its VMs (templates included), their configuration and power
-// state, and its tasks. Persisted to a JSON file when asked, so a demo survives restarts.
+// What the emulated node knows: its VMs (templates included), their configuration, power state
+// and power history, its tasks and the console tickets it issued. Persisted to a JSON file when
+// asked (after every change), so a demo survives restarts.
 
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+
+/** One period the VM was powered on (ms since the epoch); `end` null while it runs. */
+export interface Run {
+  start: number;
+  end: number | null;
+}
 
 export interface Vm {
   vmid: number;
   name: string;
   template: boolean;
   status: 'running' | 'stopped';
-  /** Transitional QMP status while a task moves the VM (prelaunch while starting, shutdown while stopping). */
+  /** QMP status when it differs from `status` (prelaunch while starting, shutdown while stopping, paused). */
   qmpstatus: string | null;
   lock: string | null;
   cores: number;
   memoryMb: number;
+  /** Size of the boot disk (scsi0). */
   diskGb: number;
+  /**
+   * The VM's config as PVE stores it. `cipassword` is kept in the clear here (tests read it;
+   * PVE keeps a hash); the API never answers it.
+   */
   config: Record<string, string>;
   createdAt: number;
   startedAt: number | null;
+  /** Power history, newest last (optional: VMs put straight into the map may lack it). */
+  runs?: Run[];
 }
 
 export interface Task {
@@ -25,7 +39,10 @@ export interface Task {
   type: string;
   id: string;
   user: string;
+  pid: number;
+  pstart: number;
   starttime: number;
+  endtime: number | null;
   status: 'running' | 'stopped';
   exitstatus: string | null;
   log: string[];
@@ -39,17 +56,40 @@ export interface ConsoleGrant {
   expires: number;
 }
 
+const MAX_TASKS = 500;
+const MAX_RUNS = 50;
+
+export function templateConfig(vmid: number, name: string): Record<string, string> {
+  return {
+    name,
+    ostype: 'l26',
+    cores: '1',
+    memory: '1024',
+    scsihw: 'virtio-scsi-single',
+    scsi0: `local-lvm:base-${vmid}-disk-0,size=10G`,
+    ide2: `local-lvm:vm-${vmid}-cloudinit,media=cdrom`,
+    net0: `virtio=BC:24:11:00:${(vmid >> 8).toString(16).padStart(2, '0')}:${(vmid & 0xff).toString(16).padStart(2, '0')},bridge=vmbr0`,
+    boot: 'order=scsi0',
+    serial0: 'socket',
+    vga: 'serial0',
+    agent: '1',
+  };
+}
+
 export class NodeState {
   readonly vms = new Map<number, Vm>();
   readonly tasks = new Map<string, Task>();
   /** Console tickets issued by vncproxy/termproxy, by ticket. */
   readonly consoles = new Map<string, ConsoleGrant>();
   readonly file: string | null;
+  /** Set when the emulator stops: late task timers must not write a file that may be gone. */
+  frozen = false;
 
   constructor(file: string | null) {
     this.file = file;
   }
 
+  /** Read the file if there is one. Tasks that were running when the node went away end as PVE's do. */
   load(): boolean {
     if (this.file === null) return false;
     let raw: string;
@@ -58,21 +98,51 @@ export class NodeState {
     } catch {
       return false;
     }
-    const saved = JSON.parse(raw) as { vms: Vm[] };
-    for (const vm of saved.vms) {
-      // Tasks do not survive a restart: whatever they were doing is treated as finished.
-      this.vms.set(vm.vmid, { ...vm, lock: null, qmpstatus: null });
+    const saved = JSON.parse(raw) as { vms?: Partial<Vm>[]; tasks?: Task[] };
+    for (const vm of saved.vms ?? []) {
+      if (typeof vm.vmid !== 'number' || typeof vm.name !== 'string') continue;
+      const config = { ...(vm.config ?? {}) };
+      const template = vm.template === true;
+      this.vms.set(vm.vmid, {
+        vmid: vm.vmid,
+        name: vm.name,
+        template,
+        status: vm.status === 'running' ? 'running' : 'stopped',
+        qmpstatus: vm.qmpstatus === 'paused' ? 'paused' : null,
+        lock: null,
+        cores: vm.cores ?? 1,
+        memoryMb: vm.memoryMb ?? 1024,
+        diskGb: vm.diskGb ?? 10,
+        config: template ? { ...templateConfig(vm.vmid, vm.name), ...config } : config,
+        createdAt: vm.createdAt ?? Date.now(),
+        startedAt: vm.startedAt ?? null,
+        runs: vm.runs ?? [],
+      });
+      const loaded = this.vms.get(vm.vmid)!;
+      if (loaded.status === 'running' && loaded.runs?.at(-1)?.end !== null) {
+        loaded.runs?.push({ start: loaded.startedAt ?? Date.now(), end: null });
+      }
+    }
+    for (const task of saved.tasks ?? []) {
+      if (task.status === 'running') Object.assign(task, { status: 'stopped', exitstatus: 'unexpected status' });
+      this.tasks.set(task.upid, task);
     }
     return true;
   }
 
   save(): void {
-    if (this.file === null) return;
+    if (this.file === null || this.frozen) return;
+    const tasks = [...this.tasks.values()];
+    for (const old of tasks.slice(0, Math.max(0, tasks.length - MAX_TASKS))) this.tasks.delete(old.upid);
     const partial = `${this.file}.${process.pid}.tmp`;
-    writeFileSync(partial, JSON.stringify({ vms: [...this.vms.values()] }));
+    writeFileSync(
+      partial,
+      JSON.stringify({ version: 2, vms: [...this.vms.values()], tasks: [...this.tasks.values()] }),
+    );
     renameSync(partial, this.file);
   }
 
+  /** The lowest free id from 100, as PVE's /cluster/nextid answers. */
   nextId(): number {
     let id = 100;
     while (this.vms.has(id)) id++;
@@ -91,9 +161,28 @@ export class NodeState {
       cores: 1,
       memoryMb: 1024,
       diskGb: 10,
-      config: { name, ostype: 'l26', scsi0: `local-lvm:base-${vmid}-disk-0,size=10G`, ide2: 'local-lvm:cloudinit' },
+      config: templateConfig(vmid, name),
       createdAt: Date.now(),
       startedAt: null,
+      runs: [],
     });
+  }
+
+  powerOn(vm: Vm): void {
+    vm.status = 'running';
+    vm.qmpstatus = null;
+    vm.startedAt = Date.now();
+    vm.runs ??= [];
+    const runs = vm.runs;
+    runs.push({ start: vm.startedAt, end: null });
+    if (runs.length > MAX_RUNS) runs.splice(0, runs.length - MAX_RUNS);
+  }
+
+  powerOff(vm: Vm): void {
+    vm.status = 'stopped';
+    vm.qmpstatus = null;
+    vm.startedAt = null;
+    const last = vm.runs?.at(-1);
+    if (last && last.end === null) last.end = Date.now();
   }
 }

@@ -1,145 +1,102 @@
-// The Proxmox VE API as a client sees it: API-token header, form-encoded bodies with 0/1
-// booleans, the `{data}` envelope, errors in the JSON `message` or the reason phrase, and
-// UPID tasks polled to completion.
+// The Proxmox VE API as a client sees it: the API-token header, form-encoded bodies with 0/1
+// booleans, the `{data}` envelope, errors from the JSON `message` (newer nodes) or else the
+// reason phrase (older ones). Transport (keep-alive, deadlines, size cap, TLS) is ../http.ts.
 
-import { createHttpClient, type HttpClient, type TlsOptions } from '../http.ts';
+import { createHttpClient, type HttpClient } from '../http.ts';
 import { UpstreamError } from '../hypervisor.ts';
-
-export interface ProxmoxConfig {
-  /** e.g. https://pve1.example.in:8006 */
-  endpoint: string;
-  /** The PVE node name (e.g. pve1). */
-  node: string;
-  /** `USER@REALM!TOKENID` */
-  tokenId: string;
-  tokenSecret: string;
-  tls?: TlsOptions;
-  /** Storage for cloned disks (default: the template's). */
-  storage?: string;
-  requestTimeoutMs?: number;
-  taskTimeoutMs?: number;
-  pollIntervalMs?: number;
-}
+import { type ProxmoxConfig, type ResolvedConfig, resolveConfig } from './config.ts';
+import { classify, redact } from './errors.ts';
 
 export type Params = Record<string, string | number | boolean | undefined>;
+export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
-/** Failures that are business answers from the node, not outages: retrying will not change them. */
-const FINAL_500 = [
-  /does not exist/,
-  /already exists/,
-  /not running/,
-  /already running/,
-  /is running/,
-  /cannot/,
-  /not supported/,
-  /no such/,
-];
-
-function encode(params: Params): string {
+/** Form encoding as PVE expects it: booleans 0/1, undefined left out. */
+export function encodeParams(params: Params): URLSearchParams {
   const form = new URLSearchParams();
   for (const [key, value] of Object.entries(params)) {
     if (value === undefined) continue;
     form.set(key, typeof value === 'boolean' ? (value ? '1' : '0') : String(value));
   }
-  return form.toString();
+  return form;
 }
 
-export function classify(status: number, message: string): UpstreamError {
-  const text = message.trim() || `HTTP ${status}`;
-  if (status === 401)
-    return new UpstreamError('auth', `Proxmox refused the API token: ${text}`, { status, retryable: false });
-  if (status === 403)
-    return new UpstreamError('auth', `Proxmox denied the operation: ${text}`, { status, retryable: false });
-  if (status === 400)
-    return new UpstreamError('rejected', `Proxmox rejected the request: ${text}`, { status, retryable: false });
-  if (status === 501 || (status >= 300 && status < 400))
-    return new UpstreamError('protocol', `Proxmox answered ${status}: ${text}`, { status, retryable: false });
-  if (status === 500) {
-    if (/does not exist/.test(text)) return new UpstreamError('not_found', text, { status, retryable: false });
-    if (/is locked/.test(text)) return new UpstreamError('conflict', text, { status, retryable: true });
-    if (/already exists/.test(text)) return new UpstreamError('conflict', text, { status, retryable: false });
-    if (FINAL_500.some((re) => re.test(text))) return new UpstreamError('rejected', text, { status, retryable: false });
-  }
-  return new UpstreamError('unreachable', `Proxmox failed (${status}): ${text}`, { status, retryable: true });
+interface Envelope {
+  data?: unknown;
+  message?: unknown;
+  errors?: unknown;
 }
 
 export class ProxmoxClient {
-  readonly config: ProxmoxConfig;
+  readonly config: ResolvedConfig;
+  /** Names the node in every message: `Proxmox node pve1`. */
+  readonly label: string;
+  readonly #problem: UpstreamError | null;
   readonly #http: HttpClient;
-  readonly #base: string;
 
   constructor(config: ProxmoxConfig) {
-    this.config = config;
-    this.#base = `${config.endpoint.replace(/\/+$/, '')}/api2/json`;
+    const { resolved, problem } = resolveConfig(config);
+    this.config = resolved;
+    this.#problem = problem;
+    this.label = `Proxmox node ${config.node}`;
     this.#http = createHttpClient({
-      tls: config.tls,
-      timeoutMs: config.requestTimeoutMs ?? 15_000,
-      label: `Proxmox node ${config.node}`,
+      ...(config.tls ? { tls: config.tls } : {}),
+      timeoutMs: resolved.requestTimeoutMs,
+      label: this.label,
     });
   }
 
-  /** Call one path; resolves with `data`. */
-  async call<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, params: Params = {}): Promise<T> {
-    const url = new URL(`${this.#base}${path}`);
+  /** Call one path (below /api2/json); resolves with `data`. */
+  async call<T>(method: Method, path: string, params: Params = {}): Promise<T> {
+    try {
+      return await this.#call<T>(method, path, params);
+    } catch (error) {
+      if (error instanceof UpstreamError) throw redact(error, this.config.tokenSecret);
+      // Not a network failure (those are UpstreamError already): e.g. a header Node refuses. Only
+      // the error's name is kept: its message or cause could quote the request.
+      throw new UpstreamError('protocol', `${this.label}: the request could not be made (${(error as Error).name})`, {
+        retryable: false,
+      });
+    }
+  }
+
+  async #call<T>(method: Method, path: string, params: Params): Promise<T> {
+    if (this.#problem) throw this.#problem;
+    const url = new URL(`${this.config.base}${path}`);
+    const form = encodeParams(params);
     const headers: Record<string, string> = {
       authorization: `PVEAPIToken=${this.config.tokenId}=${this.config.tokenSecret}`,
     };
     let body: string | undefined;
     if (method === 'GET' || method === 'DELETE') {
-      for (const [key, value] of new URLSearchParams(encode(params))) url.searchParams.set(key, value);
+      for (const [key, value] of form) url.searchParams.set(key, value);
     } else {
-      body = encode(params);
+      body = form.toString();
       headers['content-type'] = 'application/x-www-form-urlencoded';
     }
-    const res = await this.#http.send({ method, url, headers, body });
-    type Envelope = { data?: unknown; message?: string; errors?: Record<string, string> };
-    let parsed = null as Envelope | null;
+    const res = await this.#http.send({ method, url, headers, ...(body === undefined ? {} : { body }) });
+    let parsed: Envelope | null = null;
     try {
-      parsed = res.text === '' ? null : (JSON.parse(res.text) as Envelope);
+      const value: unknown = res.text === '' ? null : JSON.parse(res.text);
+      if (typeof value === 'object' && value !== null && !Array.isArray(value)) parsed = value as Envelope;
     } catch {
-      if (res.status === 200)
-        throw new UpstreamError('protocol', 'Proxmox answered with something that is not JSON', { retryable: true });
+      parsed = null;
     }
     if (res.status !== 200) {
-      const detail = parsed?.errors
-        ? ` (${Object.entries(parsed.errors)
-            .map(([k, v]) => `${k}: ${v}`)
-            .join('; ')})`
-        : '';
-      throw classify(res.status, `${parsed?.message ?? res.reason}${detail}`);
+      const message = typeof parsed?.message === 'string' && parsed.message.trim() ? parsed.message : res.reason;
+      const errors =
+        typeof parsed?.errors === 'object' && parsed.errors !== null
+          ? Object.entries(parsed.errors as Record<string, unknown>).map(([k, v]) => `${k}: ${String(v).trim()}`)
+          : [];
+      throw classify(res.status, errors.length > 0 ? `${message.trim()} (${errors.join('; ')})` : message, this.label);
     }
-    if (parsed === null || !('data' in parsed))
-      throw new UpstreamError('protocol', 'Proxmox answered without a data envelope', { retryable: true });
+    if (parsed === null || !('data' in parsed)) {
+      // A 200 that is not the API (a login page, a proxy's error page): garbled, maybe passing.
+      throw new UpstreamError('protocol', `${this.label}: answered 200 without a JSON {data} envelope`, {
+        status: 200,
+        retryable: true,
+      });
+    }
     return parsed.data as T;
-  }
-
-  /** Poll a task until it stops; an exit status other than OK/WARNINGS is a failure with its text. */
-  async waitTask(upid: string): Promise<void> {
-    const deadline = Date.now() + (this.config.taskTimeoutMs ?? 300_000);
-    const interval = this.config.pollIntervalMs ?? 250;
-    for (;;) {
-      const status = await this.call<{ status: string; exitstatus?: string }>(
-        'GET',
-        `/nodes/${encodeURIComponent(this.config.node)}/tasks/${encodeURIComponent(upid)}/status`,
-      );
-      if (status.status === 'stopped') {
-        const exit = status.exitstatus ?? 'unexpected status';
-        if (exit === 'OK' || exit.startsWith('WARNINGS')) return;
-        throw classify(500, exit);
-      }
-      if (Date.now() > deadline)
-        throw new UpstreamError(
-          'timeout',
-          `Proxmox task ${upid.split(':')[5] ?? ''} still running after ${(this.config.taskTimeoutMs ?? 300_000) / 1000} s`,
-        );
-      await new Promise((resolve) => setTimeout(resolve, interval));
-    }
-  }
-
-  /** Call and, when the answer is a UPID, wait for its task. */
-  async run(method: 'POST' | 'PUT' | 'DELETE', path: string, params: Params = {}): Promise<void> {
-    const data = await this.call<unknown>(method, path, params);
-    if (typeof data === 'string' && data.startsWith('UPID:')) await this.waitTask(data);
   }
 
   close(): void {

@@ -1,0 +1,68 @@
+// What the Proxmox VE driver needs to reach a node, with its defaults, and the check that the
+// configuration can work at all (an http(s) endpoint without credentials in it, a token id of
+// the form USER@REALM!TOKENID). Problems are reported without echoing the values.
+
+import type { TlsOptions } from '../http.ts';
+import { UpstreamError } from '../hypervisor.ts';
+
+export interface ProxmoxConfig {
+  /** Where pveproxy listens, e.g. https://pve1.example.in:8006 (or http://127.0.0.1:PORT for the emulator). */
+  endpoint: string;
+  /** The PVE node name VMs live on (e.g. pve1). */
+  node: string;
+  /** `USER@REALM!TOKENID` */
+  tokenId: string;
+  /** The token's secret (a UUID); sent only in the Authorization header, never logged or put in an error. */
+  tokenSecret: string;
+  /** Self-signed node certificates: pin the CA (preferred) or skip verification. */
+  tls?: TlsOptions;
+  /** Storage for cloned disks (default: the template's). */
+  storage?: string;
+  /** Bridge for the first NIC (default: the template's). */
+  bridge?: string;
+  /** Deadline of one HTTP request (default 15 s). */
+  requestTimeoutMs?: number;
+  /** Deadline of one task, e.g. a clone (default 10 min). */
+  taskTimeoutMs?: number;
+  /** First task-poll interval; it grows to 2 s for long tasks (default 250 ms). */
+  pollIntervalMs?: number;
+}
+
+export interface ResolvedConfig extends ProxmoxConfig {
+  base: string;
+  requestTimeoutMs: number;
+  taskTimeoutMs: number;
+  pollIntervalMs: number;
+}
+
+/** The configuration with defaults, or the reason it cannot work (thrown by every call, never at creation). */
+export function resolveConfig(config: ProxmoxConfig): { resolved: ResolvedConfig; problem: UpstreamError | null } {
+  let problem: string | null = null;
+  let base = '';
+  try {
+    const url = new URL(config.endpoint);
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') problem = 'the endpoint must be an http(s) URL';
+    else if (url.username || url.password) problem = 'the endpoint must not contain credentials';
+    else if (url.search || url.hash) problem = 'the endpoint must not have a query or fragment';
+    base = `${url.origin}${url.pathname.replace(/\/+$/, '')}/api2/json`;
+  } catch {
+    problem = 'the endpoint is not a URL';
+  }
+  if (!problem && !/^[^@\s]+@[^!\s]+![A-Za-z0-9][A-Za-z0-9_.-]*$/.test(config.tokenId)) {
+    problem = 'the token id must look like USER@REALM!TOKENID';
+  }
+  if (!problem && !/^[\x21-\x7e]+$/.test(config.tokenSecret)) problem = 'the token secret is empty or malformed';
+  if (!problem && !/^[A-Za-z0-9][A-Za-z0-9.-]*$/.test(config.node)) problem = 'the node name is not a host name';
+  return {
+    resolved: {
+      ...config,
+      base,
+      requestTimeoutMs: config.requestTimeoutMs ?? 15_000,
+      taskTimeoutMs: config.taskTimeoutMs ?? 600_000,
+      pollIntervalMs: config.pollIntervalMs ?? 250,
+    },
+    problem: problem
+      ? new UpstreamError('rejected', `Proxmox node ${config.node}: ${problem}`, { retryable: false })
+      : null,
+  };
+}
