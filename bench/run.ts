@@ -11,6 +11,7 @@ const BENCHES: Record<
 > = {
   health: () => import('./health.ts'),
   orders: () => import('./orders.ts'),
+  token: () => import('./token.ts'),
 };
 
 async function main(): Promise<void> {

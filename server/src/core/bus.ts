@@ -15,6 +15,7 @@ const CHANNEL = 'hostplane_invalidate';
 export type BusMessage =
   | { topic: 'token'; id: number }
   | { topic: 'account'; id: number }
+  | { topic: 'service'; id: number }
   | { topic: 'catalog' }
   | { topic: 'all' };
 

@@ -109,7 +109,7 @@ export async function createDeps(
   const orders = createOrderService({ db, jobs, clock });
   const services = createServiceService({ db, secretKey, clock });
   const backends = createBackends(nodes, overrides.driverTiming);
-  const serviceActions = createServiceActions({ db, jobs, backends, services });
+  const serviceActions = createServiceActions({ db, jobs, backends, services, bus });
   const serviceStaff = createServiceStaff({ db, jobs, nodes, backends, clock });
   const tokens = createTokenService({ db, clock, bus });
   const requestLog = createRequestLog(db, logger.child({ component: 'request-log' }));

@@ -40,7 +40,7 @@ async function act(deps: Deps, loaded: LoadedJob, hv: Hypervisor, vm: VmRef | nu
       if (!vm) throw new Error('the service has no VM');
       await SIGNALS[signal].run(hv, vm);
       await db.transaction().execute(async (trx) => {
-        await finishJob(trx, job.id, now());
+        await finishJob(trx, job.id, now(), undefined, deps.bus);
         await recordEvent(trx, service.id, `power_${signal}`, SIGNALS[signal].done);
       });
       return;
@@ -53,7 +53,7 @@ async function act(deps: Deps, loaded: LoadedJob, hv: Hypervisor, vm: VmRef | nu
           .set({ status: 'suspended', suspended_at: now() })
           .where('id', '=', service.id)
           .execute();
-        await finishJob(trx, job.id, now());
+        await finishJob(trx, job.id, now(), undefined, deps.bus);
         await recordEvent(trx, service.id, 'suspended', 'Suspended: the server is stopped and cannot be started');
         await notify(trx, service.account_id, {
           kind: 'service_suspended',
@@ -72,7 +72,7 @@ async function act(deps: Deps, loaded: LoadedJob, hv: Hypervisor, vm: VmRef | nu
           .set({ status: 'active', suspended_at: null })
           .where('id', '=', service.id)
           .execute();
-        await finishJob(trx, job.id, now());
+        await finishJob(trx, job.id, now(), undefined, deps.bus);
         await recordEvent(trx, service.id, 'unsuspended', 'Suspension lifted; the server is starting');
       });
       return;
@@ -90,7 +90,7 @@ async function act(deps: Deps, loaded: LoadedJob, hv: Hypervisor, vm: VmRef | nu
           .set({ status: 'terminated', terminated_at: now(), credentials_sealed: null })
           .where('id', '=', service.id)
           .execute();
-        await finishJob(trx, job.id, now());
+        await finishJob(trx, job.id, now(), undefined, deps.bus);
         await recordEvent(
           trx,
           service.id,
@@ -128,7 +128,7 @@ export async function runActionJob(deps: Deps, jobId: number, context: JobContex
     }
     const failure = describeFailure(error);
     await deps.database.db.transaction().execute(async (trx) => {
-      await finishJob(trx, jobId, deps.clock(), failure);
+      await finishJob(trx, jobId, deps.clock(), failure, deps.bus);
       await recordEvent(
         trx,
         loaded.service.id,

@@ -4,6 +4,7 @@
 
 import { randomInt } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { Bus } from '../core/bus.ts';
 import type { Deps } from '../core/deps.ts';
 import { AppError } from '../core/errors.ts';
 import type { JobContext } from '../core/jobs/queue.ts';
@@ -89,13 +90,15 @@ export async function noteRetry(deps: Deps, loaded: LoadedJob, error: unknown, c
   );
 }
 
+/** Settle a job; every process drops what it cached about the service (e.g. its power state). */
 export async function finishJob(
   db: Kysely<DB>,
   jobId: number,
   now: Date,
   failure?: { code: string; message: string },
+  bus?: Bus,
 ): Promise<void> {
-  await db
+  const job = await db
     .updateTable('jobs')
     .set(
       failure
@@ -103,7 +106,9 @@ export async function finishJob(
         : { status: 'succeeded', progress: 100, step: 'done', finished_at: now, error_code: null, error_message: null },
     )
     .where('id', '=', jobId)
-    .execute();
+    .returning('service_id')
+    .executeTakeFirst();
+  if (bus && job) await bus.publish(db, { topic: 'service', id: job.service_id });
 }
 
 export function vmRefOf(service: Service): VmRef | null {

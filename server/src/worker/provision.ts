@@ -109,7 +109,7 @@ async function provision(deps: Deps, loaded: LoadedJob, hv: Hypervisor): Promise
       .set({ status: 'active', activated_at: now, period_end: addMonth(now) })
       .where('id', '=', service.id)
       .execute();
-    await finishJob(trx, job.id, now);
+    await finishJob(trx, job.id, now, undefined, deps.bus);
     await recordEvent(trx, service.id, 'active', `${service.label} is up`);
     await notify(trx, service.account_id, {
       kind: 'service_active',
@@ -144,7 +144,7 @@ async function reinstall(deps: Deps, loaded: LoadedJob, hv: Hypervisor): Promise
       }))
       .where('id', '=', service.id)
       .execute();
-    await finishJob(trx, job.id, now);
+    await finishJob(trx, job.id, now, undefined, deps.bus);
     await recordEvent(trx, service.id, 'reinstalled', `Reinstalled with ${osSlug}; the root password changed`);
   });
 }
@@ -157,7 +157,7 @@ async function compensate(deps: Deps, loaded: LoadedJob, hv: Hypervisor | null, 
   const now = deps.clock();
   if (job.type === 'reinstall') {
     await db.transaction().execute(async (trx) => {
-      await finishJob(trx, job.id, now, failure);
+      await finishJob(trx, job.id, now, failure, deps.bus);
       await recordEvent(trx, service.id, 'reinstall_failed', `Reinstall failed: ${failure.message}`);
     });
     return;
@@ -184,7 +184,7 @@ async function compensate(deps: Deps, loaded: LoadedJob, hv: Hypervisor | null, 
       .where('service_id', '=', service.id)
       .execute();
     await trx.updateTable('services').set({ status: 'failed' }).where('id', '=', service.id).execute();
-    await finishJob(trx, job.id, now, failure);
+    await finishJob(trx, job.id, now, failure, deps.bus);
     await recordEvent(trx, service.id, 'failed', `Provisioning failed: ${failure.message}`, { code: failure.code });
     if (order.status === 'paid') {
       const refund = await post(trx, service.account_id, {
@@ -216,7 +216,7 @@ export async function runProvisionJob(deps: Deps, jobId: number, context: JobCon
   const loaded = await loadJob(deps.database.db, jobId);
   if (!loaded) return;
   if (loaded.service.status !== 'provisioning' && loaded.job.type === 'provision') {
-    await finishJob(deps.database.db, jobId, deps.clock());
+    await finishJob(deps.database.db, jobId, deps.clock(), undefined, deps.bus);
     return;
   }
   await markRunning(deps, loaded.job);

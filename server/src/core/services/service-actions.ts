@@ -13,6 +13,7 @@ import {
   type VmRef,
   type VmStatus,
 } from '../../upstreams/hypervisor.ts';
+import type { Bus } from '../bus.ts';
 import { AppError } from '../errors.ts';
 import type { AppJobs } from '../jobs/catalog.ts';
 import type { JobQueue } from '../jobs/queue.ts';
@@ -25,6 +26,12 @@ export type Signal = (typeof SIGNALS)[number];
 
 /** How long a live read may take before the answer is `unknown` (lists) or 503 (detail). */
 export const PROBE_TIMEOUT_MS = 2_500;
+
+/**
+ * Lists show power states at most this old: a list of 20 servers would otherwise cost 20 calls
+ * to the node on every request. Power jobs run here drop their service's entry.
+ */
+export const POWER_CACHE_MS = 3_000;
 
 function vmOf(service: Service): VmRef | null {
   const external = service.external as { node?: string; vmid?: number; name?: string } | null;
@@ -60,8 +67,14 @@ export function createServiceActions(options: {
   jobs: JobQueue<AppJobs>;
   backends: Backends;
   services: ServiceService;
+  bus: Bus;
 }) {
   const { db, jobs, backends, services } = options;
+  const powerCache = new Map<number, { power: PowerState; at: number }>();
+  options.bus.subscribe((message) => {
+    if (message.topic === 'service') powerCache.delete(message.id);
+    else if (message.topic === 'all') powerCache.clear();
+  });
 
   async function nodeOf(service: Service) {
     return service.node_id === null
@@ -189,6 +202,9 @@ export function createServiceActions(options: {
     /** Live power of many services at once; `unknown` where the node does not answer in time. */
     async powerStates(list: Service[]): Promise<Map<number, PowerState | null>> {
       const out = new Map<number, PowerState | null>();
+      const nodeIds = [...new Set(list.map((s) => s.node_id).filter((id): id is number => id !== null))];
+      const nodes =
+        nodeIds.length === 0 ? [] : await db.selectFrom('nodes').selectAll().where('id', 'in', nodeIds).execute();
       await Promise.all(
         list.map(async (service) => {
           const vm = vmOf(service);
@@ -196,9 +212,16 @@ export function createServiceActions(options: {
             out.set(service.id, null);
             return;
           }
+          const cached = powerCache.get(service.id);
+          if (cached && Date.now() - cached.at < POWER_CACHE_MS) {
+            out.set(service.id, cached.power);
+            return;
+          }
           try {
-            const hv = backends.hypervisor(await nodeOf(service));
-            out.set(service.id, (await withTimeout(hv.status(vm), PROBE_TIMEOUT_MS)).power);
+            const hv = backends.hypervisor(nodes.find((n) => n.id === service.node_id));
+            const power = (await withTimeout(hv.status(vm), PROBE_TIMEOUT_MS)).power;
+            powerCache.set(service.id, { power, at: Date.now() });
+            out.set(service.id, power);
           } catch {
             out.set(service.id, 'unknown');
           }

@@ -4,7 +4,7 @@
 // exactly like an id that does not exist. Power, status and metrics go through the backend
 // (service-backend.ts).
 
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { DB, Job, Location, Plan, Service, ServiceRequest } from '../../db/tables.ts';
 import { decryptSecret, encryptSecret } from '../crypto/secrets.ts';
 import { AppError } from '../errors.ts';
@@ -51,30 +51,41 @@ export function openCredentials(
 export function createServiceService(options: { db: Kysely<DB>; secretKey: Buffer; clock: Clock }) {
   const { db, secretKey, clock } = options;
 
-  async function details(services: Service[]): Promise<ServiceDetail[]> {
-    if (services.length === 0) return [];
-    const ids = services.map((s) => s.id);
-    const [plans, locations, ips, jobs] = await Promise.all([
-      db
-        .selectFrom('plans')
-        .select(['id', 'label', 'name'])
-        .where('id', 'in', [...new Set(services.map((s) => s.plan_id))])
-        .execute(),
-      db
-        .selectFrom('locations')
-        .select(['id', 'code', 'name'])
-        .where('id', 'in', [...new Set(services.map((s) => s.location_id))])
-        .execute(),
-      db.selectFrom('ipv4_addresses').select(['service_id', 'address']).where('service_id', 'in', ids).execute(),
-      db.selectFrom('jobs').selectAll().where('service_id', 'in', ids).orderBy('id', 'desc').execute(),
-    ]);
-    return services.map((service) => ({
+  /** Services of an account with their plan, region and address, in one query. */
+  function withContext(accountId: number) {
+    return db
+      .selectFrom('services as s')
+      .innerJoin('plans as p', 'p.id', 's.plan_id')
+      .innerJoin('locations as l', 'l.id', 's.location_id')
+      .leftJoin('ipv4_addresses as ip', 'ip.service_id', 's.id')
+      .selectAll('s')
+      .select([
+        'p.label as plan_label',
+        'p.name as plan_name',
+        'l.code as location_code',
+        'l.name as location_name',
+        'ip.address as ipv4',
+      ])
+      .where('s.account_id', '=', accountId);
+  }
+
+  type Row = Service & {
+    plan_label: string;
+    plan_name: string;
+    location_code: string;
+    location_name: string;
+    ipv4: string | null;
+  };
+
+  function toDetail(row: Row, job: Job | null): ServiceDetail {
+    const { plan_label, plan_name, location_code, location_name, ipv4, ...service } = row;
+    return {
       service,
-      plan: plans.find((p) => p.id === service.plan_id) as Pick<Plan, 'id' | 'label' | 'name'>,
-      location: locations.find((l) => l.id === service.location_id) as Pick<Location, 'code' | 'name'>,
-      ipv4: ips.find((ip) => ip.service_id === service.id)?.address ?? null,
-      lastJob: jobs.find((j) => j.service_id === service.id) ?? null,
-    }));
+      plan: { id: service.plan_id, label: plan_label, name: plan_name },
+      location: { code: location_code, name: location_name },
+      ipv4,
+      lastJob: job,
+    };
   }
 
   async function own(accountId: number, serviceId: number): Promise<Service> {
@@ -90,26 +101,32 @@ export function createServiceService(options: { db: Kysely<DB>; secretKey: Buffe
 
   return {
     own,
-    details,
 
+    /** A page of the account's services (terminated ones left out unless asked), newest first. */
     async list(accountId: number, page: number, perPage: number, includeTerminated = false) {
-      let query = db.selectFrom('services').where('account_id', '=', accountId);
-      if (!includeTerminated) query = query.where('status', '<>', 'terminated');
-      const [rows, count] = await Promise.all([
-        query
-          .selectAll()
-          .orderBy('id', 'desc')
-          .limit(perPage)
-          .offset((page - 1) * perPage)
-          .execute(),
-        query.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
-      ]);
-      return { rows: await details(rows), total: Number(count.n) };
+      let query = withContext(accountId).select(sql<string>`count(*) over ()`.as('total'));
+      if (!includeTerminated) query = query.where('s.status', '<>', 'terminated');
+      const rows = (await query
+        .orderBy('s.id', 'desc')
+        .limit(perPage)
+        .offset((page - 1) * perPage)
+        .execute()) as (Row & { total: string })[];
+      let total = Number(rows[0]?.total ?? 0);
+      if (rows.length === 0 && page > 1) {
+        const count = await db
+          .selectFrom('services')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .where('account_id', '=', accountId)
+          .executeTakeFirstOrThrow();
+        total = Number(count.n);
+      }
+      return { rows: rows.map(({ total: _t, ...row }) => toDetail(row, null)), total };
     },
 
     async detail(accountId: number, serviceId: number): Promise<ServiceDetail> {
-      const [detail] = await details([await own(accountId, serviceId)]);
-      return detail as ServiceDetail;
+      const row = (await withContext(accountId).where('s.id', '=', serviceId).executeTakeFirst()) as Row | undefined;
+      if (!row) throw new AppError('not_owner');
+      return toDetail(row, (await lastJob(db, serviceId)) ?? null);
     },
 
     /** Login details of the service (secret: the caller must not cache or log them). */

@@ -2,7 +2,7 @@
 // kept off the request path: entries are buffered and written in batches (every second, or
 // sooner when 200 are waiting), together with each token's last use. Kept RETENTION_DAYS.
 
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { DB } from '../../db/tables.ts';
 
@@ -10,6 +10,8 @@ export const REQUEST_LOG_RETENTION_DAYS = 30;
 const FLUSH_MS = 1000;
 const FLUSH_AT = 200;
 const MAX_BUFFER = 20_000;
+/** A token's last use is written at most this often (it is shown to the minute). */
+const LAST_USED_EVERY_MS = 60_000;
 
 export interface RequestLogEntry {
   tokenId: number | null;
@@ -35,6 +37,7 @@ export function createRequestLog(db: Kysely<DB>, logger: Logger): RequestLog {
   let buffer: RequestLogEntry[] = [];
   let flushing: Promise<void> | null = null;
   let dropped = 0;
+  const lastWritten = new Map<number, number>();
 
   async function write(): Promise<void> {
     while (buffer.length > 0) {
@@ -59,13 +62,19 @@ export function createRequestLog(db: Kysely<DB>, logger: Logger): RequestLog {
           )
           .execute();
         const lastUse = new Map<number, RequestLogEntry>();
-        for (const e of batch) if (e.tokenId !== null) lastUse.set(e.tokenId, e);
-        for (const [tokenId, e] of lastUse) {
-          await db
-            .updateTable('api_tokens')
-            .set({ last_used_at: e.at, last_used_ip: e.ip })
-            .where('id', '=', tokenId)
-            .execute();
+        for (const e of batch) {
+          if (e.tokenId !== null && e.at.getTime() - (lastWritten.get(e.tokenId) ?? 0) >= LAST_USED_EVERY_MS)
+            lastUse.set(e.tokenId, e);
+        }
+        if (lastUse.size > 0) {
+          // One statement for every token of the batch.
+          const rows = [...lastUse.entries()].map(
+            ([id, e]) => sql`(${id}::integer, ${e.at}::timestamptz, ${e.ip}::text)`,
+          );
+          await sql`update api_tokens t set last_used_at = v.at, last_used_ip = v.ip
+            from (values ${sql.join(rows)}) as v(id, at, ip) where t.id = v.id`.execute(db);
+          for (const [id, e] of lastUse) lastWritten.set(id, e.at.getTime());
+          if (lastWritten.size > 50_000) lastWritten.clear();
         }
       } catch (error) {
         // A token deleted with its account in the meantime, or the database briefly away: the

@@ -1,0 +1,217 @@
+// `npm run bench -- token [--engine postgresql]`: GET /api/v1/plans and GET /api/v1/instances
+// (20 instances, live power) with real tokens, against bench/raw-server.ts answering the same
+// JSON, 50 connections, interleaved. Tokens are limited to 600 requests a minute each, so the
+// load is spread over 400 tokens (20 accounts × 20). The setup runs through the core before the
+// server starts; the Proxmox emulator answering power probes runs in this process.
+
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import pino from 'pino';
+import { startProxmoxEmulator } from '../emulators/src/proxmox/index.ts';
+import { loadConfig } from '../server/src/config.ts';
+import { seedDemoCatalog } from '../server/src/core/catalog/demo-seed.ts';
+import { addRange, allocateAddress } from '../server/src/core/catalog/ipv4.ts';
+import { closeDeps, createDeps } from '../server/src/core/deps.ts';
+import { openDatabase } from '../server/src/db/database.ts';
+import { migrateToLatest } from '../server/src/db/migrator.ts';
+import { type BenchOptions, freePort, type Measured, ROOT, startRaw, summarize, table } from './support.ts';
+
+const ACCOUNTS = 20;
+const INSTANCES = 20;
+
+async function setup(env: Record<string, string>, proxmox: Awaited<ReturnType<typeof startProxmoxEmulator>>) {
+  const config = loadConfig(env);
+  const database = await openDatabase(
+    config.databaseUrl
+      ? { engine: 'postgresql', url: config.databaseUrl }
+      : { engine: 'pglite', dataDir: config.dataDir, role: 'bench setup' },
+  );
+  await migrateToLatest(database.db);
+  const deps = await createDeps(config, database, pino({ level: 'silent' }));
+  await seedDemoCatalog(database.db);
+  const mum1 = await deps.catalog.location('mum1');
+  await addRange(database.db, mum1.id, '10.30.0.0/22');
+  const node = await deps.nodes.add({
+    name: 'pve-bench',
+    kind: 'proxmox',
+    locationCode: 'mum1',
+    endpoint: proxmox.url,
+    credentials: { token_id: proxmox.tokenId, token_secret: proxmox.tokenSecret },
+    settings: { node: 'pve' },
+    capacity: 10_000,
+  });
+  const plan = await database.db
+    .selectFrom('plans')
+    .selectAll()
+    .where('label', '=', 'vps-1c-1g')
+    .executeTakeFirstOrThrow();
+  const tokens: string[][] = [];
+  let vmid = 1000;
+  for (let a = 0; a < ACCOUNTS; a++) {
+    const account = await deps.accounts.register({
+      name: `Bench ${a}`,
+      email: `tb${a}@example.in`,
+      username: `tb${a}`,
+      password: 'bench-pass-1',
+    });
+    const mine: string[] = [];
+    for (let i = 0; i < 20; i++)
+      mine.push((await deps.tokens.create(account.id, { name: `bench ${i}`, scopes: ['read'] })).secret);
+    tokens.push(mine);
+    for (let i = 0; i < INSTANCES; i++) {
+      vmid++;
+      const name = `hp-bench-${vmid}`;
+      proxmox.state.vms.set(vmid, {
+        vmid,
+        name,
+        template: false,
+        status: 'running',
+        qmpstatus: null,
+        lock: null,
+        cores: 1,
+        memoryMb: 1024,
+        diskGb: 25,
+        config: { name },
+        createdAt: Date.now() - 3_600_000,
+        startedAt: Date.now() - 3_600_000,
+      });
+      await database.db.transaction().execute(async (trx) => {
+        const service = await trx
+          .insertInto('services')
+          .values({
+            account_id: account.id,
+            plan_id: plan.id,
+            type: 'vps',
+            label: `srv${i}`,
+            status: 'active',
+            location_id: mum1.id,
+            node_id: node.id,
+            price_paise: plan.price_paise,
+            config: JSON.stringify({ hostname: `srv${i}.example.in`, os: 'ubuntu-24.04' }),
+            external: JSON.stringify({ node: 'pve', vmid, name }),
+            period_end: new Date(Date.now() + 30 * 86_400_000),
+            activated_at: new Date(),
+          })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        await allocateAddress(trx, mum1.id, service.id);
+      });
+    }
+  }
+  await closeDeps(deps);
+  await database.close();
+  return tokens;
+}
+
+export async function run(options: BenchOptions): Promise<string> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hostplane-bench-token-'));
+  const env: Record<string, string> = {
+    DATA_DIR: dataDir,
+    DEMO: '0',
+    LOG_LEVEL: 'info',
+    SECRET_KEY: randomBytes(32).toString('base64'),
+    PORT: String(await freePort()),
+  };
+  let dropDb: (() => Promise<void>) | null = null;
+  if (options.engine === 'postgresql') {
+    const name = `hostplane_bench_token_${process.pid}`;
+    const admin = new pg.Client({ connectionString: options.pgUrl });
+    await admin.connect();
+    await admin.query(`drop database if exists "${name}" with (force)`);
+    await admin.query(`create database "${name}"`);
+    await admin.end();
+    const url = new URL(options.pgUrl);
+    url.pathname = `/${name}`;
+    env.DATABASE_URL = url.toString();
+    env.REDIS_URL = 'redis://127.0.0.1:6379';
+    env.REDIS_PREFIX = `hp-bench-${process.pid}`;
+    dropDb = async () => {
+      const again = new pg.Client({ connectionString: options.pgUrl });
+      await again.connect();
+      await again.query(`drop database if exists "${name}" with (force)`);
+      await again.end();
+    };
+  }
+  const proxmox = await startProxmoxEmulator({ taskDelayMs: 10 });
+  const tokens = await setup(env, proxmox);
+  const { spawn } = await import('node:child_process');
+  // BENCH_PROFILE=<dir> writes a CPU profile of the server process there.
+  const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+  const server = spawn(process.execPath, [...profile, '--import', 'tsx', join(ROOT, 'server/src/main.ts')], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${env.PORT}`;
+  for (let i = 0; i < 600; i++) {
+    try {
+      if ((await fetch(`${base}/api/v1/health/`)).ok) break;
+    } catch {
+      // starting
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const auth = (token: string) => ({ authorization: `Bearer ${token}` });
+  const plansBody = await (await fetch(`${base}/api/v1/plans`, { headers: auth(tokens[0]?.[0] as string) })).text();
+  const instancesBody = await (
+    await fetch(`${base}/api/v1/instances`, { headers: auth(tokens[0]?.[1] as string) })
+  ).text();
+  const raw = await startRaw({
+    '/api/v1/plans': { status: 200, body: plansBody },
+    '/api/v1/instances': { status: 200, body: instancesBody },
+  });
+  const flat = tokens.flat();
+  let n = 0;
+  const hit = (label: string, url: string, rotate: boolean): Promise<Measured> =>
+    autocannon({
+      url,
+      connections: options.connections,
+      duration: options.duration,
+      requests: [
+        {
+          method: 'GET',
+          setupRequest: (req) => ({ ...req, headers: rotate ? auth(flat[n++ % flat.length] as string) : {} }),
+        },
+      ],
+    }).then((r) => ({
+      label,
+      rps: Math.round(r.requests.average),
+      p50: r.latency.p50,
+      p99: r.latency.p99,
+      errors: r.errors,
+      non2xx: r.non2xx,
+    }));
+  const rows: Measured[] = [];
+  try {
+    await hit('warm-up', `${base}/api/v1/plans`, true);
+    for (let round = 1; round <= options.rounds; round++) {
+      rows.push(await hit(`raw /plans #${round}`, `${raw.url}/api/v1/plans`, false));
+      rows.push(await hit(`hostplane /plans (${options.engine}) #${round}`, `${base}/api/v1/plans`, true));
+      rows.push(await hit(`raw /instances #${round}`, `${raw.url}/api/v1/instances`, false));
+      rows.push(await hit(`hostplane /instances (${options.engine}) #${round}`, `${base}/api/v1/instances`, true));
+    }
+  } finally {
+    await raw.stop();
+    server.kill('SIGTERM');
+    await new Promise((r) => server.once('exit', r));
+    await proxmox.stop();
+    await dropDb?.();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  const baseline = (row: Measured) => {
+    const [, what, round] = /(\/\w+).*#(\d+)/.exec(row.label) ?? [];
+    return rows.find((r) => r.label === `raw ${what} #${round}`);
+  };
+  const plans = rows.filter((r) => r.label.includes('/plans'));
+  const instances = rows.filter((r) => r.label.includes('/instances'));
+  return [
+    table(rows, baseline),
+    '',
+    summarize(plans, 'hostplane /plans', 'raw /plans'),
+    summarize(instances, 'hostplane /instances', 'raw /instances'),
+  ].join('\n');
+}
