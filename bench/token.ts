@@ -23,7 +23,7 @@ import { type BenchOptions, freePort, type Measured, ROOT, startRaw, summarize, 
 const ACCOUNTS = 20;
 const INSTANCES = 20;
 
-async function setup(env: Record<string, string>, proxmox: Awaited<ReturnType<typeof startProxmoxEmulator>>) {
+export async function setup(env: Record<string, string>, proxmox: Awaited<ReturnType<typeof startProxmoxEmulator>>) {
   const config = loadConfig(env);
   const database = await openDatabase(
     config.databaseUrl

@@ -7,7 +7,10 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 const SECRET_KEYS = ['password', 'current_password', 'token', 'csrf_token', 'secret', 'api_key', 'otp'];
 
 /** Query parameters whose values never reach a log line. */
-const SECRET_QUERY = /([?&](?:token|code|t|csrf_token|password|secret|api_key)=)[^&#]*/gi;
+const SECRET_QUERY =
+  /([?&](?:token|access_token|api_token|auth|key|apikey|api_key|code|t|ticket|csrf_token|password|secret|signature|sig)=)[^&#]*/gi;
+/** An API token wherever it appears (a caller may put it under any name): its secret part. */
+const TOKEN_VALUE = /(svc_)[A-Za-z0-9_-]+/g;
 
 export const REDACT_PATHS = [
   'req.headers.authorization',
@@ -26,7 +29,7 @@ export const REDACT_PATHS = [
 ];
 
 export function redactQuery(url: string): string {
-  return url.replace(SECRET_QUERY, '$1[redacted]');
+  return url.replace(SECRET_QUERY, '$1[redacted]').replace(TOKEN_VALUE, '$1[redacted]');
 }
 
 export function createLogger(level: string, destination?: DestinationStream): Logger {
@@ -46,6 +49,8 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
         res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
       },
     },
-    destination,
+    // stdout by default, written asynchronously: under load many lines go out in one write
+    // instead of one blocking write per request; pino flushes what is pending on exit.
+    destination ?? pino.destination({ dest: 1, sync: false }),
   );
 }

@@ -15,6 +15,7 @@ import { migrateToLatest } from './db/migrator.ts';
 import { startDemoUpstreams } from './demo.ts';
 import { buildServer } from './http/server.ts';
 import { createLogger } from './logging.ts';
+import { analyzeEmbedded } from './worker/sweep.ts';
 import { startWorker } from './worker/worker.ts';
 
 type Role = 'all' | 'api' | 'worker';
@@ -58,6 +59,7 @@ async function main(): Promise<void> {
   if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
   const deps = await createDeps(config, database, logger);
   if (config.demo) await seedDemoCatalog(database.db);
+  if (database.engine === 'pglite') await analyzeEmbedded(database.db);
   // The emulators run inside `npm start` only: separate api/worker processes would each start
   // their own and repoint the nodes at it.
   const demo = config.demo && role === 'all' ? await startDemoUpstreams(deps) : null;

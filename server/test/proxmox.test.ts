@@ -153,6 +153,22 @@ describe('proxmox driver', () => {
     assert.equal((await pve.status(vm)).power, 'running');
   });
 
+  test('powerStates: every VM of the node in one request, paused counted as stopped, templates left out', async () => {
+    const up = await running();
+    const down = await pve.createVm(vmSpec());
+    const paused = await running();
+    await settle(
+      emulator,
+      (await raw(emulator, 'POST', `/nodes/pve/qemu/${paused.vmid}/status/suspend`)).body.data as string,
+    );
+    const asked = calls('GET /nodes/:/qemu');
+    const states = await pve.powerStates();
+    assert.equal(calls('GET /nodes/:/qemu'), asked + 1);
+    assert.deepEqual(states.get(up.vmid), { name: up.name, power: 'running' });
+    assert.deepEqual(states.get(down.vmid), { name: down.name, power: 'stopped' });
+    assert.deepEqual(states.get(paused.vmid), { name: paused.name, power: 'stopped' });
+    assert.equal(states.has(9000), false, 'templates are not servers');
+  });
   test('power state mapping from status, qmpstatus and lock', () => {
     assert.equal(powerOf({ status: 'running', qmpstatus: 'running' }), 'running');
     assert.equal(powerOf({ status: 'running', qmpstatus: 'prelaunch' }), 'starting');

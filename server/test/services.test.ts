@@ -77,6 +77,28 @@ describe('services', () => {
     assert.ok(['power_stop', 'power_start', 'power_restart', 'power_kill'].every((k) => events.includes(k)));
   });
 
+  test('lists ask each node once, share the answer, and never show the power from before an action', async () => {
+    const listed = () => u.pve.calls.get('GET /nodes/:/qemu') ?? 0;
+    await new Promise((r) => setTimeout(r, 3_100)); // whatever an earlier list cached has expired
+    const asked = listed();
+    const lists = await Promise.all(Array.from({ length: 5 }, () => owner.browser.get(SVC)));
+    assert.ok(lists.every((l) => l.json().services[0].power === 'running'));
+    assert.equal(listed() - asked, 1, 'five concurrent lists, one request to the node');
+    const stop = await action(owner.browser, { id: serviceId, action: 'stop' });
+    await jobDone(stop.json().job.id);
+    assert.equal((await owner.browser.get(SVC)).json().services[0].power, 'stopped');
+    const start = await action(owner.browser, { id: serviceId, action: 'start' });
+    await jobDone(start.json().job.id);
+    assert.equal((await owner.browser.get(SVC)).json().services[0].power, 'running');
+    // A node that does not answer leaves the list usable: power unknown.
+    await u.pve.setFaults({ down: true });
+    await new Promise((r) => setTimeout(r, 3_100));
+    const blind = await owner.browser.get(SVC);
+    await u.pve.setFaults({ down: false });
+    assert.equal(blind.statusCode, 200);
+    assert.equal(blind.json().services[0].power, 'unknown');
+  });
+
   test('one job at a time: a second action while one runs is 409 locked; unknown signals 422 bad_signal', async () => {
     const first = await action(owner.browser, { id: serviceId, action: 'restart' });
     const second = await action(owner.browser, { id: serviceId, action: 'stop' });

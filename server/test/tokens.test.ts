@@ -229,4 +229,23 @@ describe('request log', () => {
     );
     assert.ok(dump.rows.every((r) => !r.row.includes(secret)));
   });
+
+  test('refused calls go to the log of the token they were made with; a token in the URL never reaches a log line', async () => {
+    const fenced = await newToken({ allowed_cidrs: ['10.0.0.0/8'] });
+    const expiring = await newToken({ expires_at: new Date(clock.now().getTime() + 60_000).toISOString() });
+    assert.equal((await me(fenced.secret)).json().error, 'ip_not_allowed');
+    clock.advance(61);
+    assert.equal((await me(expiring.secret)).json().error, 'token_expired');
+    for (const name of ['access_token', 'api_token', 'anything'])
+      await t.inject({ method: 'GET', url: `/api/v1/me?${name}=${fenced.secret}` });
+    await t.deps.requestLog.flush();
+    const logOf = async (made: Awaited<ReturnType<typeof newToken>>) =>
+      (await made.owner.browser.get(`${TOKENS}?id=${made.id}&action=logs`))
+        .json()
+        .calls.map((c: { status: number }) => c.status);
+    assert.deepEqual(await logOf(fenced), [403]);
+    assert.deepEqual(await logOf(expiring), [401]);
+    assert.ok(t.logs.text().includes('/api/v1/me?anything=svc_[redacted]'));
+    assert.ok(!t.logs.text().includes(fenced.secret.slice(4)), 'no log line holds the secret');
+  });
 });

@@ -28,11 +28,15 @@ function randomMac(): string {
   return ['BC', '24', '11', ...[...randomBytes(3)].map((b) => b.toString(16).padStart(2, '0').toUpperCase())].join(':');
 }
 
-export function listVms(state: NodeState): Record<string, unknown>[] {
+/** GET /nodes/{node}/qemu: `full=1` adds the QMP state of running VMs (paused is not running). */
+export function listVms(state: NodeState, params: Record<string, string>): Record<string, unknown>[] {
+  verify(params, { full: bool });
+  const full = isTrue(params.full);
   return [...state.vms.values()].map((vm) => ({
     vmid: vm.vmid,
     name: vm.name,
     status: vm.status,
+    ...(full && vm.status === 'running' ? { qmpstatus: vm.qmpstatus ?? vm.status } : {}),
     ...liveUsage(vm),
     ...(vm.status === 'running' ? { pid: 10_000 + vm.vmid } : {}),
     ...(vm.config.tags ? { tags: vm.config.tags } : {}),

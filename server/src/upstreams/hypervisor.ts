@@ -170,6 +170,11 @@ export interface Hypervisor {
 
   /** Live state from the node. A VM that no longer exists throws `not_found`. */
   status(vm: VmRef): Promise<VmStatus>;
+  /**
+   * Power state of every VM of the node in one request (what a list of servers needs), keyed
+   * by vmid. A VM is there only while its vmid still carries its name; read-only.
+   */
+  powerStates(): Promise<Map<number, { name: string; power: PowerState }>>;
   /** History over a timeframe, oldest first. An unknown timeframe throws `rejected` without asking the node. */
   metrics(vm: VmRef, timeframe: Timeframe): Promise<MetricPoint[]>;
   /** A one-time console ticket; the VM must be running (else `conflict`, message "… not running"). */

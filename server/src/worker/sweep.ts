@@ -1,12 +1,18 @@
 // Housekeeping: rows that can no longer be used are deleted, so the tables that every
-// request reads (sessions) stay small. Mail that was delivered keeps its metadata, not its body.
+// request reads (sessions) stay small, and the token request log is kept REQUEST_LOG_RETENTION_DAYS.
+// Mail that was delivered keeps its metadata, not its body. On the embedded database, which
+// has no autovacuum, the sweep also vacuums and analyzes (without statistics the planner
+// scans whole tables where an index would do).
 
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { IDEMPOTENCY_RETENTION_HOURS } from '../core/idempotency.ts';
+import { REQUEST_LOG_RETENTION_DAYS } from '../core/tokens/request-log.ts';
 import type { DB } from '../db/tables.ts';
 
+const HOUR_MS = 3600 * 1000;
+
 export async function sweep(db: Kysely<DB>, now: Date): Promise<Record<string, number>> {
-  const dayAgo = new Date(now.getTime() - 24 * 3600 * 1000);
+  const dayAgo = new Date(now.getTime() - 24 * HOUR_MS);
   const sessions = await db.deleteFrom('sessions').where('expires_at', '<=', now).executeTakeFirst();
   const tokens = await db
     .deleteFrom('account_tokens')
@@ -18,12 +24,36 @@ export async function sweep(db: Kysely<DB>, now: Date): Promise<Record<string, n
     .executeTakeFirst();
   const idempotency = await db
     .deleteFrom('idempotency_keys')
-    .where('created_at', '<=', new Date(now.getTime() - IDEMPOTENCY_RETENTION_HOURS * 3600 * 1000))
+    .where('created_at', '<=', new Date(now.getTime() - IDEMPOTENCY_RETENTION_HOURS * HOUR_MS))
+    .executeTakeFirst();
+  const requestLog = await db
+    .deleteFrom('api_request_log')
+    .where('created_at', '<', new Date(now.getTime() - REQUEST_LOG_RETENTION_DAYS * 24 * HOUR_MS))
+    .executeTakeFirst();
+  // A console ticket lives a minute; an hour later nobody can be asking about it.
+  const tickets = await db
+    .deleteFrom('console_tickets')
+    .where('expires_at', '<=', new Date(now.getTime() - HOUR_MS))
     .executeTakeFirst();
   return {
     idempotency_keys: Number(idempotency.numDeletedRows),
     sessions: Number(sessions.numDeletedRows),
     tokens: Number(tokens.numDeletedRows),
     codes: Number(codes.numDeletedRows),
+    request_log: Number(requestLog.numDeletedRows),
+    console_tickets: Number(tickets.numDeletedRows),
   };
+}
+
+/**
+ * What autovacuum does on a PostgreSQL server: reclaim dead rows and refresh the planner's
+ * statistics. Only for the embedded engine (PGlite runs no background workers).
+ */
+export async function vacuumEmbedded(db: Kysely<DB>): Promise<void> {
+  await sql`vacuum (analyze)`.execute(db);
+}
+
+/** Statistics only, for start-up: quick, so a fresh or restored embedded database is planned well at once. */
+export async function analyzeEmbedded(db: Kysely<DB>): Promise<void> {
+  await sql`analyze`.execute(db);
 }

@@ -6,14 +6,16 @@ import type { AppJobs } from '../core/jobs/catalog.ts';
 import type { JobHandlers } from '../core/jobs/queue.ts';
 import { runActionJob } from './actions.ts';
 import { runProvisionJob } from './provision.ts';
-import { sweep } from './sweep.ts';
+import { sweep, vacuumEmbedded } from './sweep.ts';
 
 export function jobHandlers(deps: Deps): JobHandlers<AppJobs> {
   return {
     'mail.send': (payload, context) => deps.mailer.deliver(payload.outboxId, context),
     'maintenance.sweep': async (_payload, context) => {
+      const started = performance.now();
       const removed = await sweep(deps.database.db, deps.clock());
-      context.logger.info(removed, 'maintenance sweep');
+      if (deps.database.engine === 'pglite') await vacuumEmbedded(deps.database.db);
+      context.logger.info({ removed, ms: Math.round(performance.now() - started) }, 'maintenance sweep');
     },
     'service.provision': (payload, context) => runProvisionJob(deps, payload.jobId, context),
     'service.action': (payload, context) => runActionJob(deps, payload.jobId, context),

@@ -3,7 +3,7 @@
 // metrics) that give up after a few seconds rather than hang a request on a slow node.
 
 import type { Kysely } from 'kysely';
-import type { DB, Job, Service } from '../../db/tables.ts';
+import type { DB, Job, NodeRow, Service } from '../../db/tables.ts';
 import {
   type MetricPoint,
   type PowerState,
@@ -28,10 +28,13 @@ export type Signal = (typeof SIGNALS)[number];
 export const PROBE_TIMEOUT_MS = 2_500;
 
 /**
- * Lists show power states at most this old: a list of 20 servers would otherwise cost 20 calls
- * to the node on every request. Power jobs run here drop their service's entry.
+ * Lists show power states at most this old. A list asks each node once for all its VMs (not
+ * once per server), and concurrent lists share that one request; a job that settles anywhere
+ * drops what is cached, so a list never shows the state from before an action.
  */
 export const POWER_CACHE_MS = 3_000;
+
+type NodeListing = Map<number, { name: string; power: PowerState }>;
 
 function vmOf(service: Service): VmRef | null {
   const external = service.external as { node?: string; vmid?: number; name?: string } | null;
@@ -70,11 +73,25 @@ export function createServiceActions(options: {
   bus: Bus;
 }) {
   const { db, jobs, backends, services } = options;
-  const powerCache = new Map<number, { power: PowerState; at: number }>();
+  const listings = new Map<number, { at: number; listing: Promise<NodeListing> }>();
   options.bus.subscribe((message) => {
-    if (message.topic === 'service') powerCache.delete(message.id);
-    else if (message.topic === 'all') powerCache.clear();
+    if (message.topic === 'service' || message.topic === 'all') listings.clear();
   });
+
+  /** The node's power listing, shared by concurrent callers and kept POWER_CACHE_MS. */
+  function listingOf(node: NodeRow | undefined): Promise<NodeListing> {
+    if (!node) return Promise.reject(new AppError('hypervisor_not_configured'));
+    const cached = listings.get(node.id);
+    if (cached && Date.now() - cached.at < POWER_CACHE_MS) return cached.listing;
+    const listing = withTimeout(backends.hypervisor(node).powerStates(), PROBE_TIMEOUT_MS);
+    const entry = { at: Date.now(), listing };
+    listings.set(node.id, entry);
+    // A failed probe is not kept: the next list asks again.
+    listing.catch(() => {
+      if (listings.get(node.id) === entry) listings.delete(node.id);
+    });
+    return listing;
+  }
 
   async function nodeOf(service: Service) {
     return service.node_id === null
@@ -212,16 +229,11 @@ export function createServiceActions(options: {
             out.set(service.id, null);
             return;
           }
-          const cached = powerCache.get(service.id);
-          if (cached && Date.now() - cached.at < POWER_CACHE_MS) {
-            out.set(service.id, cached.power);
-            return;
-          }
           try {
-            const hv = backends.hypervisor(nodes.find((n) => n.id === service.node_id));
-            const power = (await withTimeout(hv.status(vm), PROBE_TIMEOUT_MS)).power;
-            powerCache.set(service.id, { power, at: Date.now() });
-            out.set(service.id, power);
+            const listing = await listingOf(nodes.find((n) => n.id === service.node_id));
+            const entry = listing.get(vm.vmid);
+            // Gone from the node, or its vmid now names another VM: nothing we can vouch for.
+            out.set(service.id, entry && entry.name === vm.name ? entry.power : 'unknown');
           } catch {
             out.set(service.id, 'unknown');
           }

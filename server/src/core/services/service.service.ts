@@ -53,20 +53,26 @@ export function createServiceService(options: { db: Kysely<DB>; secretKey: Buffe
 
   /** Services of an account with their plan, region and address, in one query. */
   function withContext(accountId: number) {
-    return db
-      .selectFrom('services as s')
-      .innerJoin('plans as p', 'p.id', 's.plan_id')
-      .innerJoin('locations as l', 'l.id', 's.location_id')
-      .leftJoin('ipv4_addresses as ip', 'ip.service_id', 's.id')
-      .selectAll('s')
-      .select([
-        'p.label as plan_label',
-        'p.name as plan_name',
-        'l.code as location_code',
-        'l.name as location_name',
-        'ip.address as ipv4',
-      ])
-      .where('s.account_id', '=', accountId);
+    return (
+      db
+        .selectFrom('services as s')
+        .innerJoin('plans as p', 'p.id', 's.plan_id')
+        .innerJoin('locations as l', 'l.id', 's.location_id')
+        .selectAll('s')
+        .select(['p.label as plan_label', 'p.name as plan_name', 'l.code as location_code', 'l.name as location_name'])
+        // A subquery, not a join: it probes the address index per service instead of letting
+        // the planner hash the whole pool.
+        .select((eb) =>
+          eb
+            .selectFrom('ipv4_addresses as ip')
+            .select('ip.address')
+            .whereRef('ip.service_id', '=', 's.id')
+            .orderBy('ip.id')
+            .limit(1)
+            .as('ipv4'),
+        )
+        .where('s.account_id', '=', accountId)
+    );
   }
 
   type Row = Service & {

@@ -44,23 +44,21 @@ export function createRequestLog(db: Kysely<DB>, logger: Logger): RequestLog {
       const batch = buffer.slice(0, 1000);
       buffer = buffer.slice(batch.length);
       try {
-        await db
-          .insertInto('api_request_log')
-          .values(
-            batch.map((e) => ({
-              token_id: e.tokenId,
-              account_id: e.accountId,
-              method: e.method,
-              path: e.path.slice(0, 500),
-              route: e.route,
-              status: e.status,
-              ip: e.ip,
-              duration_ms: Math.round(e.durationMs * 100) / 100,
-              request_id: e.requestId,
-              created_at: e.at,
-            })),
-          )
-          .execute();
+        // One statement of ten arrays rather than ten parameters a row: far less to parse and
+        // bind. Rows of a token or account deleted meanwhile are left out, not the whole batch.
+        const column = <T>(pick: (e: RequestLogEntry) => T) => batch.map(pick);
+        await sql`
+          insert into api_request_log
+            (token_id, account_id, method, path, route, status, ip, duration_ms, request_id, created_at)
+          select u.* from unnest(
+            ${column((e) => e.tokenId)}::integer[], ${column((e) => e.accountId)}::integer[],
+            ${column((e) => e.method)}::text[], ${column((e) => e.path.slice(0, 500))}::text[],
+            ${column((e) => e.route)}::text[], ${column((e) => e.status)}::integer[],
+            ${column((e) => e.ip)}::text[], ${column((e) => Math.round(e.durationMs * 100) / 100)}::real[],
+            ${column((e) => e.requestId)}::text[], ${column((e) => e.at.toISOString())}::timestamptz[]
+          ) as u (token_id, account_id, method, path, route, status, ip, duration_ms, request_id, created_at)
+          where (u.token_id is null or exists (select 1 from api_tokens t where t.id = u.token_id))
+            and (u.account_id is null or exists (select 1 from accounts a where a.id = u.account_id))`.execute(db);
         const lastUse = new Map<number, RequestLogEntry>();
         for (const e of batch) {
           if (e.tokenId !== null && e.at.getTime() - (lastWritten.get(e.tokenId) ?? 0) >= LAST_USED_EVERY_MS)

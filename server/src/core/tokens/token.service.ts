@@ -134,6 +134,16 @@ export function createTokenService(options: { db: Kysely<DB>; clock: Clock; bus:
       };
     },
 
+    /**
+     * Whose token this is, whatever its state (revoked, expired, refused from this address):
+     * so that refused calls still show in the token's own request log. Null for no such token.
+     */
+    async identify(raw: string): Promise<{ tokenId: number; accountId: number } | null> {
+      if (!TOKEN.test(raw)) return null;
+      const entry = await lookup(sha256Hex(raw));
+      return entry ? { tokenId: entry.token.id, accountId: entry.token.account_id } : null;
+    },
+
     /** Create a token; the secret is in the result and nowhere else, ever. */
     async create(accountId: number, input: NewToken): Promise<{ token: ApiToken; secret: string }> {
       const fields: Record<string, string> = {};

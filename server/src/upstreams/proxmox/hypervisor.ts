@@ -6,6 +6,7 @@ import {
   type ConsoleTicket,
   type Hypervisor,
   type MetricPoint,
+  type PowerState,
   TIMEFRAMES,
   type Timeframe,
   UpstreamError,
@@ -15,7 +16,7 @@ import {
 } from '../hypervisor.ts';
 import { ProxmoxClient } from './client.ts';
 import type { ProxmoxConfig } from './config.ts';
-import { toPoints, toStatus } from './mapping.ts';
+import { powerOf, type QemuStatus, toPoints, toStatus } from './mapping.ts';
 import * as power from './power.ts';
 import * as provision from './provision.ts';
 import { currentOf, findByName, nodePath, vmPath } from './vm.ts';
@@ -79,6 +80,23 @@ export function createProxmoxHypervisor(config: ProxmoxConfig): Hypervisor {
 
     async status(vm: VmRef): Promise<VmStatus> {
       return toStatus(await currentOf(client, vm));
+    },
+
+    async powerStates() {
+      // `full` makes the node ask each running VM's QMP for its state: paused is not running.
+      const list = await client.call<(QemuStatus & { vmid: number | string })[]>('GET', `${nodePath(client)}/qemu`, {
+        full: true,
+      });
+      if (!Array.isArray(list)) {
+        throw new UpstreamError('protocol', `${client.label}: the VM list is not a list`, { retryable: false });
+      }
+      const out = new Map<number, { name: string; power: PowerState }>();
+      for (const vm of list) {
+        const vmid = Number(vm.vmid);
+        if (Number.isInteger(vmid) && typeof vm.name === 'string' && !Number(vm.template ?? 0))
+          out.set(vmid, { name: vm.name, power: powerOf(vm) });
+      }
+      return out;
     },
 
     async metrics(vm: VmRef, timeframe: Timeframe): Promise<MetricPoint[]> {
