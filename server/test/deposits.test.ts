@@ -1,7 +1,7 @@
 // Manual deposits over the session surface (spec 4.6; reliability T11).
 
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
@@ -94,7 +94,7 @@ describe('deposit submission', () => {
 
   test('amounts: numbers or decimal strings with at most two places, above zero, at most 100000.00', async () => {
     const { browser } = await signedInBrowser(t, freshIp());
-    for (const amount of ['0', '-5', '10.005', '1e3', 'abc', '100000.01', ' ', 'NaN', '0x10']) {
+    for (const amount of ['0', '-5', '10.005', '1e3', 'abc', '100000.01', ' ', 'NaN', '0x10', ' 10', '10 ']) {
       const res = await submit(browser, { amount, txn_ref: nextRef() });
       assert.equal(res.statusCode, 422, `amount ${JSON.stringify(amount)}`);
       assert.ok(res.json().errors.amount, `amount ${JSON.stringify(amount)}`);
@@ -199,7 +199,8 @@ describe('deposit uploads', () => {
       body: two.body,
       headers: { 'content-type': two.contentType },
     });
-    assert.ok(res.statusCode >= 400 && res.statusCode < 500, String(res.statusCode));
+    assert.equal(res.statusCode, 422, res.body);
+    assert.equal(res.json().errors.body, 'send one file only');
     const elsewhere = multipart({ name: 'New Name', csrf_token: browser.csrfToken as string }, [
       { field: 'avatar', filename: 'a.png', contentType: 'image/png', data: PNG },
     ]);
@@ -208,6 +209,42 @@ describe('deposit uploads', () => {
       headers: { 'content-type': elsewhere.contentType },
     });
     assert.equal(account.statusCode, 415);
+    assert.deepEqual(tmpFiles(), []);
+  });
+
+  test('a deposit is a form: JSON naming a "screenshot" (a path on the server) is 415 and touches no file', async () => {
+    const { browser } = await signedInBrowser(t, freshIp());
+    const victim = join(t.dataDir, 'victim.txt');
+    writeFileSync(victim, 'not yours');
+    for (const screenshot of [
+      { tmpPath: victim, type: 'png', bytes: 9 },
+      { tmpPath: victim, type: '/../../../victim-moved', bytes: 9 },
+    ]) {
+      const res = await browser.post(DEPOSIT, { amount: 10, txn_ref: nextRef(), screenshot }, { csrf: true });
+      assert.equal(res.statusCode, 415, res.body);
+      assert.equal(res.json().code, 'unsupported_media_type');
+    }
+    assert.equal(readFileSync(victim, 'utf8'), 'not yours');
+    assert.equal((await browser.get(DEPOSIT)).json().deposits.length, 0);
+  });
+
+  test('a text field where the file goes, or a broken form: 4xx in the envelope, nothing kept', async () => {
+    const { browser } = await signedInBrowser(t, freshIp());
+    const text = await submit(browser, { amount: '10', txn_ref: nextRef(), screenshot: 'notafile' }, null);
+    assert.equal(text.statusCode, 422, text.body);
+    assert.match(text.json().errors.screenshot, /file/);
+    for (const [contentType, body] of [
+      ['multipart/form-data', 'xx'],
+      ['multipart/form-data; boundary=abc', 'garbage'],
+      ['multipart/form-data; boundary=abc', '--abc\r\nContent-Disposition: form-data; name="amount"\r\n\r\n10'],
+    ]) {
+      const res = await browser.request('POST', DEPOSIT, {
+        body,
+        headers: { 'content-type': contentType as string, 'x-csrf-token': browser.csrfToken as string },
+      });
+      assert.equal(res.statusCode, 400, `${contentType}: ${res.body}`);
+      assert.equal(res.json().success, false);
+    }
     assert.deepEqual(tmpFiles(), []);
   });
 

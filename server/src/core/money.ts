@@ -13,7 +13,7 @@ export function parsePaise(input: unknown): { ok: true; paise: bigint } | { ok: 
     if (!Number.isFinite(input)) return { ok: false, reason: 'must be a finite amount' };
     text = String(input);
   } else if (typeof input === 'string') {
-    text = input.trim();
+    text = input;
   } else {
     return { ok: false, reason: 'must be a number or a decimal string such as "499.00"' };
   }

@@ -128,7 +128,7 @@ export function createDepositService(options: { db: Kysely<DB>; dataDir: string;
       else if (!TXN_REF.test(txnRef))
         fields.txn_ref = 'must be 4–64 letters, digits, ".", "_", "/" or "-" (the UPI or bank reference)';
       else if (await txnRefTaken(txnRef)) fields.txn_ref = 'has already been used';
-      if (input.upload === null) fields.screenshot = 'is required (PNG, JPEG, WebP or PDF)';
+      if (input.upload === null) fields.screenshot = 'is required: a PNG, JPEG, WebP or PDF file';
       if (Object.keys(fields).length > 0) throw AppError.fields(fields);
 
       const file = await keepUpload(input.upload as ReceivedUpload, dirs.deposits);

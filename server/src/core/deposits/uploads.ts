@@ -19,6 +19,12 @@ export interface ReceivedUpload {
   bytes: number;
 }
 
+/**
+ * Uploads this process received itself. keepUpload takes nothing else, so an object that merely
+ * looks like an upload (say, from a JSON body) can never name a file to move.
+ */
+const received = new WeakSet<ReceivedUpload>();
+
 export function sniff(head: Buffer): UploadType | null {
   if (head.length >= 8 && head.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])))
     return 'png';
@@ -77,7 +83,9 @@ export async function receiveUpload(
       throw new AppError('unsupported_media_type', {
         message: 'The screenshot must be a PNG, JPEG, WebP or PDF file.',
       });
-    return { tmpPath, type, bytes };
+    const upload: ReceivedUpload = { tmpPath, type, bytes };
+    received.add(upload);
+    return upload;
   } catch (error) {
     await rm(tmpPath, { force: true });
     throw error;
@@ -86,6 +94,7 @@ export async function receiveUpload(
 
 /** Move a received upload to its final random name; returns that name (not a path). */
 export async function keepUpload(upload: ReceivedUpload, dir: string): Promise<string> {
+  if (!received.has(upload) || !(upload.type in CONTENT_TYPES)) throw new Error('not an upload this process received');
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const name = `${randomBytes(16).toString('hex')}.${upload.type === 'jpeg' ? 'jpg' : upload.type}`;
   await rename(upload.tmpPath, join(dir, name));

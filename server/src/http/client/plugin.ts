@@ -38,6 +38,11 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Temporary files this request's multipart body was streamed to; removed whatever the outcome. */
     uploadTmpFiles: string[] | null;
+    /**
+     * The files of this request's multipart body, by field name, as received. Routes take files
+     * from here only: the parsed body is the client's word, and a JSON body could hold anything.
+     */
+    receivedFiles: Record<string, ReceivedUpload> | null;
   }
 }
 
@@ -62,11 +67,13 @@ export async function clientSurface(app: FastifyInstance, { deps }: { deps: Deps
       }
       const upload = await receiveUpload(part.file, tmpDir);
       this.uploadTmpFiles = [...(this.uploadTmpFiles ?? []), upload.tmpPath];
+      this.receivedFiles = { ...this.receivedFiles, [part.fieldname]: upload };
       (part as unknown as { value: ReceivedUpload }).value = upload;
     },
   });
   app.decorateRequest('clientSession', null as unknown as ClientSession);
   app.decorateRequest('uploadTmpFiles', null);
+  app.decorateRequest('receivedFiles', null);
 
   app.addHook('onRequest', async (request) => {
     const raw = request.cookies[SESSION_COOKIE];

@@ -140,18 +140,23 @@ export async function walletRoutes(app: FastifyInstance, { deps }: { deps: Deps 
     },
     async (request, reply) => {
       const session = signedIn(request);
+      if (!request.isMultipart()) {
+        throw new AppError('unsupported_media_type', {
+          message: 'Send the deposit as multipart/form-data, with the screenshot as a file.',
+        });
+      }
       const key = `account:${session.account.id}`;
       await limit(deps, reply, [
         ['deposit_account', key],
         ['deposit_daily_account', key],
       ]);
-      const body = (request.body ?? {}) as { amount?: unknown; txn_ref?: unknown; screenshot?: ReceivedUpload };
+      const body = (request.body ?? {}) as { amount?: unknown; txn_ref?: unknown };
       let deposit: Awaited<ReturnType<Deps['deposits']['submit']>>;
       try {
         deposit = await deps.deposits.submit(session.account.id, {
           amount: body.amount,
           txnRef: body.txn_ref,
-          upload: body.screenshot ?? null,
+          upload: request.receivedFiles?.screenshot ?? null,
         });
       } catch (error) {
         // A submission refused for its content does not use up the client's allowance.

@@ -25,7 +25,17 @@ const PARSER_ERRORS: Record<string, () => AppError> = {
   FST_ERR_BAD_URL: () => new AppError('bad_request', { message: 'The URL is malformed.' }),
   FST_ERR_ASYNC_CONSTRAINT: () => new AppError('bad_request'),
   FST_ERR_REP_INVALID_PAYLOAD_TYPE: () => new AppError('internal_error'),
+  // Multipart bodies (@fastify/multipart).
+  FST_FILES_LIMIT: () => AppError.fields({ body: 'send one file only' }),
+  FST_FIELDS_LIMIT: () => new AppError('payload_too_large', { message: 'The form has too many fields.' }),
+  FST_PARTS_LIMIT: () => new AppError('payload_too_large', { message: 'The form has too many parts.' }),
+  FST_PROTO_VIOLATION: () => new AppError('bad_request', { message: 'A form field has a forbidden name.' }),
+  FST_INVALID_JSON_FIELD_ERROR: () => new AppError('bad_request', { message: 'A form field is not valid JSON.' }),
+  FST_MP_PREMATURE_CLOSE: () => new AppError('bad_request', { message: 'The form ended early.' }),
 };
+
+/** What the multipart parser (busboy) throws, untyped, for a body that is not a well-formed form. */
+const MALFORMED_MULTIPART = /^Multipart: |unexpected end of multipart data|^Boundary required|^Malformed part header/i;
 
 export function toAppError(error: unknown): AppError {
   if (isAppError(error)) return error;
@@ -35,6 +45,8 @@ export function toAppError(error: unknown): AppError {
   }
   const mapped = fastifyError.code === undefined ? undefined : PARSER_ERRORS[fastifyError.code];
   if (mapped) return mapped();
+  if (error instanceof Error && MALFORMED_MULTIPART.test(error.message))
+    return new AppError('bad_request', { message: 'The multipart/form-data body is malformed.' });
   // secure-json-parse refusals (prototype poisoning) and JSON syntax errors carry statusCode 400.
   if (error instanceof SyntaxError || fastifyError.statusCode === 400) return new AppError('malformed_json');
   const status = fastifyError.statusCode;
