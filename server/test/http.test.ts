@@ -17,8 +17,22 @@ before(async () => {
           name: Type.String({ minLength: 2 }),
           count: Type.Integer({ minimum: 1 }),
           email: Type.String({ format: 'email' }),
+          action: Type.Optional(Type.Union([Type.Literal('read'), Type.Literal('read_all')])),
+          note: Type.Optional(Type.String()),
         },
         { additionalProperties: false },
+      );
+      // A route whose core applies its own value rules to a field the schema only types.
+      app.post(
+        '/api/v1/client/probe-rules/',
+        {
+          config: {
+            fieldRules: (b: Record<string, unknown>): Record<string, string> =>
+              typeof b.note === 'string' && b.note.length < 5 ? { note: 'must be 5+ characters' } : {},
+          },
+          schema: { body },
+        },
+        async (request) => ({ echoed: request.body }),
       );
       for (const prefix of ['/api/v1/client/probe/', '/api/v1/probe', '/cloud/v1/probe']) {
         app.post(prefix, { schema: { body } }, async (request) => ({ echoed: request.body }));
@@ -167,6 +181,58 @@ describe('bodies', () => {
     const notObject = await t.inject({ method: 'POST', url: '/api/v1/probe', headers: json, payload: '[1,2]' });
     assert.equal(notObject.statusCode, 422);
     assert.equal(notObject.json().details.fields.body, 'must be a JSON object');
+  });
+
+  test('integers are database integers, strings hold no NUL, a choice names its options', async () => {
+    const res = await t.inject({
+      method: 'POST',
+      url: '/api/v1/client/probe/',
+      headers: json,
+      payload: { name: 'ab\u0000c', count: 2_147_483_648, email: 'a@example.in', action: 'nope' },
+    });
+    assert.equal(res.statusCode, 422);
+    assert.deepEqual(res.json().errors, {
+      name: 'must not contain NUL characters',
+      count: 'must be <= 2147483647',
+      action: 'must be one of read, read_all',
+    });
+  });
+
+  test('the schema and the route’s own rules report together', async () => {
+    const res = await t.inject({
+      method: 'POST',
+      url: '/api/v1/client/probe-rules/',
+      headers: json,
+      payload: { name: 5, count: 1, email: 'a@example.in', note: 'abc' },
+    });
+    assert.equal(res.statusCode, 422);
+    assert.deepEqual(res.json().errors, { name: 'must be string', note: 'must be 5+ characters' });
+  });
+
+  test('a URL that does not decode is 400 in the envelope, with a request id', async () => {
+    for (const [url, envelope] of [
+      ['/api/v1/client/account/%', 'success'],
+      ['/api/v1/instances/%E0%A4%A', 'ok'],
+    ] as const) {
+      const res = await t.inject({ method: 'GET', url });
+      assert.equal(res.statusCode, 400, url);
+      assert.equal(res.json()[envelope], false, url);
+      assert.ok(res.headers['x-request-id'], url);
+    }
+  });
+
+  test('headers too large for the parser: 431 with both envelopes’ fields, over a real socket', async () => {
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = t.app.server.address() as { port: number };
+    const res = await fetch(`http://127.0.0.1:${port}/api/v1/client/account/`, {
+      headers: { 'x-filler': 'a'.repeat(20_000) },
+    });
+    assert.equal(res.status, 431);
+    const body = (await res.json()) as Record<string, unknown>;
+    assert.equal(body.ok, false);
+    assert.equal(body.success, false);
+    assert.equal(body.code, 'headers_too_large');
+    assert.ok(res.headers.get('x-request-id'));
   });
 
   test('a valid body passes, on the second token surface too', async () => {

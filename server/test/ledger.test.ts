@@ -9,7 +9,7 @@ import { AppError } from '../src/core/errors.ts';
 import { post } from '../src/core/wallet/ledger.ts';
 import { createAccount } from './support/factories.ts';
 import { createTestApp, type TestApp } from './support/harness.ts';
-import { PNG } from './support/uploads.ts';
+import { receivedPng } from './support/uploads.ts';
 
 let t: TestApp;
 before(async () => {
@@ -36,13 +36,10 @@ async function ledgerState(accountId: number) {
 }
 
 async function pendingDeposit(accountId: number, paise: bigint, ref: string) {
-  const tmp = `${t.dataDir}/upload-${ref}`;
-  const { writeFileSync } = await import('node:fs');
-  writeFileSync(tmp, PNG);
   return t.deps.deposits.submit(accountId, {
     amount: (Number(paise) / 100).toFixed(2),
     txnRef: ref,
-    upload: { tmpPath: tmp, type: 'png', bytes: PNG.length },
+    upload: await receivedPng(t.dataDir),
   });
 }
 

@@ -2,13 +2,12 @@
 // this issue: another account's id answers exactly like a missing one and changes nothing.
 
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { notify } from '../src/core/notifications/notification.service.ts';
 import { fingerprint } from './support/db.ts';
 import { freshIp, signedInBrowser } from './support/factories.ts';
 import { createTestApp, type TestApp } from './support/harness.ts';
-import { PNG } from './support/uploads.ts';
+import { receivedPng } from './support/uploads.ts';
 
 let t: TestApp;
 before(async () => {
@@ -63,12 +62,10 @@ describe('ownership battery', () => {
       title: 'Private',
       body: 'Owner only',
     });
-    const tmp = `${t.dataDir}/bola.png`;
-    writeFileSync(tmp, PNG);
     const deposit = await t.deps.deposits.submit(owner.account.id, {
       amount: '10',
       txnRef: `BOLA${owner.account.id}`,
-      upload: { tmpPath: tmp, type: 'png', bytes: PNG.length },
+      upload: await receivedPng(t.dataDir),
     });
     const probes: [
       string,

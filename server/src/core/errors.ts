@@ -11,6 +11,7 @@ const CATALOGUE = {
   unsupported_media_type: { status: 415, message: 'This content type is not accepted here.' },
   not_found: { status: 404, message: 'Not found.' },
   method_not_allowed: { status: 405, message: 'Method not allowed.' },
+  headers_too_large: { status: 431, message: 'The request headers are too large.' },
   // authentication and authorisation
   unauthenticated: { status: 401, message: 'Sign in first.' },
   invalid_token: { status: 401, message: 'The API token is missing, malformed, unknown or revoked.' },

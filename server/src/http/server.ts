@@ -13,17 +13,18 @@ import Fastify, {
 } from 'fastify';
 import type { Logger } from 'pino';
 import type { Deps } from '../core/deps.ts';
+import { AppError } from '../core/errors.ts';
 import { redactQuery } from '../logging.ts';
 import { clientIp } from './client/context.ts';
 import { clientSurface } from './client/plugin.ts';
 import { consoleRoutes } from './console.ts';
 import { healthRoutes } from './health.routes.ts';
 import { pageRoutes } from './pages.ts';
-import { registerErrorHandling } from './plugins/errors.ts';
+import { registerErrorHandling, toAppError } from './plugins/errors.ts';
 import { OPENAPI_PATH, registerOpenApi } from './plugins/openapi.ts';
 import { registerValidation } from './plugins/validation.ts';
 import { restSurface } from './rest/plugin.ts';
-import { surfaceOf } from './surfaces.ts';
+import { errorBody, sendError, surfaceOf } from './surfaces.ts';
 
 export const BODY_LIMIT = 1024 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -71,6 +72,27 @@ export function buildServer(deps: Deps): FastifyInstance {
     return503OnClosing: true,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
+    // Refusals before routing (a URL that does not decode) still answer in the surface's envelope.
+    frameworkErrors: (error, request, reply) => {
+      reply.header('X-Request-Id', request.id);
+      sendError(request, reply, toAppError(error));
+    },
+    // What Node's HTTP parser refuses (headers over 16 KiB, garbage) never becomes a request, so
+    // its surface is unknown: the body carries the fields of both error envelopes.
+    clientErrorHandler: (error: NodeJS.ErrnoException, socket) => {
+      if (!socket.writable) return;
+      const appError = new AppError(error.code === 'HPE_HEADER_OVERFLOW' ? 'headers_too_large' : 'bad_request');
+      const id = randomUUID();
+      const body = JSON.stringify({
+        ...errorBody('token', appError, id),
+        ...errorBody('session', appError, id),
+      });
+      const status = `${appError.status} ${appError.status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}`;
+      socket.end(
+        `HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+          `X-Request-Id: ${id}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+      );
+    },
   }) as unknown as FastifyInstance;
 
   registerValidation(app);

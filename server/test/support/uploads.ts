@@ -1,6 +1,8 @@
 // Building multipart bodies by hand, so tests control every byte (chunking, lying headers).
 
 import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { type ReceivedUpload, receiveUpload, uploadDirs } from '../../src/core/deposits/uploads.ts';
 
 export const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(64)]);
 export const JPEG = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), randomBytes(64)]);
@@ -39,4 +41,9 @@ export function multipart(
   }
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+/** A proof file received the way the server receives one (tests that call the core directly). */
+export function receivedPng(dataDir: string): Promise<ReceivedUpload> {
+  return receiveUpload(Readable.from([PNG]), uploadDirs(dataDir).tmp);
 }

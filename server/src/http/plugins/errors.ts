@@ -60,17 +60,46 @@ export function toAppError(error: unknown): AppError {
   return new AppError('internal_error', { cause: error });
 }
 
-/** Turn ajv's issues into `{field: reason}`, first reason per field, nested fields dotted. */
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The route's own value rules for its body fields (the ones its core service applies), run
+     * when the schema already refused the body, so that one answer names every failing field:
+     * a wrong type in one field does not hide a too-short password in another. Fields the
+     * schema refused keep the schema's reason. Must not touch the database.
+     */
+    fieldRules?: (body: Record<string, unknown>) => Record<string, string>;
+  }
+}
+
+const quote = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
+
+/** Turn ajv's issues into `{field: reason}`, nested fields dotted; a choice names its options. */
 export function validationFields(issues: AjvIssue[], context: string): Record<string, string> {
   const fields: Record<string, string> = {};
   const root = context === 'querystring' ? 'query' : context;
+  // `Type.Union([Type.Literal('a'), …])` fails once per literal: gather them into one reason.
+  const choices = new Map<string, unknown[]>();
+  for (const issue of issues) {
+    if (issue.keyword === 'const') {
+      const allowed = choices.get(issue.instancePath) ?? [];
+      allowed.push(issue.params.allowedValue);
+      choices.set(issue.instancePath, allowed);
+    } else if (issue.keyword === 'enum' && Array.isArray(issue.params.allowedValues)) {
+      choices.set(issue.instancePath, [...(choices.get(issue.instancePath) ?? []), ...issue.params.allowedValues]);
+    }
+  }
   for (const issue of issues) {
     const path = issue.instancePath
       .split('/')
       .filter((part) => part !== '')
       .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
     let reason = issue.message ?? 'is invalid';
-    if (issue.keyword === 'required' && typeof issue.params.missingProperty === 'string') {
+    const allowed = choices.get(issue.instancePath);
+    if (allowed && (issue.keyword === 'const' || issue.keyword === 'enum' || issue.keyword === 'anyOf')) {
+      reason =
+        allowed.length === 1 ? `must be ${quote(allowed[0])}` : `must be one of ${allowed.map(quote).join(', ')}`;
+    } else if (issue.keyword === 'required' && typeof issue.params.missingProperty === 'string') {
       path.push(issue.params.missingProperty);
       reason = 'is required';
     } else if (issue.keyword === 'additionalProperties' && typeof issue.params.additionalProperty === 'string') {
@@ -87,7 +116,19 @@ export function validationFields(issues: AjvIssue[], context: string): Record<st
 
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
-    const appError = toAppError(error);
+    let appError = toAppError(error);
+    const rules = request.routeOptions.config?.fieldRules;
+    const body = request.body;
+    if (
+      rules &&
+      appError.code === 'validation_failed' &&
+      (error as { validationContext?: string }).validationContext === 'body' &&
+      body !== null &&
+      typeof body === 'object' &&
+      !Array.isArray(body)
+    ) {
+      appError = AppError.fields({ ...rules(body as Record<string, unknown>), ...appError.fields });
+    }
     if (appError.status >= 500) {
       request.log.error({ err: appError.cause ?? error, errorCode: appError.code }, 'request failed');
     }
