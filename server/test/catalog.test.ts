@@ -108,6 +108,11 @@ describe('catalog', () => {
     assert.equal(one.json().plan.label, 'web-starter');
     assert.equal((await browser.get(`${CATALOG}?plan_id=999999`)).statusCode, 404);
     assert.equal((await browser.get(`${CATALOG}?plan_id=abc`)).statusCode, 422);
+    for (const loose of ['0x2', '2e0', '%202', '2147483648', '99999999999999999999', '%00']) {
+      const res = await browser.get(`${CATALOG}?plan_id=${loose}`);
+      assert.equal(res.statusCode, 422, `plan_id=${loose}: ${res.body}`);
+      assert.ok(res.json().errors['query.plan_id'] ?? res.json().errors.plan_id, res.body);
+    }
     assert.equal((await browser.get(`${CATALOG}?plan_id=-1`)).statusCode, 422);
     await admin('plans', 'disable', 'web-starter');
     assert.equal((await browser.get(`${CATALOG}?plan_id=${some.id}`)).statusCode, 404);

@@ -22,6 +22,9 @@ export const SessionError = Type.Object(
     message: Type.String(),
     code: Type.String({ description: 'Stable snake_case code (CONTRACT §2)' }),
     errors: Type.Record(Type.String(), Type.String(), { description: 'Per-field reasons' }),
+    details: Type.Optional(
+      Type.Object({}, { additionalProperties: true, description: 'e.g. balance, required, shortfall' }),
+    ),
   },
   { $id: 'SessionError', description: 'Session-surface failure envelope' },
 );

@@ -28,6 +28,8 @@ export interface SessionErrorBody {
   message: string;
   code: string;
   errors: Record<string, string>;
+  /** What a client can act on, when the error has it (e.g. balance, required, shortfall). */
+  details?: Record<string, unknown>;
 }
 
 export function errorBody(surface: Surface, error: AppError, requestId: string): object {
@@ -38,6 +40,7 @@ export function errorBody(surface: Surface, error: AppError, requestId: string):
         message: error.message,
         code: error.code,
         errors: error.fields ?? {},
+        ...(error.details === undefined ? {} : { details: error.details }),
       } satisfies SessionErrorBody;
     case 'health':
       return { status: 'error', data: { error: error.code, message: error.message } };

@@ -53,16 +53,36 @@ function nulIssues(data: unknown, path = '', depth = 0): ErrorObject[] {
   return issues;
 }
 
+/**
+ * Text parts (query, params) are coerced by ajv with JavaScript's Number(), which also takes
+ * `0x2`, `2e0` and ` 2`. An integer on the wire is written in decimal digits, and nothing else.
+ */
+function looseIntegers(schema: unknown, data: unknown): ErrorObject[] {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> } | null)?.properties;
+  if (!properties || data === null || typeof data !== 'object') return [];
+  const issues: ErrorObject[] = [];
+  for (const [key, sub] of Object.entries(properties)) {
+    const value = (data as Record<string, unknown>)[key];
+    if (sub?.type === 'integer' && typeof value === 'string' && !/^-?\d+$/.test(value)) {
+      issues.push({ keyword: 'type', instancePath: `/${key}`, schemaPath: '', params: {}, message: 'must be integer' });
+    }
+  }
+  return issues;
+}
+
 export function registerValidation(app: FastifyInstance): void {
   const bodyAjv = makeAjv(false);
   const textAjv = makeAjv(true);
   app.setValidatorCompiler(({ schema, httpPart }: { schema: FastifySchema; httpPart?: string }) => {
-    const validate = (httpPart === 'body' ? bodyAjv : textAjv).compile(withIntegerBounds(schema) as object);
+    const text = httpPart !== 'body';
+    const validate = (text ? textAjv : bodyAjv).compile(withIntegerBounds(schema) as object);
     const check = (data: unknown): boolean => {
+      // Before ajv: coercion replaces the text with the number.
+      const loose = text ? looseIntegers(schema, data) : [];
       const valid = validate(data);
-      const nul = nulIssues(data);
-      if (valid && nul.length === 0) return true;
-      check.errors = [...(validate.errors ?? []), ...nul];
+      const extra = [...loose, ...nulIssues(data)];
+      if (valid && extra.length === 0) return true;
+      check.errors = [...(validate.errors ?? []), ...extra];
       return false;
     };
     check.errors = null as ErrorObject[] | null;
