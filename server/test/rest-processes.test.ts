@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { Redis } from 'ioredis';
 import pino from 'pino';
 import { loadConfig } from '../src/config.ts';
 import { closeDeps, createDeps, type Deps } from '../src/core/deps.ts';
@@ -73,6 +74,10 @@ describe('two API processes', { skip: !(onPostgres && redisUrl) && 'needs TEST_D
     const statuses = await Promise.all(Array.from({ length: 700 }, (_, i) => get(i % 2, secret)));
     assert.equal(statuses.filter((s) => s === 200).length, 600, 'exactly 600 across the two processes');
     assert.equal(statuses.filter((s) => s === 429).length, 100);
+    const redis = new Redis(redisUrl as string);
+    const counted = await redis.keys(`${env.REDIS_PREFIX}:token_requests:*`);
+    redis.disconnect();
+    assert.equal(counted.length, 1, 'the counters live under REDIS_PREFIX, apart from other installations');
 
     assert.equal(await get(1, second), 200, 'process B has the second token cached');
     await deps.tokens.revoke(account.id, secondToken.id);

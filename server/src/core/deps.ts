@@ -87,7 +87,7 @@ export async function createDeps(
   const clock = overrides.clock ?? systemClock;
   const secretKey = overrides.secretKey ?? resolveSecretKey(config);
   const db = database.db;
-  const limits = createRateLimits(rateLimitStore(config, database), overrides.rateLimitPrefix ?? 'hp');
+  const limits = createRateLimits(rateLimitStore(config, database), overrides.rateLimitPrefix ?? config.redisPrefix);
   const bus = await createBus(database, logger);
   const mailer = createMailer({ db, jobs, secretKey, logger, clock, smtpUrl: config.smtpUrl, from: config.mailFrom });
   const accounts = createAccountService({ db, clock, mailer, publicUrl: config.publicUrl, logger, bus });
