@@ -41,13 +41,31 @@ export function requestHash(scope: string, payload: unknown): string {
     .digest('hex');
 }
 
+/** Why `key` is not a usable idempotency key, or null when it is. */
+export function keyProblem(key: unknown): string | null {
+  if (key === undefined || key === '') return 'is required (any unique string per order, 1–255 characters)';
+  if (typeof key !== 'string' || key.length > 255 || /\p{Cc}/u.test(key)) return 'must be 1–255 printable characters';
+  return null;
+}
+
 export function checkKey(key: unknown, field = 'idempotency_key'): string {
-  if (key === undefined || key === '')
-    throw AppError.fields({ [field]: 'is required (any unique string per order, 1–255 characters)' });
-  if (typeof key !== 'string' || key.length < 1 || key.length > 255 || /\p{Cc}/u.test(key)) {
-    throw AppError.fields({ [field]: 'must be 1–255 printable characters' });
-  }
-  return key;
+  const problem = keyProblem(key);
+  if (problem !== null) throw AppError.fields({ [field]: problem });
+  return key as string;
+}
+
+/** The key of a request: the body's `idempotency_key` or the Idempotency-Key header; if both, they must match. */
+export function requestKey(bodyKey: unknown, header: unknown): string {
+  const headerKey = typeof header === 'string' ? header : undefined;
+  if (headerKey !== undefined && bodyKey !== undefined && headerKey !== bodyKey)
+    throw AppError.fields({ idempotency_key: 'differs from the Idempotency-Key header' });
+  return checkKey(bodyKey ?? headerKey);
+}
+
+/** The body key's problem, for a route's `fieldRules` (absent is fine there: the header may carry it). */
+export function keyFieldRule(bodyKey: unknown): Record<string, string> {
+  const problem = bodyKey === undefined ? null : keyProblem(bodyKey);
+  return problem === null ? {} : { idempotency_key: problem };
 }
 
 export async function runIdempotent(

@@ -1,0 +1,89 @@
+// Deploying on the token surface (spec 4.1 POST /instances): exactly the spec's body works (the
+// rest has defaults), errors name the fields as this flat body names them, every failing field
+// at once, and an idempotent replay is answered even when the hourly deploy allowance is spent.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { type ApiClient, apiClient } from './support/rest.ts';
+import { createUpstreamApp, type UpstreamApp } from './support/upstreams.ts';
+
+let u: UpstreamApp;
+let api: ApiClient;
+
+before(async () => {
+  u = await createUpstreamApp({ worker: false });
+  api = await apiClient(u.t, ['*'], '10000');
+});
+after(() => u.close());
+
+const deploy = (client: ApiClient, body: Record<string, unknown>, headers?: Record<string, string>) =>
+  client.call('POST', '/api/v1/instances', body, headers);
+
+describe('deploy', () => {
+  test("exactly the spec's fields: 201, the default OS, the hostname is the server name", async () => {
+    const res = await deploy(api, { plan: 'vps-1c-1g', server_name: 'x', eula: true, idempotency_key: 'k' });
+    assert.equal(res.statusCode, 201, res.body);
+    const { instance } = res.json();
+    assert.equal(instance.label, 'x');
+    assert.equal(instance.os, 'ubuntu-24.04');
+    assert.equal(instance.hostname, 'x');
+  });
+
+  test('errors name the flat fields (os, not config.os), every one at once; codes stay bad_config_<field>', async () => {
+    const res = await deploy(api, {
+      plan: 'vps-1c-1g',
+      server_name: 'ok-name',
+      eula: true,
+      hostname: '-x-',
+      os: 'nope',
+      region: 'mars1',
+      idempotency_key: 'flat-1',
+    });
+    assert.equal(res.statusCode, 422, res.body);
+    assert.equal(res.json().error, 'bad_config_hostname');
+    assert.deepEqual(Object.keys(res.json().details.fields).sort(), ['hostname', 'os', 'region']);
+    assert.doesNotMatch(res.json().message, /config\./);
+    const os = await deploy(api, {
+      plan: 'vps-1c-1g',
+      server_name: 'y',
+      eula: true,
+      os: 'nope',
+      idempotency_key: 'f2',
+    });
+    assert.equal(os.json().error, 'bad_config_os');
+    assert.deepEqual(Object.keys(os.json().details.fields), ['os']);
+    const game = await deploy(api, { plan: 'mc-java-2g', server_name: 'smp', eula: false, idempotency_key: 'f3' });
+    assert.equal(game.json().error, 'bad_config_eula');
+    assert.deepEqual(Object.keys(game.json().details.fields), ['eula']);
+  });
+
+  test('a bad server_name is a server_name error, not a hostname error the caller never sent', async () => {
+    const res = await deploy(api, {
+      plan: 'vps-1c-1g',
+      server_name: 'My Server!',
+      eula: true,
+      idempotency_key: 'sn-1',
+    });
+    assert.equal(res.statusCode, 422, res.body);
+    assert.equal(res.json().error, 'bad_config_server_name');
+    assert.deepEqual(Object.keys(res.json().details.fields), ['server_name']);
+    const taken = await deploy(api, { plan: 'vps-1c-1g', server_name: 'x', eula: true, idempotency_key: 'sn-2' });
+    assert.equal(taken.json().error, 'bad_config_server_name');
+    assert.deepEqual(Object.keys(taken.json().details.fields), ['server_name']);
+  });
+
+  test('a body the schema refuses still names the bad values it carries', async () => {
+    const res = await deploy(api, { plan: 5, server_name: 'Bad Name', eula: true, idempotency_key: '' });
+    assert.equal(res.statusCode, 422, res.body);
+    assert.equal(res.json().error, 'validation_failed');
+    assert.deepEqual(Object.keys(res.json().details.fields).sort(), ['idempotency_key', 'plan', 'server_name']);
+    const unknown = await deploy(api, {
+      plan: 'nope',
+      server_name: 'z',
+      eula: true,
+      os: 'nope',
+      idempotency_key: 'u1',
+    });
+    assert.deepEqual(Object.keys(unknown.json().details.fields).sort(), ['os', 'plan']);
+  });
+});
