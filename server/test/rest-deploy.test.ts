@@ -87,3 +87,27 @@ describe('deploy', () => {
     assert.deepEqual(Object.keys(unknown.json().details.fields).sort(), ['os', 'plan']);
   });
 });
+
+describe('idempotency and the hourly deploy allowance', () => {
+  test('a replay of a deploy that succeeded is answered (201, Idempotent-Replayed) even with the allowance spent', async () => {
+    const client = await apiClient(u.t, ['*'], '10000');
+    const body = (i: number) => ({ plan: 'vps-1c-1g', server_name: `q${i}`, eula: true, idempotency_key: `q-${i}` });
+    const first = await deploy(client, body(0));
+    assert.equal(first.statusCode, 201, first.body);
+    for (let i = 1; i < 10; i++) assert.equal((await deploy(client, body(i))).statusCode, 201);
+    const over = await deploy(client, body(10));
+    assert.equal(over.statusCode, 429, over.body);
+    const replay = await deploy(client, body(0));
+    assert.equal(replay.statusCode, 201, replay.body);
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+    assert.equal(replay.body, first.body);
+    assert.equal(replay.headers.location, first.headers.location);
+    const { idempotency_key: _k, ...noKey } = body(0);
+    const headerKey = await deploy(client, noKey, { 'idempotency-key': 'q-0' });
+    assert.equal(headerKey.statusCode, 201, 'the key in the header is the same request');
+    assert.equal(headerKey.body, first.body);
+    const other = await deploy(client, { ...body(0), server_name: 'other' });
+    assert.equal(other.statusCode, 409, 'the same key with another payload is still a conflict');
+    assert.equal(other.json().error, 'idempotency_conflict');
+  });
+});

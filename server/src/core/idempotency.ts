@@ -68,9 +68,46 @@ export function keyFieldRule(bodyKey: unknown): Record<string, string> {
   return problem === null ? {} : { idempotency_key: problem };
 }
 
+export interface IdempotentRequest {
+  accountId: number;
+  key: string;
+  scope: string;
+  payload: unknown;
+}
+
+/** The stored answer to the key, if one is kept; throws idempotency_conflict for another payload. */
+async function storedAnswer(
+  db: Kysely<DB>,
+  request: IdempotentRequest,
+  hash: string,
+): Promise<IdempotentAnswer | null> {
+  const existing = await db
+    .selectFrom('idempotency_keys')
+    .selectAll()
+    .where('account_id', '=', request.accountId)
+    .where('key', '=', request.key)
+    .where('created_at', '>', new Date(Date.now() - IDEMPOTENCY_RETENTION_HOURS * 3600 * 1000))
+    .executeTakeFirst();
+  if (!existing) return null;
+  if (existing.request_hash !== hash || existing.scope !== request.scope) {
+    throw new AppError('idempotency_conflict', {
+      message: 'This idempotency key was already used with a different request.',
+    });
+  }
+  return { status: existing.response_status, body: existing.response_body, replayed: true };
+}
+
+/**
+ * The stored answer for a request, without running anything: so that a route can answer a
+ * replay before limits that only new work should count against (a deploy quota).
+ */
+export function findReplay(db: Kysely<DB>, request: IdempotentRequest): Promise<IdempotentAnswer | null> {
+  return storedAnswer(db, request, requestHash(request.scope, request.payload));
+}
+
 export async function runIdempotent(
   db: Kysely<DB>,
-  request: { accountId: number; key: string; scope: string; payload: unknown },
+  request: IdempotentRequest,
   work: (trx: Transaction<DB>) => Promise<{ status: number; body: unknown }>,
 ): Promise<IdempotentAnswer> {
   const hash = requestHash(request.scope, request.payload);
@@ -80,28 +117,8 @@ export async function runIdempotent(
       trx,
     );
     if (!rows[0]?.ok) throw new AppError('idempotency_in_progress');
-    const cutoff = new Date(Date.now() - IDEMPOTENCY_RETENTION_HOURS * 3600 * 1000);
-    const existing = await trx
-      .selectFrom('idempotency_keys')
-      .selectAll()
-      .where('account_id', '=', request.accountId)
-      .where('key', '=', request.key)
-      .executeTakeFirst();
-    if (existing && existing.created_at > cutoff) {
-      if (existing.request_hash !== hash || existing.scope !== request.scope) {
-        throw new AppError('idempotency_conflict', {
-          message: 'This idempotency key was already used with a different request.',
-        });
-      }
-      return { status: existing.response_status, body: existing.response_body, replayed: true };
-    }
-    if (existing) {
-      await trx
-        .deleteFrom('idempotency_keys')
-        .where('account_id', '=', request.accountId)
-        .where('key', '=', request.key)
-        .execute();
-    }
+    const stored = await storedAnswer(trx, request, hash);
+    if (stored) return stored;
     const result = await work(trx);
     const body = JSON.stringify(result.body);
     await trx
@@ -114,6 +131,16 @@ export async function runIdempotent(
         response_status: result.status,
         response_body: body,
       })
+      // A record past retention may still be there (the sweep runs every 15 minutes): replaced.
+      .onConflict((oc) =>
+        oc.columns(['account_id', 'key']).doUpdateSet((eb) => ({
+          scope: eb.ref('excluded.scope'),
+          request_hash: eb.ref('excluded.request_hash'),
+          response_status: eb.ref('excluded.response_status'),
+          response_body: eb.ref('excluded.response_body'),
+          created_at: eb.ref('excluded.created_at'),
+        })),
+      )
       .execute();
     return { status: result.status, body, replayed: false };
   });
