@@ -47,7 +47,11 @@ describe('catalog and account routes', () => {
       (await api.call('POST', '/api/v1/quote', { plan_id: byLabel.plan.id })).json().plan.label,
       'web-starter',
     );
-    assert.equal((await api.call('POST', '/api/v1/quote', {})).statusCode, 422);
+    const empty = await api.call('POST', '/api/v1/quote', {});
+    assert.equal(empty.statusCode, 422);
+    assert.equal(empty.json().details.fields.plan, 'plan_id or plan (a label) is required');
+    const both = await api.call('POST', '/api/v1/quote', { plan_id: byLabel.plan.id, plan: 'web-starter' });
+    assert.match(both.json().details.fields.plan, /not both/);
     assert.equal((await api.call('POST', '/api/v1/quote', { plan: 'nope' })).statusCode, 404);
   });
 
