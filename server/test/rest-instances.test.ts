@@ -116,6 +116,15 @@ describe('instances', () => {
       (await api.call('POST', `/api/v1/instances/${instanceId}/reinstall`, { os: 'debian-12' })).json().error,
       'confirmation_mismatch',
     );
+    const noOs = await api.call('POST', `/api/v1/instances/${instanceId}/reinstall`, { confirm: 'edge1' });
+    assert.equal(noOs.statusCode, 422);
+    assert.equal(noOs.json().error, 'validation_failed');
+    assert.deepEqual(noOs.json().details.fields, { os: 'is required' });
+    const unknownOs = await api.call('POST', `/api/v1/instances/${instanceId}/reinstall`, {
+      os: 'temple-os',
+      confirm: 'edge1',
+    });
+    assert.equal(unknownOs.json().error, 'bad_os');
     const reinstall = await api.call('POST', `/api/v1/instances/${instanceId}/reinstall`, {
       os: 'debian-12',
       confirm: 'edge1',
@@ -190,6 +199,10 @@ describe('instances', () => {
     assert.equal(res.statusCode, 202);
     assert.equal((await jobSettled(api, res.json().job.id)).status, 'succeeded');
     assert.equal((await api.call('GET', `/api/v1/instances/${instanceId}`)).json().instance.status, 'terminated');
+    const again = await api.call('DELETE', `/api/v1/instances/${instanceId}`, { confirm: 'edge1' });
+    assert.equal(again.statusCode, 409);
+    assert.equal(again.json().error, 'no_vm');
+    assert.match(again.json().message, /already terminated/);
     assert.equal(
       [...u.pve.state.vms.values()].some((vm) => vm.name === `hp-svc-${instanceId}`),
       false,

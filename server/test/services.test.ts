@@ -135,6 +135,12 @@ describe('services', () => {
     assert.equal(mismatch.json().code, 'confirmation_mismatch');
     const badOs = await action(owner.browser, { id: serviceId, action: 'reinstall', os: 'temple-os', confirm: 'app' });
     assert.equal(badOs.json().code, 'bad_os');
+    const noOs = await action(owner.browser, { id: serviceId, action: 'reinstall', confirm: 'app' });
+    assert.equal(noOs.statusCode, 422);
+    assert.equal(noOs.json().code, 'validation_failed');
+    assert.deepEqual(noOs.json().errors, { os: 'is required' });
+    const neither = await action(owner.browser, { id: serviceId, action: 'reinstall' });
+    assert.deepEqual(Object.keys(neither.json().errors).sort(), ['confirm', 'os']);
     const ok = await action(owner.browser, { id: serviceId, action: 'reinstall', os: 'debian-12', confirm: 'app' });
     assert.equal(ok.statusCode, 202);
     const again = await action(owner.browser, { id: serviceId, action: 'reinstall', os: 'debian-12', confirm: 'app' });
@@ -265,7 +271,11 @@ describe('requests reviewed by staff', () => {
       .where('address', '=', ipv4)
       .executeTakeFirstOrThrow();
     assert.deepEqual(ip, { status: 'free', service_id: null });
-    assert.equal((await owner.browser.get(`${SVC}?id=${serviceId}&action=credentials`)).statusCode, 409);
+    const credentials = await owner.browser.get(`${SVC}?id=${serviceId}&action=credentials`);
+    assert.equal(credentials.statusCode, 409);
+    assert.equal(credentials.json().code, 'no_vm');
+    assert.match(credentials.json().message, /terminated/);
+    assert.doesNotMatch(credentials.json().message, /provisioned/);
     assert.equal(
       (await owner.browser.get(SVC)).json().services.some((s: { id: number }) => s.id === serviceId),
       false,

@@ -138,21 +138,26 @@ export function createServiceActions(options: {
 
     async reinstall(accountId: number, serviceId: number, input: { os: unknown; confirm: unknown }): Promise<Job> {
       const service = await services.own(accountId, serviceId);
-      if (input.confirm !== service.label) {
+      const confirmed = input.confirm === service.label;
+      if (typeof input.os !== 'string' || input.os.trim() === '') {
+        // Missing is a request-shape problem, reported with every other one; unknown is bad_os.
+        throw AppError.fields({
+          os: 'is required',
+          ...(confirmed ? {} : { confirm: 'must equal the service label' }),
+        });
+      }
+      if (!confirmed) {
         throw new AppError('confirmation_mismatch', {
           message: `Type the service's label (${service.label}) in confirm to reinstall it.`,
           fields: { confirm: 'must equal the service label' },
         });
       }
-      const os =
-        typeof input.os === 'string'
-          ? await db
-              .selectFrom('os_templates')
-              .select('slug')
-              .where('slug', '=', input.os.trim().toLowerCase())
-              .where('active', '=', true)
-              .executeTakeFirst()
-          : undefined;
+      const os = await db
+        .selectFrom('os_templates')
+        .select('slug')
+        .where('slug', '=', input.os.trim().toLowerCase())
+        .where('active', '=', true)
+        .executeTakeFirst();
       if (!os) throw new AppError('bad_os', { fields: { os: 'is not an OS template of the catalog' } });
       mutable(service);
       await live(service);
@@ -179,14 +184,16 @@ export function createServiceActions(options: {
     /** Terminate at once (token surface DELETE): `confirm` must equal the label. */
     async terminate(accountId: number, serviceId: number, confirm: string): Promise<Job> {
       const service = await services.own(accountId, serviceId);
+      if (service.status === 'terminated')
+        throw new AppError('no_vm', {
+          message: 'The instance is already terminated; there is nothing left to delete.',
+        });
       if (confirm !== service.label) {
         throw new AppError('confirmation_mismatch', {
           message: `Send the instance's label (${service.label}) as confirm to terminate it.`,
           fields: { confirm: 'must equal the instance label' },
         });
       }
-      if (service.status === 'terminated')
-        throw new AppError('conflict', { message: 'The instance is already terminated.' });
       return db.transaction().execute((trx) => startJob(trx, jobs, { accountId, serviceId, type: 'terminate' }));
     },
 

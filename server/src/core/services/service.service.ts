@@ -29,6 +29,16 @@ export interface ServiceCredentials {
 
 const CREDENTIALS_AAD = 'service-credentials:';
 
+/** Why a service has no login details, by its status (a terminated one's were deleted with it). */
+const NO_CREDENTIALS: Record<Service['status'], string> = {
+  pending: 'This service has no credentials yet: it is still being provisioned.',
+  provisioning: 'This service has no credentials yet: it is still being provisioned.',
+  active: 'This service has no credentials.',
+  suspended: 'This service has no credentials.',
+  failed: 'This service has no credentials: its provisioning failed.',
+  terminated: 'This service is terminated; its credentials were deleted with it.',
+};
+
 export function sealCredentials(
   secretKey: Buffer,
   serviceId: number,
@@ -139,8 +149,7 @@ export function createServiceService(options: { db: Kysely<DB>; secretKey: Buffe
     async credentials(accountId: number, serviceId: number): Promise<ServiceCredentials> {
       const service = await own(accountId, serviceId);
       const opened = openCredentials(secretKey, service);
-      if (!opened)
-        throw new AppError('no_vm', { message: 'This service has no credentials yet: it is still being provisioned.' });
+      if (!opened) throw new AppError('no_vm', { message: NO_CREDENTIALS[service.status] });
       const ip = await db
         .selectFrom('ipv4_addresses')
         .select('address')
