@@ -127,6 +127,7 @@ export async function runActionJob(deps: Deps, jobId: number, context: JobContex
       throw error;
     }
     const failure = describeFailure(error);
+    context.logger.warn({ err: error, job: jobId, detail: failure.detail }, 'service job failed');
     await deps.database.db.transaction().execute(async (trx) => {
       await finishJob(trx, jobId, deps.clock(), failure, deps.bus);
       await recordEvent(

@@ -8,6 +8,9 @@ import { isoWithOffset } from '../../core/time.ts';
 import type { Job } from '../../db/tables.ts';
 import { type Command, idArg, requiredOption, table, UsageError } from '../command.ts';
 
+/** What the node actually said when the job failed (clients see only the job's message): staff only. */
+const errorDetail = (job: Job) => (typeof job.params.error_detail === 'string' ? job.params.error_detail : null);
+
 function jobRow(job: Job) {
   return {
     id: job.id,
@@ -18,6 +21,7 @@ function jobRow(job: Job) {
     step: job.step,
     attempts: job.attempts,
     error: job.error_code ? `${job.error_code}: ${job.error_message}` : null,
+    detail: errorDetail(job),
     created_at: isoWithOffset(job.created_at),
     finished_at: job.finished_at ? isoWithOffset(job.finished_at) : null,
   };
@@ -38,7 +42,7 @@ const outcome = (job: Job) =>
   job.status === 'succeeded'
     ? 'done'
     : job.status === 'failed'
-      ? `failed: ${job.error_message}`
+      ? `failed: ${job.error_message}${errorDetail(job) ? ` (${errorDetail(job)})` : ''}`
       : `still ${job.status} (job ${job.id}; see \`jobs show ${job.id}\`)`;
 
 export const serviceCommands: Command[] = [
