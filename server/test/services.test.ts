@@ -59,17 +59,25 @@ describe('services', () => {
     assert.equal(one.last_job.type, 'provision');
   });
 
-  test('power: stop, start, restart, kill — each a 202 job that runs through the node', async () => {
+  test('power: stop, start, restart, kill (a hard power-off) — each a 202 job that runs through the node', async () => {
     for (const [signal, expected] of [
       ['stop', 'stopped'],
       ['start', 'running'],
       ['restart', 'running'],
-      ['kill', 'running'],
+      ['kill', 'stopped'],
+      ['start', 'running'],
     ] as const) {
+      const calls = (name: string) => u.pve.calls.get(`POST /nodes/:/qemu/:/status/${name}`) ?? 0;
+      const before = { stop: calls('stop'), shutdown: calls('shutdown'), reset: calls('reset') };
       const res = await action(owner.browser, { id: serviceId, action: signal });
       assert.equal(res.statusCode, 202, res.body);
       assert.equal((await jobDone(res.json().job.id)).status, 'succeeded', signal);
       assert.equal((await detail(owner.browser)).power, expected, signal);
+      if (signal === 'kill') {
+        assert.equal(calls('stop') - before.stop, 1, 'kill pulls the plug');
+        assert.equal(calls('shutdown') - before.shutdown, 0, 'kill asks the guest nothing');
+        assert.equal(calls('reset') - before.reset, 0, 'kill does not boot it again');
+      }
     }
     const events = (await owner.browser.get(`${SVC}?id=${serviceId}&action=events`))
       .json()

@@ -25,8 +25,10 @@ const SIGNALS: Record<PowerSignal, { run: (hv: Hypervisor, vm: VmRef) => Promise
   start: { run: (hv, vm) => hv.start(vm), done: 'Started' },
   // A graceful ACPI shutdown, forced after a minute if the guest ignores it.
   stop: { run: (hv, vm) => hv.shutdown(vm, 60), done: 'Stopped' },
+  // An ACPI reboot, reset if the guest ignores it.
   restart: { run: (hv, vm) => hv.reboot(vm), done: 'Restarted' },
-  kill: { run: (hv, vm) => hv.reset(vm), done: 'Reset (hard)' },
+  // Pull the plug: off at once, no shutdown asked of the guest. The server stays off.
+  kill: { run: (hv, vm) => hv.stop(vm), done: 'Powered off (hard)' },
 };
 
 async function act(deps: Deps, loaded: LoadedJob, hv: Hypervisor, vm: VmRef | null): Promise<void> {

@@ -24,6 +24,12 @@ import type { ServiceService } from './service.service.ts';
 export const SIGNALS = ['start', 'stop', 'restart', 'kill'] as const;
 export type Signal = (typeof SIGNALS)[number];
 
+/** What each action does (both surfaces' OpenAPI descriptions). */
+export const POWER_DESCRIPTION =
+  'start: power on. stop: graceful ACPI shutdown, forced off if the guest is still up after 60 s. ' +
+  'restart: ACPI reboot, hard reset if the guest ignores it. kill: hard power-off at once (the server stays off). ' +
+  'reinstall: {os, confirm = the label}; both required, the disk is replaced and a new root password set.';
+
 /** How long a live read may take before the answer is `unknown` (lists) or 503 (detail). */
 export const PROBE_TIMEOUT_MS = 2_500;
 

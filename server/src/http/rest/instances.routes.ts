@@ -10,6 +10,7 @@ import { findReplay, keyFieldRule, requestKey, runIdempotent } from '../../core/
 import { getOwnJob } from '../../core/jobs/service-jobs.ts';
 import { DEFAULT_OS_SLUG } from '../../core/orders/order.service.ts';
 import { type OrderInput, orderFieldRules } from '../../core/orders/order-input.ts';
+import { POWER_DESCRIPTION } from '../../core/services/service-actions.ts';
 import { OrderSchema, orderView } from '../client/orders.routes.ts';
 import { JobSchema, jobView, ServiceSchema, serviceView } from '../client/service-views.ts';
 import { tokenErrors } from '../schemas.ts';
@@ -287,7 +288,8 @@ export async function instanceRoutes(app: FastifyInstance, { deps }: { deps: Dep
         tags,
         summary: 'start | stop | restart | kill | reinstall ({os, confirm = label}) | vnc | console; 202',
         description:
-          'Power actions and reinstall answer with the job; vnc and console with a one-time ticket (60 s) for the WebSocket URL.',
+          `${POWER_DESCRIPTION} Power actions and reinstall answer with the job; vnc and console with a one-time ` +
+          'ticket (60 s) for the WebSocket URL.',
         params: Type.Object(
           { id: Type.Integer({ minimum: 1 }), action: Type.String({ maxLength: 32 }) },
           { additionalProperties: false },
