@@ -253,6 +253,10 @@ describe('requests reviewed by staff', () => {
     assert.equal(refused.json().code, 'suspended');
     assert.equal((await admin('services', 'unsuspend', String(serviceId))).exitCode, 0);
     assert.equal((await detail(owner.browser)).status, 'active');
+    const kinds = (await owner.browser.get('/api/v1/client/notifications/'))
+      .json()
+      .notifications.map((n: { kind: string }) => n.kind);
+    assert.ok(kinds.includes('service_suspended') && kinds.includes('service_unsuspended'), kinds.join());
   });
 
   test('reject keeps the service; terminate approved → VM deleted, address released, credentials gone', async () => {
@@ -263,6 +267,9 @@ describe('requests reviewed by staff', () => {
       0,
     );
     assert.equal((await detail(owner.browser)).status, 'active');
+    const [declined] = (await owner.browser.get('/api/v1/client/notifications/')).json().notifications;
+    assert.equal(declined.kind, 'terminate_request_rejected');
+    assert.match(declined.body, /unpaid invoice first/);
     await owner.browser.post(SVC, { id: serviceId, action: 'request_terminate' }, { csrf: true });
     const next = JSON.parse((await admin('requests', 'list', '--json')).stdout)[0];
     const ipv4 = (await detail(owner.browser)).ipv4;

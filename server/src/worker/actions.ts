@@ -76,6 +76,12 @@ async function act(deps: Deps, loaded: LoadedJob, hv: Hypervisor, vm: VmRef | nu
           .execute();
         await finishJob(trx, job.id, now(), undefined, deps.bus);
         await recordEvent(trx, service.id, 'unsuspended', 'Suspension lifted; the server is starting');
+        await notify(trx, service.account_id, {
+          kind: 'service_unsuspended',
+          title: `${service.label} is no longer suspended`,
+          body: `The suspension of ${service.label} was lifted and it has been started again.`,
+          data: { service: service.id },
+        });
       });
       return;
     }

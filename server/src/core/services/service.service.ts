@@ -9,6 +9,7 @@ import type { DB, Job, Location, Plan, Service, ServiceRequest } from '../../db/
 import { decryptSecret, encryptSecret } from '../crypto/secrets.ts';
 import { AppError } from '../errors.ts';
 import { lastJob } from '../jobs/service-jobs.ts';
+import { notify } from '../notifications/notification.service.ts';
 import type { Clock } from '../time.ts';
 import { listEvents, recordEvent } from './events.ts';
 
@@ -252,12 +253,25 @@ export function createServiceService(options: { db: Kysely<DB>; secretKey: Buffe
           .where('id', '=', requestId)
           .returningAll()
           .executeTakeFirstOrThrow();
+        const what = request.kind === 'suspend' ? 'Suspension' : 'Termination';
         await recordEvent(
           trx,
           request.service_id,
           `${request.kind}_rejected`,
-          `${request.kind === 'suspend' ? 'Suspension' : 'Termination'} request rejected: ${reason.trim()}`,
+          `${what} request rejected: ${reason.trim()}`,
         );
+        const { label } = await trx
+          .selectFrom('services')
+          .select('label')
+          .where('id', '=', request.service_id)
+          .executeTakeFirstOrThrow();
+        // Approvals tell the client through the job's outcome; a refusal has no job, so here.
+        await notify(trx, request.account_id, {
+          kind: `${request.kind}_request_rejected`,
+          title: `${what} of ${label} was declined`,
+          body: `Your request to ${request.kind} ${label} was declined: ${reason.trim()}`,
+          data: { service: request.service_id, request: request.id },
+        });
         return updated;
       });
     },
