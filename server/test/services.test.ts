@@ -306,6 +306,11 @@ describe('requests reviewed by staff', () => {
     const provision = jobs.find((j: { type: string }) => j.type === 'provision');
     const retry = await admin('jobs', 'retry', String(provision.id));
     assert.equal(retry.exitCode, 1, 'a succeeded job is not retried');
+    const missingShow = await admin('jobs', 'show', '999999');
+    const missingRetry = await admin('jobs', 'retry', '999999');
+    assert.deepEqual(missingShow, missingRetry, 'one answer for a job that does not exist');
+    assert.deepEqual(missingShow, { exitCode: 1, stdout: '', stderr: 'error: No job 999999.\n' });
+    assert.equal(JSON.parse((await admin('jobs', 'show', '999999', '--json')).stdout).error, 'not_found');
     const nodes = JSON.parse((await admin('nodes', 'check', '--json')).stdout);
     assert.ok(nodes.every((n: { health: string }) => n.health === 'up'));
     await u.pve.setFaults({ down: true });

@@ -129,19 +129,7 @@ export const serviceCommands: Command[] = [
     summary: "One job with its service's recent events",
     args: ['ID'],
     async run(deps, { args }) {
-      const job = await deps.database.db
-        .selectFrom('jobs')
-        .selectAll()
-        .where('id', '=', idArg(args[0]))
-        .executeTakeFirst();
-      if (!job) throw new UsageError(`no job ${args[0]}`);
-      const events = await deps.database.db
-        .selectFrom('service_events')
-        .selectAll()
-        .where('service_id', '=', job.service_id)
-        .orderBy('id', 'desc')
-        .limit(15)
-        .execute();
+      const { job, events } = await deps.serviceStaff.job(idArg(args[0]));
       const json = {
         ...jobRow(job),
         params: job.params,
