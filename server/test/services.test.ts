@@ -286,6 +286,10 @@ describe('requests reviewed by staff', () => {
       .where('address', '=', ipv4)
       .executeTakeFirstOrThrow();
     assert.deepEqual(ip, { status: 'free', service_id: null });
+    const late = await owner.browser.post(SVC, { id: serviceId, action: 'request_suspend' }, { csrf: true });
+    assert.equal(late.statusCode, 409);
+    assert.equal(late.json().code, 'no_vm');
+    assert.match(late.json().message, /terminated/);
     const credentials = await owner.browser.get(`${SVC}?id=${serviceId}&action=credentials`);
     assert.equal(credentials.statusCode, 409);
     assert.equal(credentials.json().code, 'no_vm');
@@ -306,6 +310,15 @@ describe('requests reviewed by staff', () => {
     const provision = jobs.find((j: { type: string }) => j.type === 'provision');
     const retry = await admin('jobs', 'retry', String(provision.id));
     assert.equal(retry.exitCode, 1, 'a succeeded job is not retried');
+    for (const argv of [
+      ['jobs', 'list', '--limit', 'abc'],
+      ['jobs', 'list', '--limit', '5000'],
+      ['services', 'list', '--status', 'foo'],
+    ]) {
+      const refused = await admin(...argv);
+      assert.equal(refused.exitCode, 2, `${argv.join(' ')}: ${refused.stderr}`);
+      assert.match(refused.stderr, /^error: --(limit|status) /);
+    }
     const missingShow = await admin('jobs', 'show', '999999');
     const missingRetry = await admin('jobs', 'retry', '999999');
     assert.deepEqual(missingShow, missingRetry, 'one answer for a job that does not exist');

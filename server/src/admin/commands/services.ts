@@ -5,8 +5,17 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Deps } from '../../core/deps.ts';
 import { formatPaise } from '../../core/money.ts';
 import { isoWithOffset } from '../../core/time.ts';
-import type { Job } from '../../db/tables.ts';
+import type { Job, ServiceStatus } from '../../db/tables.ts';
 import { type Command, idArg, requiredOption, table, UsageError } from '../command.ts';
+
+const SERVICE_STATUSES: readonly ServiceStatus[] = [
+  'pending',
+  'provisioning',
+  'active',
+  'suspended',
+  'failed',
+  'terminated',
+];
 
 /** What the node actually said when the job failed (clients see only the job's message): staff only. */
 const errorDetail = (job: Job) => (typeof job.params.error_detail === 'string' ? job.params.error_detail : null);
@@ -102,14 +111,12 @@ export const serviceCommands: Command[] = [
     options: {
       status: { type: 'string', description: 'queued, running, succeeded or failed' },
       service: { type: 'string', description: 'a service id' },
-      limit: { type: 'string', description: 'rows (default 50)' },
+      limit: { type: 'string', description: 'rows (default 50, at most 1000)' },
     },
     async run(deps, { options }) {
-      let query = deps.database.db
-        .selectFrom('jobs')
-        .selectAll()
-        .orderBy('id', 'desc')
-        .limit(Number(options.limit ?? 50));
+      const limit = options.limit === undefined ? 50 : idArg(String(options.limit), '--limit');
+      if (limit > 1000) throw new UsageError('--limit is at most 1000');
+      let query = deps.database.db.selectFrom('jobs').selectAll().orderBy('id', 'desc').limit(limit);
       if (options.status) {
         if (!['queued', 'running', 'succeeded', 'failed'].includes(String(options.status)))
           throw new UsageError('--status is queued, running, succeeded or failed');
@@ -173,7 +180,11 @@ export const serviceCommands: Command[] = [
         .limit(200);
       if (options.account)
         query = query.where('services.account_id', '=', (await deps.accounts.find(String(options.account))).id);
-      if (options.status) query = query.where('services.status', '=', String(options.status) as 'active');
+      if (options.status) {
+        if (!(SERVICE_STATUSES as readonly string[]).includes(String(options.status)))
+          throw new UsageError(`--status is ${SERVICE_STATUSES.join(', ')}`);
+        query = query.where('services.status', '=', String(options.status) as ServiceStatus);
+      }
       const rows = (await query.execute()).map((s) => ({
         id: s.id,
         label: s.label,

@@ -187,9 +187,11 @@ export function createServiceService(options: { db: Kysely<DB>; secretKey: Buffe
           .forUpdate()
           .executeTakeFirst();
         if (!service) throw new AppError('not_owner');
-        if (service.status === 'terminated' || (kind === 'suspend' && service.status === 'suspended')) {
-          throw new AppError('conflict', { message: `The service is already ${service.status}.` });
-        }
+        // Contract codes for the state that refuses it (CONTRACT §2), not a generic conflict.
+        if (service.status === 'terminated')
+          throw new AppError('no_vm', { message: 'The service is already terminated.' });
+        if (kind === 'suspend' && service.status === 'suspended')
+          throw new AppError('suspended', { message: 'The service is already suspended.' });
         const pending = await trx
           .selectFrom('service_requests')
           .select('id')
