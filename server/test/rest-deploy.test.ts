@@ -4,6 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { type ApiClient, apiClient } from './support/rest.ts';
 import { createUpstreamApp, type UpstreamApp } from './support/upstreams.ts';
 
@@ -70,6 +71,26 @@ describe('deploy', () => {
     const taken = await deploy(api, { plan: 'vps-1c-1g', server_name: 'x', eula: true, idempotency_key: 'sn-2' });
     assert.equal(taken.json().error, 'bad_config_server_name');
     assert.deepEqual(Object.keys(taken.json().details.fields), ['server_name']);
+  });
+
+  test('concurrent deploys of one name: one placed, the rest 422 bad_config_server_name (never a 500)', async () => {
+    const client = await apiClient(u.t, ['*'], '10000');
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        deploy(client, { plan: 'vps-1c-1g', server_name: 'twin', eula: true, idempotency_key: `twin-${i}` }),
+      ),
+    );
+    assert.equal(results.filter((r) => r.statusCode === 201).length, 1, results.map((r) => r.body).join('\n'));
+    for (const r of results.filter((x) => x.statusCode !== 201)) {
+      assert.equal(r.statusCode, 422, r.body);
+      assert.equal(r.json().error, 'bad_config_server_name');
+      assert.deepEqual(Object.keys(r.json().details.fields), ['server_name']);
+    }
+    const { rows } = await sql<{ n: string }>`
+      select count(*) as n from wallet_transactions where account_id = ${client.accountId} and kind = 'order'`.execute(
+      u.t.deps.database.db,
+    );
+    assert.equal(rows[0]?.n, '1', 'one charge');
   });
 
   test('a body the schema refuses still names the bad values it carries', async () => {

@@ -66,6 +66,8 @@ async function defaultOs(trx: Kysely<DB>): Promise<OsTemplate | undefined> {
   );
 }
 
+const LABEL_TAKEN = 'is already the name of one of your services';
+
 /** Labels are unique among an account's services that still exist. */
 async function labelTaken(trx: Kysely<DB>, accountId: number, label: string): Promise<boolean> {
   const row = await trx
@@ -164,7 +166,7 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
       if (!os && config.os !== null) problems.add('os', 'is not an OS template of the catalog (GET /os lists them)');
     }
     if (found && config.serverName !== null && (await labelTaken(trx, accountId, config.serverName)))
-      problems.add('server_name', 'is already the name of one of your services');
+      problems.add('server_name', LABEL_TAKEN);
     problems.throwIfAny(naming);
     // An unknown plan is always among the problems: here it is known.
     const plan = found as Plan;
@@ -239,7 +241,16 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
           }),
         })
         .returningAll()
-        .executeTakeFirstOrThrow();
+        .executeTakeFirstOrThrow()
+        .catch((error: unknown) => {
+          // A concurrent order took the label after the check above: the index decides, same answer.
+          if ((error as { constraint?: string }).constraint === 'services_label_key') {
+            const problems = new OrderProblems();
+            problems.add('server_name', LABEL_TAKEN);
+            problems.throwIfAny(naming);
+          }
+          throw error;
+        });
       const paidOrder = await trx
         .updateTable('orders')
         .set({ transaction_id: debit.id, service_id: service.id })
