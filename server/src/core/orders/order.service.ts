@@ -129,8 +129,8 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
   const { db, jobs, clock } = options;
 
   /**
-   * Everything about an order that needs no lock: plan, config, region, OS and (with an account)
-   * whether the label is free. Every field problem is reported at once, named per `naming`;
+   * Everything about an order that needs no lock: plan, config, region, OS and whether the
+   * account already uses the label. Every field problem is reported at once, named per `naming`;
    * then availability (409).
    */
   async function resolve(
@@ -163,7 +163,7 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
     let os: OsTemplate | null = null;
     if (config.os !== null || found?.type === 'vps') {
       os = (config.os === null ? await defaultOs(trx) : await activeOs(trx, config.os)) ?? null;
-      if (!os && config.os !== null) problems.add('os', 'is not an OS template of the catalog (GET /os lists them)');
+      if (!os && config.os !== null) problems.add('os', 'is not an OS template of the catalog');
     }
     if (found && config.serverName !== null && (await labelTaken(trx, accountId, config.serverName)))
       problems.add('server_name', LABEL_TAKEN);
