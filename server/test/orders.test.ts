@@ -107,7 +107,6 @@ describe('placing an order', () => {
   test('per-type validation answers with the spec codes and charges nothing', async () => {
     const { browser, account } = await funded('5000');
     const cases: [Record<string, unknown>, string, string][] = [
-      [{ plan_id: plans['vps-1c-1g'], config: { os: 'ubuntu-24.04' } }, 'bad_config_hostname', 'config.hostname'],
       [
         { plan_id: plans['vps-1c-1g'], config: vps({ hostname: 'bad_host!' }) },
         'bad_config_hostname',
@@ -139,6 +138,74 @@ describe('placing an order', () => {
     assert.equal(noKey.json().errors.idempotency_key, 'is required (any unique string per order, 1–255 characters)');
     assert.deepEqual(await fingerprint(t), before, 'nothing was written');
     assert.deepEqual(await ledger(account.id), { balance: 500_000n, sum: 500_000n, rows: 1 });
+  });
+
+  test('only what the spec requires is required: a VPS order with an empty config gets the default OS and a label', async () => {
+    const { browser } = await funded('1000');
+    const res = await order(browser, { plan_id: plans['vps-1c-1g'], config: {}, idempotency_key: key() });
+    assert.equal(res.statusCode, 201, res.body);
+    const { service } = res.json();
+    assert.equal(service.os, 'ubuntu-24.04');
+    assert.match(service.label, /^vps-[0-9a-z]{6}$/);
+    assert.equal(service.hostname, service.label);
+    const named = await order(browser, {
+      plan_id: plans['vps-1c-1g'],
+      config: { server_name: 'named1' },
+      idempotency_key: key(),
+    });
+    assert.equal(named.statusCode, 201, named.body);
+    assert.equal(named.json().service.hostname, 'named1', 'the hostname defaults to the label');
+  });
+
+  test('the default OS is ubuntu-24.04 while it is active, else the oldest active template', async () => {
+    const { browser } = await funded('1000');
+    await t.deps.database.db
+      .updateTable('os_templates')
+      .set({ active: false })
+      .where('slug', '=', 'ubuntu-24.04')
+      .execute();
+    try {
+      const res = await order(browser, { plan_id: plans['vps-1c-1g'], config: {}, idempotency_key: key() });
+      assert.equal(res.statusCode, 201, res.body);
+      const oldest = await t.deps.database.db
+        .selectFrom('os_templates')
+        .select('slug')
+        .where('active', '=', true)
+        .orderBy('id')
+        .executeTakeFirstOrThrow();
+      assert.equal(res.json().service.os, oldest.slug);
+    } finally {
+      await t.deps.database.db
+        .updateTable('os_templates')
+        .set({ active: true })
+        .where('slug', '=', 'ubuntu-24.04')
+        .execute();
+    }
+  });
+
+  test('every failing field at once, the code naming the first; nothing charged', async () => {
+    const { browser, account } = await funded('1000');
+    const res = await order(browser, {
+      plan_id: plans['vps-1c-1g'],
+      config: { hostname: '-x-', os: 'nope', region: 'mars1' },
+      idempotency_key: key(),
+    });
+    assert.equal(res.statusCode, 422, res.body);
+    assert.equal(res.json().code, 'bad_config_hostname');
+    assert.deepEqual(Object.keys(res.json().errors).sort(), ['config.hostname', 'config.os', 'config.region']);
+    assert.match(res.json().errors['config.region'], /mum1/);
+    const shape = await order(browser, { plan_id: 'two', config: [], idempotency_key: '' });
+    assert.equal(shape.statusCode, 422, shape.body);
+    assert.deepEqual(Object.keys(shape.json().errors).sort(), ['config', 'idempotency_key', 'plan_id']);
+    const mixed = await order(browser, { plan_id: 'two', config: { hostname: '-x-' }, idempotency_key: key() });
+    assert.deepEqual(Object.keys(mixed.json().errors).sort(), ['config.hostname', 'plan_id']);
+    const unknownPlan = await order(browser, {
+      plan_id: 999_999,
+      config: { os: 'nope', eula: 'yes' },
+      idempotency_key: key(),
+    });
+    assert.deepEqual(Object.keys(unknownPlan.json().errors).sort(), ['config.eula', 'config.os', 'plan_id']);
+    assert.deepEqual(await ledger(account.id), { balance: 100_000n, sum: 100_000n, rows: 1 });
   });
 
   test('game and web orders', async () => {

@@ -3,6 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { runAdmin } from '../src/admin/run.ts';
 import type { Browser } from './support/browser.ts';
 import { freshIp, signedInBrowser } from './support/factories.ts';
 import { createUpstreamApp, type UpstreamApp, waitFor } from './support/upstreams.ts';
@@ -206,5 +207,36 @@ describe('provisioning', () => {
     await u.pve.setFaults({ hang: false });
     assert.equal((await settled(browser, placed.service.id)).status, 'active');
     assert.equal(vmsNamed(`hp-svc-${placed.service.id}`).length, 1);
+  });
+
+  test("a VM deleted behind the platform's back: clients get a plain message, staff and the logs the node's words", async () => {
+    const { browser } = await client();
+    const placed = await orderVps(browser);
+    assert.equal((await settled(browser, placed.service.id)).status, 'active');
+    const [vm] = vmsNamed(`hp-svc-${placed.service.id}`);
+    assert.ok(vm);
+    u.pve.state.vms.delete(vm.vmid);
+    const stop = await browser.post(
+      '/api/v1/client/services/action/',
+      { id: placed.service.id, action: 'stop' },
+      { csrf: true },
+    );
+    assert.equal(stop.statusCode, 202, stop.body);
+    const failed = await waitFor('the stop to fail', async () => {
+      const s = await service(browser, placed.service.id);
+      return s.last_job.status === 'failed' ? s : null;
+    });
+    const raw = /Configuration file|qemu-server|\.conf|nodes\//;
+    assert.deepEqual(failed.last_job.error, {
+      code: 'upstream_error',
+      message: 'The virtual machine was not found on its node.',
+    });
+    assert.doesNotMatch(JSON.stringify(failed), raw);
+    const events = await browser.get(`/api/v1/client/services/?id=${placed.service.id}&action=events`);
+    assert.doesNotMatch(events.body, raw);
+    assert.doesNotMatch((await browser.get('/api/v1/client/notifications/')).body, raw);
+    const shown = await runAdmin(['jobs', 'show', String(failed.last_job.id), '--json'], async () => u.t.deps);
+    assert.match(JSON.parse(shown.stdout).detail, /not_found: .*Configuration file .* does not exist/);
+    assert.match(u.t.logs.text(), /Configuration file/);
   });
 });

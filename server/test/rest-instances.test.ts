@@ -4,6 +4,7 @@
 // a minute per token, exact under parallel bursts.
 
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import WebSocket from 'ws';
@@ -47,7 +48,11 @@ describe('catalog and account routes', () => {
       (await api.call('POST', '/api/v1/quote', { plan_id: byLabel.plan.id })).json().plan.label,
       'web-starter',
     );
-    assert.equal((await api.call('POST', '/api/v1/quote', {})).statusCode, 422);
+    const empty = await api.call('POST', '/api/v1/quote', {});
+    assert.equal(empty.statusCode, 422);
+    assert.equal(empty.json().details.fields.plan, 'plan_id or plan (a label) is required');
+    const both = await api.call('POST', '/api/v1/quote', { plan_id: byLabel.plan.id, plan: 'web-starter' });
+    assert.match(both.json().details.fields.plan, /not both/);
     assert.equal((await api.call('POST', '/api/v1/quote', { plan: 'nope' })).statusCode, 404);
   });
 
@@ -112,6 +117,15 @@ describe('instances', () => {
       (await api.call('POST', `/api/v1/instances/${instanceId}/reinstall`, { os: 'debian-12' })).json().error,
       'confirmation_mismatch',
     );
+    const noOs = await api.call('POST', `/api/v1/instances/${instanceId}/reinstall`, { confirm: 'edge1' });
+    assert.equal(noOs.statusCode, 422);
+    assert.equal(noOs.json().error, 'validation_failed');
+    assert.deepEqual(noOs.json().details.fields, { os: 'is required' });
+    const unknownOs = await api.call('POST', `/api/v1/instances/${instanceId}/reinstall`, {
+      os: 'temple-os',
+      confirm: 'edge1',
+    });
+    assert.equal(unknownOs.json().error, 'bad_os');
     const reinstall = await api.call('POST', `/api/v1/instances/${instanceId}/reinstall`, {
       os: 'debian-12',
       confirm: 'edge1',
@@ -137,14 +151,49 @@ describe('instances', () => {
       ws.on('error', reject);
     });
     assert.equal(echoed, 'ping');
-    const reused = await new Promise<number>((resolve) => {
-      const ws = new WebSocket(url);
-      ws.on('close', (code) => resolve(code));
-      ws.on('error', () => {});
+    // Refused before the upgrade: an HTTP 401 in the token envelope, never a 101 and a close.
+    const refusal = (target: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const ws = new WebSocket(target);
+        ws.on('unexpected-response', (_req, res) => {
+          let body = '';
+          res.on('data', (chunk: Buffer) => {
+            body += chunk.toString();
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        ws.on('open', () => reject(new Error('the socket was upgraded')));
+        ws.on('error', () => {});
+      });
+    for (const target of [url, `${wsBase}/ws/console/?t=${'x'.repeat(43)}`, `${wsBase}/ws/console/`]) {
+      const reused = await refusal(target);
+      assert.equal(reused.status, 401, target);
+      const body = JSON.parse(reused.body);
+      assert.equal(body.ok, false);
+      assert.equal(body.error, 'invalid_token');
+      assert.ok(body.request_id);
+    }
+    // A HEAD cannot be upgraded: answered, never a crash of the access log on the closed socket.
+    const head = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(new URL(address).port), '127.0.0.1', () =>
+        socket.write(
+          'HEAD /ws/console/?t=x HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n' +
+            'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+        ),
+      );
+      let text = '';
+      socket.on('data', (chunk) => {
+        text += chunk.toString();
+      });
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
     });
-    assert.equal(reused, 4401);
+    assert.match(head, /^HTTP\/1\.1 4\d\d /);
     const vnc = (await api.call('POST', `/api/v1/instances/${instanceId}/vnc`)).json().console;
     assert.ok(vnc.password);
+    const plain = await u.t.inject({ method: 'GET', url: `/ws/console/?t=${vnc.ticket}` });
+    assert.equal(plain.statusCode, 400, 'a plain GET is refused and does not spend the ticket');
+    assert.equal(plain.json().ok, false);
     const greeting = await new Promise<string>((resolve, reject) => {
       const ws = new WebSocket(`${wsBase}/ws/console/?t=${vnc.ticket}`);
       ws.on('message', (data) => {
@@ -186,6 +235,10 @@ describe('instances', () => {
     assert.equal(res.statusCode, 202);
     assert.equal((await jobSettled(api, res.json().job.id)).status, 'succeeded');
     assert.equal((await api.call('GET', `/api/v1/instances/${instanceId}`)).json().instance.status, 'terminated');
+    const again = await api.call('DELETE', `/api/v1/instances/${instanceId}`, { confirm: 'edge1' });
+    assert.equal(again.statusCode, 409);
+    assert.equal(again.json().error, 'no_vm');
+    assert.match(again.json().message, /already terminated/);
     assert.equal(
       [...u.pve.state.vms.values()].some((vm) => vm.name === `hp-svc-${instanceId}`),
       false,

@@ -59,17 +59,25 @@ describe('services', () => {
     assert.equal(one.last_job.type, 'provision');
   });
 
-  test('power: stop, start, restart, kill — each a 202 job that runs through the node', async () => {
+  test('power: stop, start, restart, kill (a hard power-off) — each a 202 job that runs through the node', async () => {
     for (const [signal, expected] of [
       ['stop', 'stopped'],
       ['start', 'running'],
       ['restart', 'running'],
-      ['kill', 'running'],
+      ['kill', 'stopped'],
+      ['start', 'running'],
     ] as const) {
+      const calls = (name: string) => u.pve.calls.get(`POST /nodes/:/qemu/:/status/${name}`) ?? 0;
+      const before = { stop: calls('stop'), shutdown: calls('shutdown'), reset: calls('reset') };
       const res = await action(owner.browser, { id: serviceId, action: signal });
       assert.equal(res.statusCode, 202, res.body);
       assert.equal((await jobDone(res.json().job.id)).status, 'succeeded', signal);
       assert.equal((await detail(owner.browser)).power, expected, signal);
+      if (signal === 'kill') {
+        assert.equal(calls('stop') - before.stop, 1, 'kill pulls the plug');
+        assert.equal(calls('shutdown') - before.shutdown, 0, 'kill asks the guest nothing');
+        assert.equal(calls('reset') - before.reset, 0, 'kill does not boot it again');
+      }
     }
     const events = (await owner.browser.get(`${SVC}?id=${serviceId}&action=events`))
       .json()
@@ -135,6 +143,12 @@ describe('services', () => {
     assert.equal(mismatch.json().code, 'confirmation_mismatch');
     const badOs = await action(owner.browser, { id: serviceId, action: 'reinstall', os: 'temple-os', confirm: 'app' });
     assert.equal(badOs.json().code, 'bad_os');
+    const noOs = await action(owner.browser, { id: serviceId, action: 'reinstall', confirm: 'app' });
+    assert.equal(noOs.statusCode, 422);
+    assert.equal(noOs.json().code, 'validation_failed');
+    assert.deepEqual(noOs.json().errors, { os: 'is required' });
+    const neither = await action(owner.browser, { id: serviceId, action: 'reinstall' });
+    assert.deepEqual(Object.keys(neither.json().errors).sort(), ['confirm', 'os']);
     const ok = await action(owner.browser, { id: serviceId, action: 'reinstall', os: 'debian-12', confirm: 'app' });
     assert.equal(ok.statusCode, 202);
     const again = await action(owner.browser, { id: serviceId, action: 'reinstall', os: 'debian-12', confirm: 'app' });
@@ -239,6 +253,10 @@ describe('requests reviewed by staff', () => {
     assert.equal(refused.json().code, 'suspended');
     assert.equal((await admin('services', 'unsuspend', String(serviceId))).exitCode, 0);
     assert.equal((await detail(owner.browser)).status, 'active');
+    const kinds = (await owner.browser.get('/api/v1/client/notifications/'))
+      .json()
+      .notifications.map((n: { kind: string }) => n.kind);
+    assert.ok(kinds.includes('service_suspended') && kinds.includes('service_unsuspended'), kinds.join());
   });
 
   test('reject keeps the service; terminate approved → VM deleted, address released, credentials gone', async () => {
@@ -249,6 +267,9 @@ describe('requests reviewed by staff', () => {
       0,
     );
     assert.equal((await detail(owner.browser)).status, 'active');
+    const [declined] = (await owner.browser.get('/api/v1/client/notifications/')).json().notifications;
+    assert.equal(declined.kind, 'terminate_request_rejected');
+    assert.match(declined.body, /unpaid invoice first/);
     await owner.browser.post(SVC, { id: serviceId, action: 'request_terminate' }, { csrf: true });
     const next = JSON.parse((await admin('requests', 'list', '--json')).stdout)[0];
     const ipv4 = (await detail(owner.browser)).ipv4;
@@ -265,7 +286,15 @@ describe('requests reviewed by staff', () => {
       .where('address', '=', ipv4)
       .executeTakeFirstOrThrow();
     assert.deepEqual(ip, { status: 'free', service_id: null });
-    assert.equal((await owner.browser.get(`${SVC}?id=${serviceId}&action=credentials`)).statusCode, 409);
+    const late = await owner.browser.post(SVC, { id: serviceId, action: 'request_suspend' }, { csrf: true });
+    assert.equal(late.statusCode, 409);
+    assert.equal(late.json().code, 'no_vm');
+    assert.match(late.json().message, /terminated/);
+    const credentials = await owner.browser.get(`${SVC}?id=${serviceId}&action=credentials`);
+    assert.equal(credentials.statusCode, 409);
+    assert.equal(credentials.json().code, 'no_vm');
+    assert.match(credentials.json().message, /terminated/);
+    assert.doesNotMatch(credentials.json().message, /provisioned/);
     assert.equal(
       (await owner.browser.get(SVC)).json().services.some((s: { id: number }) => s.id === serviceId),
       false,
@@ -281,6 +310,20 @@ describe('requests reviewed by staff', () => {
     const provision = jobs.find((j: { type: string }) => j.type === 'provision');
     const retry = await admin('jobs', 'retry', String(provision.id));
     assert.equal(retry.exitCode, 1, 'a succeeded job is not retried');
+    for (const argv of [
+      ['jobs', 'list', '--limit', 'abc'],
+      ['jobs', 'list', '--limit', '5000'],
+      ['services', 'list', '--status', 'foo'],
+    ]) {
+      const refused = await admin(...argv);
+      assert.equal(refused.exitCode, 2, `${argv.join(' ')}: ${refused.stderr}`);
+      assert.match(refused.stderr, /^error: --(limit|status) /);
+    }
+    const missingShow = await admin('jobs', 'show', '999999');
+    const missingRetry = await admin('jobs', 'retry', '999999');
+    assert.deepEqual(missingShow, missingRetry, 'one answer for a job that does not exist');
+    assert.deepEqual(missingShow, { exitCode: 1, stdout: '', stderr: 'error: No job 999999.\n' });
+    assert.equal(JSON.parse((await admin('jobs', 'show', '999999', '--json')).stdout).error, 'not_found');
     const nodes = JSON.parse((await admin('nodes', 'check', '--json')).stdout);
     assert.ok(nodes.every((n: { health: string }) => n.health === 'up'));
     await u.pve.setFaults({ down: true });

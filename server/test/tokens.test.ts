@@ -60,6 +60,11 @@ describe('token management', () => {
     );
     assert.equal(res.statusCode, 422);
     assert.deepEqual(Object.keys(res.json().errors).sort(), ['allowed_cidrs', 'expires_at', 'name', 'scopes']);
+    // Wrong types (refused by the schema) and bad values (the core's rules) in one answer.
+    const mixed = await owner.browser.post(TOKENS, { name: '', expires_at: 5, allowed_cidrs: 'x' }, { csrf: true });
+    assert.equal(mixed.statusCode, 422);
+    assert.deepEqual(Object.keys(mixed.json().errors).sort(), ['allowed_cidrs', 'expires_at', 'name', 'scopes']);
+    assert.equal(mixed.json().errors.name, 'must be 1–64 characters');
     for (const cidrs of [
       ['10.0.0.0/33'],
       ['300.1.1.1'],

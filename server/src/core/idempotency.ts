@@ -41,18 +41,73 @@ export function requestHash(scope: string, payload: unknown): string {
     .digest('hex');
 }
 
+/** Why `key` is not a usable idempotency key, or null when it is. */
+export function keyProblem(key: unknown): string | null {
+  if (key === undefined || key === '') return 'is required (any unique string per order, 1–255 characters)';
+  if (typeof key !== 'string' || key.length > 255 || /\p{Cc}/u.test(key)) return 'must be 1–255 printable characters';
+  return null;
+}
+
 export function checkKey(key: unknown, field = 'idempotency_key'): string {
-  if (key === undefined || key === '')
-    throw AppError.fields({ [field]: 'is required (any unique string per order, 1–255 characters)' });
-  if (typeof key !== 'string' || key.length < 1 || key.length > 255 || /\p{Cc}/u.test(key)) {
-    throw AppError.fields({ [field]: 'must be 1–255 printable characters' });
+  const problem = keyProblem(key);
+  if (problem !== null) throw AppError.fields({ [field]: problem });
+  return key as string;
+}
+
+/** The key of a request: the body's `idempotency_key` or the Idempotency-Key header; if both, they must match. */
+export function requestKey(bodyKey: unknown, header: unknown): string {
+  const headerKey = typeof header === 'string' ? header : undefined;
+  if (headerKey !== undefined && bodyKey !== undefined && headerKey !== bodyKey)
+    throw AppError.fields({ idempotency_key: 'differs from the Idempotency-Key header' });
+  return checkKey(bodyKey ?? headerKey);
+}
+
+/** The body key's problem, for a route's `fieldRules` (absent is fine there: the header may carry it). */
+export function keyFieldRule(bodyKey: unknown): Record<string, string> {
+  const problem = bodyKey === undefined ? null : keyProblem(bodyKey);
+  return problem === null ? {} : { idempotency_key: problem };
+}
+
+export interface IdempotentRequest {
+  accountId: number;
+  key: string;
+  scope: string;
+  payload: unknown;
+}
+
+/** The stored answer to the key, if one is kept; throws idempotency_conflict for another payload. */
+async function storedAnswer(
+  db: Kysely<DB>,
+  request: IdempotentRequest,
+  hash: string,
+): Promise<IdempotentAnswer | null> {
+  const existing = await db
+    .selectFrom('idempotency_keys')
+    .selectAll()
+    .where('account_id', '=', request.accountId)
+    .where('key', '=', request.key)
+    .where('created_at', '>', new Date(Date.now() - IDEMPOTENCY_RETENTION_HOURS * 3600 * 1000))
+    .executeTakeFirst();
+  if (!existing) return null;
+  if (existing.request_hash !== hash || existing.scope !== request.scope) {
+    throw new AppError('idempotency_conflict', {
+      message: 'This idempotency key was already used with a different request.',
+    });
   }
-  return key;
+  return { status: existing.response_status, body: existing.response_body, replayed: true };
+}
+
+/**
+ * The stored answer for a request, without running anything: so that a route can answer a
+ * replay before limits that only new work should count against (a deploy quota).
+ */
+export function findReplay(db: Kysely<DB>, request: IdempotentRequest): Promise<IdempotentAnswer | null> {
+  return storedAnswer(db, request, requestHash(request.scope, request.payload));
 }
 
 export async function runIdempotent(
   db: Kysely<DB>,
-  request: { accountId: number; key: string; scope: string; payload: unknown },
+  request: IdempotentRequest,
   work: (trx: Transaction<DB>) => Promise<{ status: number; body: unknown }>,
 ): Promise<IdempotentAnswer> {
   const hash = requestHash(request.scope, request.payload);
@@ -62,28 +117,8 @@ export async function runIdempotent(
       trx,
     );
     if (!rows[0]?.ok) throw new AppError('idempotency_in_progress');
-    const cutoff = new Date(Date.now() - IDEMPOTENCY_RETENTION_HOURS * 3600 * 1000);
-    const existing = await trx
-      .selectFrom('idempotency_keys')
-      .selectAll()
-      .where('account_id', '=', request.accountId)
-      .where('key', '=', request.key)
-      .executeTakeFirst();
-    if (existing && existing.created_at > cutoff) {
-      if (existing.request_hash !== hash || existing.scope !== request.scope) {
-        throw new AppError('idempotency_conflict', {
-          message: 'This idempotency key was already used with a different request.',
-        });
-      }
-      return { status: existing.response_status, body: existing.response_body, replayed: true };
-    }
-    if (existing) {
-      await trx
-        .deleteFrom('idempotency_keys')
-        .where('account_id', '=', request.accountId)
-        .where('key', '=', request.key)
-        .execute();
-    }
+    const stored = await storedAnswer(trx, request, hash);
+    if (stored) return stored;
     const result = await work(trx);
     const body = JSON.stringify(result.body);
     await trx
@@ -96,6 +131,16 @@ export async function runIdempotent(
         response_status: result.status,
         response_body: body,
       })
+      // A record past retention may still be there (the sweep runs every 15 minutes): replaced.
+      .onConflict((oc) =>
+        oc.columns(['account_id', 'key']).doUpdateSet((eb) => ({
+          scope: eb.ref('excluded.scope'),
+          request_hash: eb.ref('excluded.request_hash'),
+          response_status: eb.ref('excluded.response_status'),
+          response_body: eb.ref('excluded.response_body'),
+          created_at: eb.ref('excluded.created_at'),
+        })),
+      )
       .execute();
     return { status: result.status, body, replayed: false };
   });

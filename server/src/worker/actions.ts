@@ -25,8 +25,10 @@ const SIGNALS: Record<PowerSignal, { run: (hv: Hypervisor, vm: VmRef) => Promise
   start: { run: (hv, vm) => hv.start(vm), done: 'Started' },
   // A graceful ACPI shutdown, forced after a minute if the guest ignores it.
   stop: { run: (hv, vm) => hv.shutdown(vm, 60), done: 'Stopped' },
+  // An ACPI reboot, reset if the guest ignores it.
   restart: { run: (hv, vm) => hv.reboot(vm), done: 'Restarted' },
-  kill: { run: (hv, vm) => hv.reset(vm), done: 'Reset (hard)' },
+  // Pull the plug: off at once, no shutdown asked of the guest. The server stays off.
+  kill: { run: (hv, vm) => hv.stop(vm), done: 'Powered off (hard)' },
 };
 
 async function act(deps: Deps, loaded: LoadedJob, hv: Hypervisor, vm: VmRef | null): Promise<void> {
@@ -74,6 +76,12 @@ async function act(deps: Deps, loaded: LoadedJob, hv: Hypervisor, vm: VmRef | nu
           .execute();
         await finishJob(trx, job.id, now(), undefined, deps.bus);
         await recordEvent(trx, service.id, 'unsuspended', 'Suspension lifted; the server is starting');
+        await notify(trx, service.account_id, {
+          kind: 'service_unsuspended',
+          title: `${service.label} is no longer suspended`,
+          body: `The suspension of ${service.label} was lifted and it has been started again.`,
+          data: { service: service.id },
+        });
       });
       return;
     }
@@ -127,6 +135,7 @@ export async function runActionJob(deps: Deps, jobId: number, context: JobContex
       throw error;
     }
     const failure = describeFailure(error);
+    context.logger.warn({ err: error, job: jobId, detail: failure.detail }, 'service job failed');
     await deps.database.db.transaction().execute(async (trx) => {
       await finishJob(trx, jobId, deps.clock(), failure, deps.bus);
       await recordEvent(

@@ -3,7 +3,7 @@
 // once. A handler that throws a retryable error leaves the job `running` for pg-boss to retry.
 
 import { randomInt } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Bus } from '../core/bus.ts';
 import type { Deps } from '../core/deps.ts';
 import { AppError } from '../core/errors.ts';
@@ -11,7 +11,7 @@ import type { JobContext } from '../core/jobs/queue.ts';
 import { setProgress } from '../core/jobs/service-jobs.ts';
 import { recordEvent } from '../core/services/events.ts';
 import type { DB, Job, NodeRow, Plan, Service } from '../db/tables.ts';
-import { UpstreamError, type VmRef } from '../upstreams/hypervisor.ts';
+import { UpstreamError, type UpstreamErrorKind, type VmRef } from '../upstreams/hypervisor.ts';
 
 export interface LoadedJob {
   job: Job;
@@ -51,16 +51,38 @@ export async function markRunning(deps: Deps, job: Job): Promise<void> {
 export const progress = (deps: Deps, job: Job, percent: number, step: string) =>
   setProgress(deps.database.db, job.id, percent, step);
 
-/** A code and message for the job record, never an upstream secret or stack. */
-export function describeFailure(error: unknown): { code: string; message: string } {
-  if (error instanceof UpstreamError) {
-    if (error.kind === 'unreachable' || error.kind === 'timeout')
-      return { code: 'node_unreachable', message: error.message };
-    if (error.kind === 'auth') return { code: 'upstream_auth', message: 'The node refused our credentials.' };
-    return { code: 'upstream_error', message: error.message };
-  }
-  if (error instanceof AppError) return { code: error.code, message: error.message };
-  return { code: 'internal_error', message: 'An internal error stopped the job.' };
+/**
+ * Why a job failed. `code` and `message` are for the client (the job record, events,
+ * notifications): a message chosen by the kind of failure, never the node's own words, which
+ * name its files, storages and vmids. `detail` is what actually happened, for staff (`jobs
+ * show`, kept in the job's params as `error_detail`) and the logs.
+ */
+export interface Failure {
+  code: string;
+  message: string;
+  detail: string;
+}
+
+const UPSTREAM_FAILURES: Record<UpstreamErrorKind, { code: string; message: string }> = {
+  unreachable: { code: 'node_unreachable', message: 'The server node did not answer.' },
+  timeout: { code: 'node_unreachable', message: 'The server node did not answer in time.' },
+  auth: { code: 'upstream_auth', message: "The server node refused the platform's credentials." },
+  not_found: { code: 'upstream_error', message: 'The virtual machine was not found on its node.' },
+  conflict: { code: 'upstream_error', message: 'The virtual machine was busy or not in a state that allows this.' },
+  rejected: { code: 'upstream_error', message: 'The server node refused the operation.' },
+  protocol: { code: 'upstream_error', message: 'The server node gave an answer the platform does not understand.' },
+};
+
+export function describeFailure(error: unknown): Failure {
+  if (error instanceof UpstreamError)
+    return { ...UPSTREAM_FAILURES[error.kind], detail: `${error.kind}: ${error.message}` };
+  // Our own refusals are written for clients already.
+  if (error instanceof AppError) return { code: error.code, message: error.message, detail: error.message };
+  return {
+    code: 'internal_error',
+    message: 'An internal error stopped the job.',
+    detail: error instanceof Error ? error.message : String(error),
+  };
 }
 
 /** Whether to let pg-boss try again, rather than give up now. */
@@ -70,14 +92,22 @@ export function shouldRetry(error: unknown, context: JobContext): boolean {
   return !(error instanceof AppError);
 }
 
+/** `params` with the staff-only detail of the last failure set (or, with null, removed). */
+const withDetail = (detail: string | null) =>
+  detail === null
+    ? sql<string>`params - 'error_detail'`
+    : sql<string>`params || jsonb_build_object('error_detail', ${detail.slice(0, 2000)}::text)`;
+
 /** Record a failed attempt that will be retried (the job stays running). */
 export async function noteRetry(deps: Deps, loaded: LoadedJob, error: unknown, context: JobContext): Promise<void> {
   const failure = describeFailure(error);
+  context.logger.warn({ err: error, job: loaded.job.id, detail: failure.detail }, 'job attempt failed; retrying');
   await deps.database.db
     .updateTable('jobs')
     .set({
       error_code: failure.code,
       error_message: failure.message,
+      params: withDetail(failure.detail),
       step: `retrying after: ${failure.message}`.slice(0, 200),
     })
     .where('id', '=', loaded.job.id)
@@ -91,19 +121,27 @@ export async function noteRetry(deps: Deps, loaded: LoadedJob, error: unknown, c
 }
 
 /** Settle a job; every process drops what it cached about the service (e.g. its power state). */
-export async function finishJob(
-  db: Kysely<DB>,
-  jobId: number,
-  now: Date,
-  failure?: { code: string; message: string },
-  bus?: Bus,
-): Promise<void> {
+export async function finishJob(db: Kysely<DB>, jobId: number, now: Date, failure?: Failure, bus?: Bus): Promise<void> {
   const job = await db
     .updateTable('jobs')
     .set(
       failure
-        ? { status: 'failed', finished_at: now, error_code: failure.code, error_message: failure.message }
-        : { status: 'succeeded', progress: 100, step: 'done', finished_at: now, error_code: null, error_message: null },
+        ? {
+            status: 'failed',
+            finished_at: now,
+            error_code: failure.code,
+            error_message: failure.message,
+            params: withDetail(failure.detail),
+          }
+        : {
+            status: 'succeeded',
+            progress: 100,
+            step: 'done',
+            finished_at: now,
+            error_code: null,
+            error_message: null,
+            params: withDetail(null),
+          },
     )
     .where('id', '=', jobId)
     .returning('service_id')

@@ -206,7 +206,7 @@ async function compensate(deps: Deps, loaded: LoadedJob, hv: Hypervisor | null, 
     await notify(trx, service.account_id, {
       kind: 'service_failed',
       title: `${service.label} could not be set up`,
-      body: `We could not set up ${service.label} (${failure.message}). The ₹${formatPaise(order.amount_paise)} you paid is back in your wallet.`,
+      body: `We could not set up ${service.label}: ${failure.message} The ₹${formatPaise(order.amount_paise)} you paid is back in your wallet.`,
       data: { service: service.id, order: order.public_id },
     });
   });

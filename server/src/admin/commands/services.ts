@@ -5,8 +5,20 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Deps } from '../../core/deps.ts';
 import { formatPaise } from '../../core/money.ts';
 import { isoWithOffset } from '../../core/time.ts';
-import type { Job } from '../../db/tables.ts';
+import type { Job, ServiceStatus } from '../../db/tables.ts';
 import { type Command, idArg, requiredOption, table, UsageError } from '../command.ts';
+
+const SERVICE_STATUSES: readonly ServiceStatus[] = [
+  'pending',
+  'provisioning',
+  'active',
+  'suspended',
+  'failed',
+  'terminated',
+];
+
+/** What the node actually said when the job failed (clients see only the job's message): staff only. */
+const errorDetail = (job: Job) => (typeof job.params.error_detail === 'string' ? job.params.error_detail : null);
 
 function jobRow(job: Job) {
   return {
@@ -18,6 +30,7 @@ function jobRow(job: Job) {
     step: job.step,
     attempts: job.attempts,
     error: job.error_code ? `${job.error_code}: ${job.error_message}` : null,
+    detail: errorDetail(job),
     created_at: isoWithOffset(job.created_at),
     finished_at: job.finished_at ? isoWithOffset(job.finished_at) : null,
   };
@@ -38,7 +51,7 @@ const outcome = (job: Job) =>
   job.status === 'succeeded'
     ? 'done'
     : job.status === 'failed'
-      ? `failed: ${job.error_message}`
+      ? `failed: ${job.error_message}${errorDetail(job) ? ` (${errorDetail(job)})` : ''}`
       : `still ${job.status} (job ${job.id}; see \`jobs show ${job.id}\`)`;
 
 export const serviceCommands: Command[] = [
@@ -98,14 +111,12 @@ export const serviceCommands: Command[] = [
     options: {
       status: { type: 'string', description: 'queued, running, succeeded or failed' },
       service: { type: 'string', description: 'a service id' },
-      limit: { type: 'string', description: 'rows (default 50)' },
+      limit: { type: 'string', description: 'rows (default 50, at most 1000)' },
     },
     async run(deps, { options }) {
-      let query = deps.database.db
-        .selectFrom('jobs')
-        .selectAll()
-        .orderBy('id', 'desc')
-        .limit(Number(options.limit ?? 50));
+      const limit = options.limit === undefined ? 50 : idArg(String(options.limit), '--limit');
+      if (limit > 1000) throw new UsageError('--limit is at most 1000');
+      let query = deps.database.db.selectFrom('jobs').selectAll().orderBy('id', 'desc').limit(limit);
       if (options.status) {
         if (!['queued', 'running', 'succeeded', 'failed'].includes(String(options.status)))
           throw new UsageError('--status is queued, running, succeeded or failed');
@@ -125,19 +136,7 @@ export const serviceCommands: Command[] = [
     summary: "One job with its service's recent events",
     args: ['ID'],
     async run(deps, { args }) {
-      const job = await deps.database.db
-        .selectFrom('jobs')
-        .selectAll()
-        .where('id', '=', idArg(args[0]))
-        .executeTakeFirst();
-      if (!job) throw new UsageError(`no job ${args[0]}`);
-      const events = await deps.database.db
-        .selectFrom('service_events')
-        .selectAll()
-        .where('service_id', '=', job.service_id)
-        .orderBy('id', 'desc')
-        .limit(15)
-        .execute();
+      const { job, events } = await deps.serviceStaff.job(idArg(args[0]));
       const json = {
         ...jobRow(job),
         params: job.params,
@@ -181,7 +180,11 @@ export const serviceCommands: Command[] = [
         .limit(200);
       if (options.account)
         query = query.where('services.account_id', '=', (await deps.accounts.find(String(options.account))).id);
-      if (options.status) query = query.where('services.status', '=', String(options.status) as 'active');
+      if (options.status) {
+        if (!(SERVICE_STATUSES as readonly string[]).includes(String(options.status)))
+          throw new UsageError(`--status is ${SERVICE_STATUSES.join(', ')}`);
+        query = query.where('services.status', '=', String(options.status) as ServiceStatus);
+      }
       const rows = (await query.execute()).map((s) => ({
         id: s.id,
         label: s.label,

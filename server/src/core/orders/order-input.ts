@@ -1,6 +1,11 @@
 // What an order says, checked per plan type before any money moves (spec 4.7; §7 codes
-// domain_required, bad_domain, bad_config_<field>). Every problem is reported; the error code
-// names the first.
+// domain_required, bad_domain, bad_config_<field>). Every problem is collected — the checks
+// here and the catalog lookups of the order service — and reported in one answer whose code
+// names the first (CONTRACT §2: every failing field at once).
+//
+// Only what the spec requires is required: a VPS order without `os` gets the default template
+// (order.service.ts), without `hostname` its label, and an order without `server_name` (or a
+// hostname or domain to take it from) a generated label.
 
 import type { PlanType } from '../../db/tables.ts';
 import { AppError, type ErrorCode } from '../errors.ts';
@@ -12,10 +17,19 @@ export interface OrderInput {
   domain?: string | null;
 }
 
+/**
+ * How the caller's body names the order's fields, so errors name them the same way: the session
+ * surface nests them (`config.os`), the token surface's deploy body is flat (`os`).
+ */
+export type FieldNaming = 'nested' | 'flat';
+
 export interface CheckedConfig {
-  serverName: string;
+  /** Null: none given or derivable; the order service generates one. */
+  serverName: string | null;
   region: string | null;
+  /** Null: the label (VPS), or not a VPS. */
   hostname: string | null;
+  /** Null: the default template (VPS), or not a VPS. */
   os: string | null;
   sshKeys: string[];
   eula: boolean;
@@ -34,14 +48,68 @@ const KEYS: Record<PlanType, string[]> = {
   web: ['server_name', 'region', 'eula'],
 };
 
-export function checkOrderConfig(type: PlanType, config: Record<string, unknown>, domainRaw: unknown): CheckedConfig {
-  const fields: Record<string, string> = {};
-  let code: string | null = null;
-  const bad = (field: string, reason: string, errorCode = `bad_config_${field}`) => {
-    fields[field === 'domain' ? 'domain' : `config.${field}`] = reason;
-    code ??= errorCode;
-  };
-  for (const key of Object.keys(config)) if (!KEYS[type].includes(key)) bad(key, `is not an option of ${type} plans`);
+/** Fields outside `config` keep their own name on every surface. */
+const TOP_LEVEL = new Set(['domain', 'plan', 'plan_id']);
+
+/** The problems of one order, gathered before anything is written. */
+export class OrderProblems {
+  private readonly list: { field: string; reason: string; code: ErrorCode }[] = [];
+
+  /** `field` is a config key, or domain / plan / plan_id. */
+  add(field: string, reason: string, code: ErrorCode = `bad_config_${field}`): void {
+    if (!this.list.some((p) => p.field === field)) this.list.push({ field, reason, code });
+  }
+
+  has(field: string): boolean {
+    return this.list.some((p) => p.field === field);
+  }
+
+  /** `{field: reason}`, named as the caller's body names them. */
+  fields(naming: FieldNaming): Record<string, string> {
+    const fields: Record<string, string> = {};
+    for (const p of this.list)
+      fields[naming === 'nested' && !TOP_LEVEL.has(p.field) ? `config.${p.field}` : p.field] = p.reason;
+    return fields;
+  }
+
+  /** Throw them all as one 422, its code the first problem's. */
+  throwIfAny(naming: FieldNaming): void {
+    const first = this.list[0];
+    if (!first) return;
+    const fields = this.fields(naming);
+    throw new AppError(first.code, {
+      message: Object.entries(fields)
+        .map(([k, v]) => `${k} ${v}`)
+        .join('; '),
+      fields,
+    });
+  }
+}
+
+/**
+ * The problems of the values an order body gives, whatever its plan: for a route's
+ * `fieldRules`, so that a body the schema refused still names every bad value. No database.
+ */
+export function orderFieldRules(config: unknown, domain: unknown, naming: FieldNaming): Record<string, string> {
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) return {};
+  const problems = new OrderProblems();
+  checkOrderConfig(null, config as Record<string, unknown>, domain, problems);
+  return problems.fields(naming);
+}
+
+/**
+ * Check `config` for a plan of `type`; null when the plan is unknown, which checks only the
+ * values given (the plan's own problem is reported beside them).
+ */
+export function checkOrderConfig(
+  type: PlanType | null,
+  config: Record<string, unknown>,
+  domainRaw: unknown,
+  problems: OrderProblems,
+): CheckedConfig {
+  const bad = (field: string, reason: string, code?: ErrorCode) => problems.add(field, reason, code);
+  if (type !== null)
+    for (const key of Object.keys(config)) if (!KEYS[type].includes(key)) bad(key, `is not an option of ${type} plans`);
 
   const str = (key: string): string | null => {
     const v = config[key];
@@ -54,28 +122,33 @@ export function checkOrderConfig(type: PlanType, config: Record<string, unknown>
   };
 
   let domain: string | null = null;
-  if (type === 'web') {
-    if (domainRaw === undefined || domainRaw === null || domainRaw === '')
-      bad('domain', 'is required for web hosting', 'domain_required');
+  const domainGiven = domainRaw !== undefined && domainRaw !== null && domainRaw !== '';
+  if (type === 'web' || (type === null && domainGiven)) {
+    if (!domainGiven) bad('domain', 'is required for web hosting', 'domain_required');
     else if (typeof domainRaw !== 'string' || !DOMAIN.test(domainRaw.trim().toLowerCase().replace(/\.$/, '')))
       bad('domain', 'must be a domain name such as example.in', 'bad_domain');
     else domain = domainRaw.trim().toLowerCase().replace(/\.$/, '');
-  } else if (domainRaw !== undefined && domainRaw !== null && domainRaw !== '') {
-    bad('domain', `is only for web hosting plans`, 'bad_domain');
+  } else if (domainGiven) {
+    bad('domain', 'is only for web hosting plans', 'bad_domain');
   }
 
-  const hostname = type === 'vps' ? str('hostname') : null;
-  if (type === 'vps') {
-    if (hostname === null) bad('hostname', 'is required');
-    else if (!HOSTNAME.test(hostname)) bad('hostname', 'must be a host name such as web1 or web1.example.in');
+  let hostname = str('hostname');
+  if (hostname !== null && !HOSTNAME.test(hostname)) {
+    bad('hostname', 'must be a host name such as web1 or web1.example.in');
+    hostname = null;
   }
+
   let serverName = str('server_name');
-  if (serverName === null) serverName = hostname?.split('.')[0] ?? domain?.replace(/\./g, '-').slice(0, 63) ?? null;
-  if (serverName === null) bad('server_name', 'is required');
-  else if (!LABEL.test(serverName)) bad('server_name', 'must be 1–63 of a–z, 0–9 and "-" (it becomes the label)');
+  if (serverName !== null && !LABEL.test(serverName)) {
+    bad('server_name', 'must be 1–63 of a–z, 0–9 and "-" (it becomes the label)');
+  } else if (serverName === null && !problems.has('server_name')) {
+    // Taken from what the caller did send, and only when that is valid: a derived name must
+    // never produce an error about a field the caller never sent.
+    const derived = hostname?.split('.')[0] ?? domain?.replace(/\./g, '-').slice(0, 63).replace(/-+$/, '') ?? null;
+    serverName = derived !== null && LABEL.test(derived) ? derived : null;
+  }
 
-  const os = type === 'vps' ? str('os') : null;
-  if (type === 'vps' && os === null) bad('os', 'is required (an OS template slug from the catalog)');
+  const os = str('os');
 
   const region = str('region');
   const sshKeys: string[] = [];
@@ -97,12 +170,15 @@ export function checkOrderConfig(type: PlanType, config: Record<string, unknown>
   else if (type === 'game' && !eula)
     bad('eula', 'must be true: the game server licence (e.g. the Minecraft EULA) must be accepted');
 
-  if (code !== null)
-    throw new AppError(code as ErrorCode, {
-      message: Object.entries(fields)
-        .map(([k, v]) => `${k} ${v}`)
-        .join('; '),
-      fields,
-    });
-  return { serverName: serverName as string, region, hostname, os, sshKeys, eula, domain };
+  // An unknown plan (null) keeps them, so that they are checked against the catalog too.
+  const vps = type === 'vps' || type === null;
+  return {
+    serverName,
+    region,
+    hostname: vps ? hostname : null,
+    os: vps ? os : null,
+    sshKeys,
+    eula,
+    domain,
+  };
 }

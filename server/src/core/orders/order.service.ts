@@ -17,7 +17,13 @@ import { formatPaise } from '../money.ts';
 import { recordEvent } from '../services/events.ts';
 import type { Clock } from '../time.ts';
 import { post } from '../wallet/ledger.ts';
-import { type CheckedConfig, checkOrderConfig, type OrderInput } from './order-input.ts';
+import {
+  type CheckedConfig,
+  checkOrderConfig,
+  type FieldNaming,
+  type OrderInput,
+  OrderProblems,
+} from './order-input.ts';
 
 export interface Placed {
   order: Order;
@@ -45,6 +51,33 @@ async function findPlan(trx: Kysely<DB>, ref: number | string): Promise<Plan | u
   return typeof ref === 'number'
     ? query.where('id', '=', ref).executeTakeFirst()
     : query.where('label', '=', ref.trim().toLowerCase()).executeTakeFirst();
+}
+
+/** The template a VPS order without `os` gets: ubuntu-24.04 while it is active, else the oldest active one. */
+export const DEFAULT_OS_SLUG = 'ubuntu-24.04';
+
+const activeOs = (trx: Kysely<DB>, slug: string) =>
+  trx.selectFrom('os_templates').selectAll().where('slug', '=', slug).where('active', '=', true).executeTakeFirst();
+
+async function defaultOs(trx: Kysely<DB>): Promise<OsTemplate | undefined> {
+  return (
+    (await activeOs(trx, DEFAULT_OS_SLUG)) ??
+    trx.selectFrom('os_templates').selectAll().where('active', '=', true).orderBy('id').limit(1).executeTakeFirst()
+  );
+}
+
+const LABEL_TAKEN = 'is already the name of one of your services';
+
+/** Labels are unique among an account's services that still exist. */
+async function labelTaken(trx: Kysely<DB>, accountId: number, label: string): Promise<boolean> {
+  const row = await trx
+    .selectFrom('services')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('label', '=', label)
+    .where('status', '<>', 'terminated')
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 const usable = (trx: Kysely<DB>, plan: Plan, location: Location) =>
@@ -95,75 +128,71 @@ async function takeNodeSlot(trx: Transaction<DB>, plan: Plan, location: Location
 export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<AppJobs>; clock: Clock }) {
   const { db, jobs, clock } = options;
 
+  /**
+   * Everything about an order that needs no lock: plan, config, region, OS and whether the
+   * account already uses the label. Every field problem is reported at once, named per `naming`;
+   * then availability (409).
+   */
   async function resolve(
     trx: Kysely<DB>,
     input: OrderInput,
+    naming: FieldNaming,
+    accountId: number,
   ): Promise<{ plan: Plan; location: Location; config: CheckedConfig; os: OsTemplate | null }> {
-    const plan = await findPlan(trx, input.plan);
-    if (!plan) throw AppError.fields({ [typeof input.plan === 'number' ? 'plan_id' : 'plan']: 'no such plan' });
-    const config = checkOrderConfig(plan.type, input.config, input.domain);
-    if (!plan.active) throw AppError.unavailable('plan_inactive', 'This plan is no longer sold.');
-    const regions = await trx
-      .selectFrom('plan_locations')
-      .innerJoin('locations', 'locations.id', 'plan_locations.location_id')
-      .selectAll('locations')
-      .where('plan_locations.plan_id', '=', plan.id)
-      .orderBy('locations.id')
-      .execute();
-    let location: Location | undefined;
-    if (config.region !== null) {
-      location = regions.find((l) => l.code === config.region);
-      if (!location) {
-        throw new AppError('bad_config_region', {
-          message: `This plan is sold in ${regions.map((r) => r.code).join(', ')}.`,
-          fields: { 'config.region': `must be one of ${regions.map((r) => r.code).join(', ')}` },
-        });
-      }
-    } else {
-      location = regions.find((l) => l.active) ?? regions[0];
-      if (!location) throw AppError.unavailable('region_closed', 'This plan is not sold anywhere at the moment.');
-    }
-    if (!location.active) throw AppError.unavailable('region_closed', `${location.name} is not taking orders.`);
+    const problems = new OrderProblems();
+    const found = await findPlan(trx, input.plan);
+    if (!found)
+      problems.add(
+        typeof input.plan === 'number' ? 'plan_id' : 'plan',
+        'is not a plan of the catalog',
+        'validation_failed',
+      );
+    const config = checkOrderConfig(found?.type ?? null, input.config, input.domain, problems);
+    const regions = found
+      ? await trx
+          .selectFrom('plan_locations')
+          .innerJoin('locations', 'locations.id', 'plan_locations.location_id')
+          .selectAll('locations')
+          .where('plan_locations.plan_id', '=', found.id)
+          .orderBy('locations.id')
+          .execute()
+      : [];
+    let location = config.region === null ? undefined : regions.find((l) => l.code === config.region);
+    if (found && config.region !== null && !location && regions.length > 0)
+      problems.add('region', `must be one of ${regions.map((r) => r.code).join(', ')}`);
     let os: OsTemplate | null = null;
-    if (plan.type === 'vps') {
-      os =
-        (await trx
-          .selectFrom('os_templates')
-          .selectAll()
-          .where('slug', '=', config.os as string)
-          .where('active', '=', true)
-          .executeTakeFirst()) ?? null;
-      if (!os)
-        throw new AppError('bad_config_os', {
-          message: `No OS template "${config.os}".`,
-          fields: { 'config.os': 'is not in the catalog' },
-        });
+    if (config.os !== null || found?.type === 'vps') {
+      os = (config.os === null ? await defaultOs(trx) : await activeOs(trx, config.os)) ?? null;
+      if (!os && config.os !== null) problems.add('os', 'is not an OS template of the catalog');
     }
-    return { plan, location, config, os };
+    if (found && config.serverName !== null && (await labelTaken(trx, accountId, config.serverName)))
+      problems.add('server_name', LABEL_TAKEN);
+    problems.throwIfAny(naming);
+    // An unknown plan is always among the problems: here it is known.
+    const plan = found as Plan;
+    if (!plan.active) throw AppError.unavailable('plan_inactive', 'This plan is no longer sold.');
+    location ??= regions.find((l) => l.active) ?? regions[0];
+    if (!location) throw AppError.unavailable('region_closed', 'This plan is not sold anywhere at the moment.');
+    if (!location.active) throw AppError.unavailable('region_closed', `${location.name} is not taking orders.`);
+    if (plan.type === 'vps' && !os) throw AppError.unavailable('no_os', 'No OS template is available right now.');
+    return { plan, location, config, os: plan.type === 'vps' ? os : null };
   }
 
   return {
-    /** Check everything that needs no lock: plan, config, region, OS. Throws the order's error codes. */
-    async check(input: OrderInput) {
-      return resolve(db, input);
-    },
-
-    /** Place a paid order inside `trx` (see the header). */
-    async place(trx: Transaction<DB>, accountId: number, input: OrderInput): Promise<Placed> {
-      const { plan, location, config, os } = await resolve(trx, input);
-      const taken = await trx
-        .selectFrom('services')
-        .select('id')
-        .where('account_id', '=', accountId)
-        .where('label', '=', config.serverName)
-        .where('status', '<>', 'terminated')
-        .executeTakeFirst();
-      if (taken) {
-        throw new AppError('bad_config_server_name', {
-          message: `You already have a service named "${config.serverName}".`,
-          fields: { 'config.server_name': 'is already the name of one of your services' },
-        });
-      }
+    /**
+     * Place a paid order inside `trx` (see the header). `naming` says how the caller's body
+     * names the order's fields (for the errors).
+     */
+    async place(
+      trx: Transaction<DB>,
+      accountId: number,
+      input: OrderInput,
+      naming: FieldNaming = 'nested',
+    ): Promise<Placed> {
+      const { plan, location, config, os } = await resolve(trx, input, naming, accountId);
+      const orderId = publicId('order');
+      // No name given or derivable: one from the order's id (random, so practically never taken).
+      const label = config.serverName ?? `${plan.type}-${orderId.slice(-6)}`;
       // Fail fast, before any money moves, when no node has room; the locked check comes last.
       if (!(await hasRoom(trx, plan, location)))
         throw AppError.unavailable('no_capacity', `No capacity for ${plan.name} in ${location.name} right now.`);
@@ -171,7 +200,7 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
       const order = await trx
         .insertInto('orders')
         .values({
-          public_id: publicId('order'),
+          public_id: orderId,
           account_id: accountId,
           plan_id: plan.id,
           kind: 'new',
@@ -198,12 +227,12 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
           plan_id: plan.id,
           order_id: order.id,
           type: plan.type,
-          label: config.serverName,
+          label,
           status: 'provisioning',
           location_id: location.id,
           price_paise: plan.price_paise,
           config: JSON.stringify({
-            hostname: config.hostname,
+            hostname: plan.type === 'vps' ? (config.hostname ?? label) : null,
             os: os?.slug ?? null,
             ssh_keys: config.sshKeys,
             domain: config.domain,
@@ -212,7 +241,16 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
           }),
         })
         .returningAll()
-        .executeTakeFirstOrThrow();
+        .executeTakeFirstOrThrow()
+        .catch((error: unknown) => {
+          // A concurrent order took the label after the check above: the index decides, same answer.
+          if ((error as { constraint?: string }).constraint === 'services_label_key') {
+            const problems = new OrderProblems();
+            problems.add('server_name', LABEL_TAKEN);
+            problems.throwIfAny(naming);
+          }
+          throw error;
+        });
       const paidOrder = await trx
         .updateTable('orders')
         .set({ transaction_id: debit.id, service_id: service.id })

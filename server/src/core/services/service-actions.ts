@@ -24,6 +24,12 @@ import type { ServiceService } from './service.service.ts';
 export const SIGNALS = ['start', 'stop', 'restart', 'kill'] as const;
 export type Signal = (typeof SIGNALS)[number];
 
+/** What each action does (both surfaces' OpenAPI descriptions). */
+export const POWER_DESCRIPTION =
+  'start: power on. stop: graceful ACPI shutdown, forced off if the guest is still up after 60 s. ' +
+  'restart: ACPI reboot, hard reset if the guest ignores it. kill: hard power-off at once (the server stays off). ' +
+  'reinstall: {os, confirm = the label}; both required, the disk is replaced and a new root password set.';
+
 /** How long a live read may take before the answer is `unknown` (lists) or 503 (detail). */
 export const PROBE_TIMEOUT_MS = 2_500;
 
@@ -138,21 +144,26 @@ export function createServiceActions(options: {
 
     async reinstall(accountId: number, serviceId: number, input: { os: unknown; confirm: unknown }): Promise<Job> {
       const service = await services.own(accountId, serviceId);
-      if (input.confirm !== service.label) {
+      const confirmed = input.confirm === service.label;
+      if (typeof input.os !== 'string' || input.os.trim() === '') {
+        // Missing is a request-shape problem, reported with every other one; unknown is bad_os.
+        throw AppError.fields({
+          os: 'is required',
+          ...(confirmed ? {} : { confirm: 'must equal the service label' }),
+        });
+      }
+      if (!confirmed) {
         throw new AppError('confirmation_mismatch', {
           message: `Type the service's label (${service.label}) in confirm to reinstall it.`,
           fields: { confirm: 'must equal the service label' },
         });
       }
-      const os =
-        typeof input.os === 'string'
-          ? await db
-              .selectFrom('os_templates')
-              .select('slug')
-              .where('slug', '=', input.os.trim().toLowerCase())
-              .where('active', '=', true)
-              .executeTakeFirst()
-          : undefined;
+      const os = await db
+        .selectFrom('os_templates')
+        .select('slug')
+        .where('slug', '=', input.os.trim().toLowerCase())
+        .where('active', '=', true)
+        .executeTakeFirst();
       if (!os) throw new AppError('bad_os', { fields: { os: 'is not an OS template of the catalog' } });
       mutable(service);
       await live(service);
@@ -179,14 +190,16 @@ export function createServiceActions(options: {
     /** Terminate at once (token surface DELETE): `confirm` must equal the label. */
     async terminate(accountId: number, serviceId: number, confirm: string): Promise<Job> {
       const service = await services.own(accountId, serviceId);
+      if (service.status === 'terminated')
+        throw new AppError('no_vm', {
+          message: 'The instance is already terminated; there is nothing left to delete.',
+        });
       if (confirm !== service.label) {
         throw new AppError('confirmation_mismatch', {
           message: `Send the instance's label (${service.label}) as confirm to terminate it.`,
           fields: { confirm: 'must equal the instance label' },
         });
       }
-      if (service.status === 'terminated')
-        throw new AppError('conflict', { message: 'The instance is already terminated.' });
       return db.transaction().execute((trx) => startJob(trx, jobs, { accountId, serviceId, type: 'terminate' }));
     },
 

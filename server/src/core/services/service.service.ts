@@ -9,6 +9,7 @@ import type { DB, Job, Location, Plan, Service, ServiceRequest } from '../../db/
 import { decryptSecret, encryptSecret } from '../crypto/secrets.ts';
 import { AppError } from '../errors.ts';
 import { lastJob } from '../jobs/service-jobs.ts';
+import { notify } from '../notifications/notification.service.ts';
 import type { Clock } from '../time.ts';
 import { listEvents, recordEvent } from './events.ts';
 
@@ -28,6 +29,16 @@ export interface ServiceCredentials {
 }
 
 const CREDENTIALS_AAD = 'service-credentials:';
+
+/** Why a service has no login details, by its status (a terminated one's were deleted with it). */
+const NO_CREDENTIALS: Record<Service['status'], string> = {
+  pending: 'This service has no credentials yet: it is still being provisioned.',
+  provisioning: 'This service has no credentials yet: it is still being provisioned.',
+  active: 'This service has no credentials.',
+  suspended: 'This service has no credentials.',
+  failed: 'This service has no credentials: its provisioning failed.',
+  terminated: 'This service is terminated; its credentials were deleted with it.',
+};
 
 export function sealCredentials(
   secretKey: Buffer,
@@ -139,8 +150,7 @@ export function createServiceService(options: { db: Kysely<DB>; secretKey: Buffe
     async credentials(accountId: number, serviceId: number): Promise<ServiceCredentials> {
       const service = await own(accountId, serviceId);
       const opened = openCredentials(secretKey, service);
-      if (!opened)
-        throw new AppError('no_vm', { message: 'This service has no credentials yet: it is still being provisioned.' });
+      if (!opened) throw new AppError('no_vm', { message: NO_CREDENTIALS[service.status] });
       const ip = await db
         .selectFrom('ipv4_addresses')
         .select('address')
@@ -177,9 +187,11 @@ export function createServiceService(options: { db: Kysely<DB>; secretKey: Buffe
           .forUpdate()
           .executeTakeFirst();
         if (!service) throw new AppError('not_owner');
-        if (service.status === 'terminated' || (kind === 'suspend' && service.status === 'suspended')) {
-          throw new AppError('conflict', { message: `The service is already ${service.status}.` });
-        }
+        // Contract codes for the state that refuses it (CONTRACT §2), not a generic conflict.
+        if (service.status === 'terminated')
+          throw new AppError('no_vm', { message: 'The service is already terminated.' });
+        if (kind === 'suspend' && service.status === 'suspended')
+          throw new AppError('suspended', { message: 'The service is already suspended.' });
         const pending = await trx
           .selectFrom('service_requests')
           .select('id')
@@ -243,12 +255,25 @@ export function createServiceService(options: { db: Kysely<DB>; secretKey: Buffe
           .where('id', '=', requestId)
           .returningAll()
           .executeTakeFirstOrThrow();
+        const what = request.kind === 'suspend' ? 'Suspension' : 'Termination';
         await recordEvent(
           trx,
           request.service_id,
           `${request.kind}_rejected`,
-          `${request.kind === 'suspend' ? 'Suspension' : 'Termination'} request rejected: ${reason.trim()}`,
+          `${what} request rejected: ${reason.trim()}`,
         );
+        const { label } = await trx
+          .selectFrom('services')
+          .select('label')
+          .where('id', '=', request.service_id)
+          .executeTakeFirstOrThrow();
+        // Approvals tell the client through the job's outcome; a refusal has no job, so here.
+        await notify(trx, request.account_id, {
+          kind: `${request.kind}_request_rejected`,
+          title: `${what} of ${label} was declined`,
+          body: `Your request to ${request.kind} ${label} was declined: ${reason.trim()}`,
+          data: { service: request.service_id, request: request.id },
+        });
         return updated;
       });
     },

@@ -2,17 +2,20 @@
 // runs as a job through the backend), retrying jobs, lifting suspensions, checking nodes.
 
 import type { Kysely } from 'kysely';
-import type { DB, Job, ServiceRequest } from '../../db/tables.ts';
+import type { DB, Job, ServiceEvent, ServiceRequest } from '../../db/tables.ts';
 import { AppError } from '../errors.ts';
 import type { AppJobs } from '../jobs/catalog.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { queueFor, startJob } from '../jobs/service-jobs.ts';
 import type { NodeService } from '../nodes/node.service.ts';
 import type { Backends } from './backends.ts';
-import { recordEvent } from './events.ts';
+import { listEvents, recordEvent } from './events.ts';
 
 /** A queued or running job older than this, with nothing moving, may be handed to the queue again. */
 export const STUCK_AFTER_MINUTES = 30;
+
+/** One answer for a job id that does not exist, whichever command asked. */
+const noJob = (jobId: number) => new AppError('not_found', { message: `No job ${jobId}.` });
 
 export function createServiceStaff(options: {
   db: Kysely<DB>;
@@ -71,6 +74,13 @@ export function createServiceStaff(options: {
       });
     },
 
+    /** A job with its service's latest events. */
+    async job(jobId: number): Promise<{ job: Job; events: ServiceEvent[] }> {
+      const job = await db.selectFrom('jobs').selectAll().where('id', '=', jobId).executeTakeFirst();
+      if (!job) throw noJob(jobId);
+      return { job, events: await listEvents(db, job.service_id, 15) };
+    },
+
     /**
      * Hand a job to the queue again: a failed one (not a provisioning, whose order was refunded:
      * the client orders again), or one stuck queued/running for STUCK_AFTER_MINUTES.
@@ -78,7 +88,7 @@ export function createServiceStaff(options: {
     async retryJob(jobId: number): Promise<Job> {
       return db.transaction().execute(async (trx) => {
         const job = await trx.selectFrom('jobs').selectAll().where('id', '=', jobId).forUpdate().executeTakeFirst();
-        if (!job) throw new AppError('not_found', { message: `No job ${jobId}.` });
+        if (!job) throw noJob(jobId);
         const stuck =
           (job.status === 'queued' || job.status === 'running') &&
           job.created_at.getTime() < clock().getTime() - STUCK_AFTER_MINUTES * 60_000;

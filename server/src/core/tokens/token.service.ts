@@ -38,14 +38,59 @@ interface CachedToken {
 }
 
 export interface NewToken {
-  name: unknown;
-  scopes: unknown;
+  name?: unknown;
+  scopes?: unknown;
   expires_at?: unknown;
   allowed_cidrs?: unknown;
 }
 
 export function grants(scopes: readonly string[], required: RouteScope): boolean {
   return scopes.includes('*') || scopes.includes(required);
+}
+
+/**
+ * Check a new token's fields; every problem is in `fields` (empty when `token` is usable). No
+ * database: the create route also runs it on bodies its schema refused (`fieldRules`).
+ */
+export function checkNewToken(
+  input: NewToken,
+  now: Date,
+): {
+  fields: Record<string, string>;
+  token: { name: string; scopes: string[]; expiresAt: Date | null; cidrs: string[] };
+} {
+  const fields: Record<string, string> = {};
+  const name = typeof input.name === 'string' ? input.name.trim() : '';
+  if (name.length < 1 || name.length > 64) fields.name = 'must be 1–64 characters';
+  const scopes = Array.isArray(input.scopes) ? [...new Set(input.scopes)] : [];
+  if (scopes.length === 0 || !scopes.every((s) => (SCOPES as readonly unknown[]).includes(s))) {
+    fields.scopes = `must be a non-empty list of ${SCOPES.join(', ')}`;
+  }
+  let expiresAt: Date | null = null;
+  if (input.expires_at !== undefined && input.expires_at !== null) {
+    const parsed = typeof input.expires_at === 'string' ? new Date(input.expires_at) : new Date(Number.NaN);
+    if (Number.isNaN(parsed.getTime()) || !/^\d{4}-\d\d-\d\d/.test(String(input.expires_at)))
+      fields.expires_at = 'must be an ISO 8601 date-time';
+    else if (parsed.getTime() <= now.getTime()) fields.expires_at = 'must be in the future';
+    else if (parsed.getTime() > now.getTime() + 2 * 366 * 86_400_000) fields.expires_at = 'must be within two years';
+    else expiresAt = parsed;
+  }
+  const cidrs: string[] = [];
+  if (input.allowed_cidrs !== undefined && input.allowed_cidrs !== null) {
+    if (!Array.isArray(input.allowed_cidrs) || input.allowed_cidrs.length > MAX_CIDRS_PER_TOKEN) {
+      fields.allowed_cidrs = `must be a list of at most ${MAX_CIDRS_PER_TOKEN} IPv4 CIDRs`;
+    } else {
+      for (const raw of input.allowed_cidrs) {
+        const cidr = typeof raw === 'string' ? parseCidr(raw) : null;
+        if (cidr === null || cidr.kind !== 'ipv4') {
+          fields.allowed_cidrs = `${JSON.stringify(raw)} is not an IPv4 address or CIDR such as 203.0.113.0/24`;
+          break;
+        }
+        cidrs.push(cidr.text);
+      }
+    }
+  }
+  return { fields, token: { name, scopes: scopes as string[], expiresAt, cidrs: [...new Set(cidrs)] } };
 }
 
 export function createTokenService(options: { db: Kysely<DB>; clock: Clock; bus: Bus }) {
@@ -146,38 +191,7 @@ export function createTokenService(options: { db: Kysely<DB>; clock: Clock; bus:
 
     /** Create a token; the secret is in the result and nowhere else, ever. */
     async create(accountId: number, input: NewToken): Promise<{ token: ApiToken; secret: string }> {
-      const fields: Record<string, string> = {};
-      const name = typeof input.name === 'string' ? input.name.trim() : '';
-      if (name.length < 1 || name.length > 64) fields.name = 'must be 1–64 characters';
-      const scopes = Array.isArray(input.scopes) ? [...new Set(input.scopes)] : [];
-      if (scopes.length === 0 || !scopes.every((s) => (SCOPES as readonly unknown[]).includes(s))) {
-        fields.scopes = `must be a non-empty list of ${SCOPES.join(', ')}`;
-      }
-      let expiresAt: Date | null = null;
-      if (input.expires_at !== undefined && input.expires_at !== null) {
-        const parsed = typeof input.expires_at === 'string' ? new Date(input.expires_at) : new Date(Number.NaN);
-        if (Number.isNaN(parsed.getTime()) || !/^\d{4}-\d\d-\d\d/.test(String(input.expires_at)))
-          fields.expires_at = 'must be an ISO 8601 date-time';
-        else if (parsed.getTime() <= clock().getTime()) fields.expires_at = 'must be in the future';
-        else if (parsed.getTime() > clock().getTime() + 2 * 366 * 86_400_000)
-          fields.expires_at = 'must be within two years';
-        else expiresAt = parsed;
-      }
-      const cidrs: string[] = [];
-      if (input.allowed_cidrs !== undefined && input.allowed_cidrs !== null) {
-        if (!Array.isArray(input.allowed_cidrs) || input.allowed_cidrs.length > MAX_CIDRS_PER_TOKEN) {
-          fields.allowed_cidrs = `must be a list of at most ${MAX_CIDRS_PER_TOKEN} IPv4 CIDRs`;
-        } else {
-          for (const raw of input.allowed_cidrs) {
-            const cidr = typeof raw === 'string' ? parseCidr(raw) : null;
-            if (cidr === null || cidr.kind !== 'ipv4') {
-              fields.allowed_cidrs = `${JSON.stringify(raw)} is not an IPv4 address or CIDR such as 203.0.113.0/24`;
-              break;
-            }
-            cidrs.push(cidr.text);
-          }
-        }
-      }
+      const { fields, token: checked } = checkNewToken(input, clock());
       if (Object.keys(fields).length > 0) throw AppError.fields(fields);
       const active = await db
         .selectFrom('api_tokens')
@@ -195,12 +209,12 @@ export function createTokenService(options: { db: Kysely<DB>; clock: Clock; bus:
         .insertInto('api_tokens')
         .values({
           account_id: accountId,
-          name,
+          name: checked.name,
           token_hash: sha256Hex(secret),
           hint: secret.slice(0, 8),
-          scopes: scopes as string[],
-          allowed_cidrs: [...new Set(cidrs)],
-          expires_at: expiresAt,
+          scopes: checked.scopes,
+          allowed_cidrs: checked.cidrs,
+          expires_at: checked.expiresAt,
         })
         .returningAll()
         .executeTakeFirstOrThrow();

@@ -5,10 +5,10 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../../core/deps.ts';
-import { AppError } from '../../core/errors.ts';
-import { checkKey, runIdempotent } from '../../core/idempotency.ts';
+import { keyFieldRule, requestKey, runIdempotent } from '../../core/idempotency.ts';
 import { formatPaise } from '../../core/money.ts';
-import type { Placed } from '../../core/orders/order.service.ts';
+import { DEFAULT_OS_SLUG, type Placed } from '../../core/orders/order.service.ts';
+import { orderFieldRules } from '../../core/orders/order-input.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import type { Order } from '../../db/tables.ts';
 import { sessionErrors } from '../schemas.ts';
@@ -98,15 +98,24 @@ export async function orderRoutes(app: FastifyInstance, { deps }: { deps: Deps }
   app.post(
     '/orders/',
     {
+      config: {
+        fieldRules: (body) => ({
+          ...keyFieldRule(body.idempotency_key),
+          ...orderFieldRules(body.config, body.domain, 'nested'),
+        }),
+      },
       schema: {
         tags,
         summary: 'Order a plan, paid from the wallet; provisioning starts at once',
         description:
-          'Body: `plan_id`, `config` (vps: hostname, os, server_name?, region?, ssh_keys?; game: server_name, region?, ' +
-          'eula: true; web: region?, server_name?), `domain` (web plans), `idempotency_key` (or the Idempotency-Key ' +
-          'header; if both, they must match). The debit, the order, the service, the job and the idempotency record ' +
-          'commit together. Errors: 422 insufficient_funds / domain_required / bad_domain / bad_config_<field>, ' +
-          '409 unavailable:<reason> / idempotency_conflict / idempotency_in_progress.',
+          'Body: `plan_id`, `config` (every key optional — vps: hostname (default: the label), os (default: ' +
+          `${DEFAULT_OS_SLUG} while active, else the oldest active template), server_name, region, ssh_keys; ` +
+          'game: server_name, region, eula (must be true); web: server_name, region), `domain` (web plans), ' +
+          '`idempotency_key` (or the Idempotency-Key header; if both, they must match). server_name defaults to the ' +
+          "hostname's first label, else the domain, else `<type>-<6 characters>`; region to the plan's first open one. " +
+          'The debit, the order, the service, the job and the idempotency record commit together. Every failing field ' +
+          'is reported at once. Errors: 422 insufficient_funds / domain_required / bad_domain / bad_config_<field> ' +
+          '(the first failing field), 409 unavailable:<reason> / idempotency_conflict / idempotency_in_progress.',
         body: mutationBody({
           plan_id: Type.Integer({ minimum: 1 }),
           config: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { maxProperties: 20 })),
@@ -127,12 +136,7 @@ export async function orderRoutes(app: FastifyInstance, { deps }: { deps: Deps }
         domain?: string | null;
         idempotency_key?: string;
       };
-      const header = request.headers['idempotency-key'];
-      const headerKey = typeof header === 'string' ? header : undefined;
-      if (headerKey !== undefined && body.idempotency_key !== undefined && headerKey !== body.idempotency_key) {
-        throw AppError.fields({ idempotency_key: 'differs from the Idempotency-Key header' });
-      }
-      const key = checkKey(body.idempotency_key ?? headerKey);
+      const key = requestKey(body.idempotency_key, request.headers['idempotency-key']);
       const input = { plan: body.plan_id, config: body.config ?? {}, domain: body.domain ?? null };
       const answer = await runIdempotent(
         deps.database.db,

@@ -7,6 +7,7 @@ import { Type } from 'typebox';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import type { ServiceDetail } from '../../core/services/service.service.ts';
+import { POWER_DESCRIPTION } from '../../core/services/service-actions.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import { sessionErrors } from '../schemas.ts';
 import { PAGE_QUERY, PaginationSchema, pagination, signedIn } from './context.ts';
@@ -290,6 +291,7 @@ export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps
       schema: {
         tags,
         summary: 'Power signal (start, stop, restart, kill) or reinstall {os, confirm = label}; 202 with the job',
+        description: POWER_DESCRIPTION,
         body: mutationBody({
           id: Type.Integer({ minimum: 1 }),
           action: Type.String({ maxLength: 32, description: 'start, stop, restart, kill or reinstall' }),

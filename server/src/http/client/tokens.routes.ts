@@ -7,7 +7,7 @@ import { Type } from 'typebox';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import { isoWithOffset } from '../../core/time.ts';
-import { MAX_CIDRS_PER_TOKEN, MAX_TOKENS_PER_ACCOUNT, SCOPES } from '../../core/tokens/token.service.ts';
+import { checkNewToken, MAX_CIDRS_PER_TOKEN, MAX_TOKENS_PER_ACCOUNT, SCOPES } from '../../core/tokens/token.service.ts';
 import type { ApiToken } from '../../db/tables.ts';
 import { sessionErrors } from '../schemas.ts';
 import { signedIn } from './context.ts';
@@ -118,6 +118,9 @@ export async function tokenRoutes(app: FastifyInstance, { deps }: { deps: Deps }
   app.post(
     '/tokens/',
     {
+      config: {
+        fieldRules: (body) => (body.action === 'revoke' ? {} : checkNewToken(body, deps.clock()).fields),
+      },
       schema: {
         tags,
         summary: 'Create a token (the secret is shown once), or {action: "revoke", id}',

@@ -133,8 +133,10 @@ export async function catalogRoutes(app: FastifyInstance, { deps }: { deps: Deps
     },
     async (request) => {
       const body = request.body as { plan_id?: number; plan?: string };
-      if ((body.plan_id === undefined) === (body.plan === undefined))
-        throw AppError.fields({ plan: 'give plan_id or plan (a label), not both' });
+      if (body.plan_id === undefined && body.plan === undefined)
+        throw AppError.fields({ plan: 'plan_id or plan (a label) is required' }, 'Send plan_id or plan.');
+      if (body.plan_id !== undefined && body.plan !== undefined)
+        throw AppError.fields({ plan: 'send plan_id or plan (a label), not both' });
       const found = await deps.catalog.findPlan(body.plan_id ?? (body.plan as string));
       if (!found?.plan.active) throw new AppError('not_found', { message: 'No such plan.' });
       return {

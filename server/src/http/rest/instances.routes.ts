@@ -6,9 +6,11 @@ import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
-import { checkKey, runIdempotent } from '../../core/idempotency.ts';
+import { findReplay, keyFieldRule, requestKey, runIdempotent } from '../../core/idempotency.ts';
 import { getOwnJob } from '../../core/jobs/service-jobs.ts';
-import type { OrderInput } from '../../core/orders/order-input.ts';
+import { DEFAULT_OS_SLUG } from '../../core/orders/order.service.ts';
+import { type OrderInput, orderFieldRules } from '../../core/orders/order-input.ts';
+import { POWER_DESCRIPTION } from '../../core/services/service-actions.ts';
 import { OrderSchema, orderView } from '../client/orders.routes.ts';
 import { JobSchema, jobView, ServiceSchema, serviceView } from '../client/service-views.ts';
 import { tokenErrors } from '../schemas.ts';
@@ -26,14 +28,28 @@ const DeployBody = Type.Object(
     idempotency_key: Type.Optional(
       Type.String({ maxLength: 300, description: 'or the Idempotency-Key header (required one way)' }),
     ),
-    os: Type.Optional(Type.String({ maxLength: 64 })),
-    region: Type.Optional(Type.String({ maxLength: 32 })),
+    os: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description: `vps; default ${DEFAULT_OS_SLUG} while active, else the oldest active template (GET /os)`,
+      }),
+    ),
+    region: Type.Optional(Type.String({ maxLength: 32, description: "default: the plan's first open region" })),
     hostname: Type.Optional(Type.String({ maxLength: 253, description: 'vps; defaults to server_name' })),
     ssh_keys: Type.Optional(Type.Array(Type.String({ maxLength: 2000 }), { maxItems: 10 })),
     domain: Type.Optional(Type.String({ maxLength: 253, description: 'web plans' })),
   },
   { additionalProperties: false },
 );
+
+/** The deploy body's order options: what the session surface nests in `config`, here flat. */
+const CONFIG_KEYS = ['server_name', 'eula', 'region', 'hostname', 'os', 'ssh_keys'] as const;
+
+function deployConfig(body: Record<string, unknown>): Record<string, unknown> {
+  const config: Record<string, unknown> = {};
+  for (const key of CONFIG_KEYS) if (body[key] !== undefined) config[key] = body[key];
+  return config;
+}
 
 const TicketSchema = Type.Object({
   ticket: Type.String(),
@@ -90,13 +106,21 @@ export async function instanceRoutes(app: FastifyInstance, { deps }: { deps: Dep
   app.post(
     '/instances',
     {
-      config: { scope: 'orders.write' },
+      config: {
+        scope: 'orders.write',
+        fieldRules: (body) => ({
+          ...keyFieldRule(body.idempotency_key),
+          ...orderFieldRules(deployConfig(body), body.domain, 'flat'),
+        }),
+      },
       schema: {
         tags,
         summary: 'Deploy: order and pay from the wallet; 201 with order, instance and job (Location: the job)',
         description:
+          'Required: plan, server_name, eula, idempotency_key (or the Idempotency-Key header). ' +
           '402 insufficient_funds (details: balance, required, shortfall, deposit_url); 409 unavailable:<reason>, ' +
-          'idempotency_conflict, idempotency_in_progress; 422 bad_config_<field>, domain_required, bad_domain; ' +
+          'idempotency_conflict, idempotency_in_progress; 422 bad_config_<field> (the first failing field; ' +
+          'details.fields names every one as this body names it), domain_required, bad_domain; ' +
           '429 after 10 deploys in an hour (decided before any charge).',
         body: DeployBody,
         response: {
@@ -108,34 +132,19 @@ export async function instanceRoutes(app: FastifyInstance, { deps }: { deps: Dep
     async (request, reply) => {
       const principal = principalOf(request);
       const body = request.body as Static<typeof DeployBody>;
-      const header =
-        typeof request.headers['idempotency-key'] === 'string' ? request.headers['idempotency-key'] : undefined;
-      if (header !== undefined && body.idempotency_key !== undefined && header !== body.idempotency_key) {
-        throw AppError.fields({ idempotency_key: 'differs from the Idempotency-Key header' });
-      }
-      const key = checkKey(body.idempotency_key ?? header);
-      const plan = await deps.catalog.findPlan(body.plan);
-      const type = plan?.plan.type ?? 'vps';
-      const config: Record<string, unknown> = { server_name: body.server_name, eula: body.eula };
-      if (body.region !== undefined) config.region = body.region;
-      if (type === 'vps') {
-        config.hostname = body.hostname ?? body.server_name;
-        if (body.os !== undefined) config.os = body.os;
-        if (body.ssh_keys !== undefined) config.ssh_keys = body.ssh_keys;
-      } else {
-        for (const field of ['hostname', 'os', 'ssh_keys'] as const)
-          if (body[field] !== undefined) config[field] = body[field];
-      }
-      const input: OrderInput = { plan: body.plan, config, domain: body.domain ?? null };
-      const quotaKey = `account:${principal.accountId}`;
-      await deps.limits.consume('deploy_account', quotaKey);
-      let answer: Awaited<ReturnType<typeof runIdempotent>>;
-      try {
-        answer = await runIdempotent(
-          deps.database.db,
-          { accountId: principal.accountId, key, scope: 'rest.instances', payload: body },
-          async (trx) => {
-            const placed = await deps.orders.place(trx, principal.accountId, input);
+      const key = requestKey(body.idempotency_key, request.headers['idempotency-key']);
+      const input: OrderInput = { plan: body.plan, config: deployConfig(body), domain: body.domain ?? null };
+      // The key is not part of the payload: in the body or in the header, it is the same request.
+      const { idempotency_key: _key, ...payload } = body;
+      const idempotent = { accountId: principal.accountId, key, scope: 'rest.instances', payload };
+      // A replay is no new deploy: answered before the hourly allowance, even when it is spent.
+      let answer = await findReplay(deps.database.db, idempotent);
+      if (answer === null) {
+        const quotaKey = `account:${principal.accountId}`;
+        await deps.limits.consume('deploy_account', quotaKey);
+        try {
+          answer = await runIdempotent(deps.database.db, idempotent, async (trx) => {
+            const placed = await deps.orders.place(trx, principal.accountId, input, 'flat');
             return {
               status: 201,
               body: {
@@ -149,24 +158,23 @@ export async function instanceRoutes(app: FastifyInstance, { deps }: { deps: Dep
                 job: jobView(placed.job),
               },
             };
-          },
-        );
-      } catch (error) {
-        // Only deploys that happened count against the hourly allowance.
-        await deps.limits.refund('deploy_account', quotaKey);
-        if (error instanceof AppError && error.code === 'insufficient_funds') {
-          throw new AppError('insufficient_funds', {
-            status: 402,
-            message: error.message,
-            details: { ...error.details, deposit_url: `${deps.config.publicUrl}/api/v1/client/wallet/deposit/` },
           });
+        } catch (error) {
+          // Only deploys that happened count against the hourly allowance.
+          await deps.limits.refund('deploy_account', quotaKey);
+          if (error instanceof AppError && error.code === 'insufficient_funds') {
+            throw new AppError('insufficient_funds', {
+              status: 402,
+              message: error.message,
+              details: { ...error.details, deposit_url: `${deps.config.publicUrl}/api/v1/client/wallet/deposit/` },
+            });
+          }
+          throw error;
         }
-        throw error;
+        // Stored by a twin request that finished between the look and the run.
+        if (answer.replayed) await deps.limits.refund('deploy_account', quotaKey);
       }
-      if (answer.replayed) {
-        await deps.limits.refund('deploy_account', quotaKey);
-        reply.header('Idempotent-Replayed', 'true');
-      }
+      if (answer.replayed) reply.header('Idempotent-Replayed', 'true');
       const jobId = (JSON.parse(answer.body) as { job?: { id: number } }).job?.id;
       if (jobId !== undefined) reply.header('Location', `/api/v1/jobs/${jobId}`);
       return reply
@@ -280,7 +288,8 @@ export async function instanceRoutes(app: FastifyInstance, { deps }: { deps: Dep
         tags,
         summary: 'start | stop | restart | kill | reinstall ({os, confirm = label}) | vnc | console; 202',
         description:
-          'Power actions and reinstall answer with the job; vnc and console with a one-time ticket (60 s) for the WebSocket URL.',
+          `${POWER_DESCRIPTION} Power actions and reinstall answer with the job; vnc and console with a one-time ` +
+          'ticket (60 s) for the WebSocket URL.',
         params: Type.Object(
           { id: Type.Integer({ minimum: 1 }), action: Type.String({ maxLength: 32 }) },
           { additionalProperties: false },
