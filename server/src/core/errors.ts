@@ -113,10 +113,6 @@ export class AppError extends Error {
       message: message ?? `Not available: ${reason.replace(/_/g, ' ')}.`,
     });
   }
-
-  static badConfig(field: string, reason: string): AppError {
-    return new AppError(`bad_config_${field}`, { message: reason, fields: { [`config.${field}`]: reason } });
-  }
 }
 
 export function describe(code: ErrorCode): { status: number; message: string } {

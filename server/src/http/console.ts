@@ -26,13 +26,6 @@ declare module 'fastify' {
 export async function consoleRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   await app.register(websocket, { options: { maxPayload: 1024 * 1024 } });
   app.decorateRequest('consoleTicket', null);
-  // An upgrade refused with an HTTP answer has its socket destroyed by @fastify/websocket before
-  // the access log asks for the client's address, which then is gone (undefined, and the log
-  // line throws). Reading it while the socket is open makes the socket keep it (net.Socket
-  // caches its peer), so the refusal is logged like any request.
-  app.addHook('onRequest', async (request) => {
-    if (request.ws) void request.ip;
-  });
   app.get(
     '/ws/console/',
     {

@@ -33,7 +33,10 @@ declare module 'fastify' {
 }
 
 export function clientIp(request: FastifyRequest): string {
-  return normalizeIp(request.ip) ?? request.ip;
+  // A socket destroyed before the answer (e.g. a refused WebSocket upgrade) has no address left.
+  const ip = request.ip as string | undefined;
+  if (ip === undefined) return 'unknown';
+  return normalizeIp(ip) ?? ip;
 }
 
 export function clientInfo(request: FastifyRequest): { ip: string | null; userAgent: string | null } {
