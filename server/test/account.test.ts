@@ -53,6 +53,13 @@ describe('account', () => {
     assert.equal(nothing.statusCode, 422);
   });
 
+  test('a wrong type in one field does not hide the problems of the others', async () => {
+    const { browser } = await signedInBrowser(t, freshIp());
+    const res = await browser.post(ACCOUNT, { name: 'A', password: 'short', current_password: 5 }, { csrf: true });
+    assert.equal(res.statusCode, 422);
+    assert.deepEqual(Object.keys(res.json().errors).sort(), ['current_password', 'name', 'password']);
+  });
+
   test('password change needs the current password and ends the other sessions, not this one', async () => {
     const { browser, account, password } = await signedInBrowser(t, freshIp());
     const other = new Browser(t, freshIp());

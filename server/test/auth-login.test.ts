@@ -34,6 +34,14 @@ describe('login', () => {
     assert.equal(header.statusCode, 200, 'the header form works');
   });
 
+  test('a body with only the CSRF token names both missing fields', async () => {
+    const browser = new Browser(t, freshIp());
+    await browser.bootstrap();
+    const res = await browser.post(LOGIN, { csrf_token: browser.csrfToken });
+    assert.equal(res.statusCode, 422);
+    assert.deepEqual(Object.keys(res.json().errors).sort(), ['identifier', 'password']);
+  });
+
   test('by e-mail or username in any case, or the `email` alias; the session id rotates', async () => {
     const { account, password } = await createAccount(t);
     for (const identifier of [account.email.toUpperCase(), account.username, ` ${account.username} `]) {

@@ -117,7 +117,19 @@ describe('otp-login', () => {
     const missing = await browser.post(OTP, { action: 'verify', identifier: 'x' });
     assert.equal(missing.statusCode, 422);
     assert.equal(missing.json().errors.code, 'is required');
-    assert.equal((await verify('x', 'abc')).statusCode, 401);
+    for (const code of ['abc', '12345', '1234567', '12 456', 'abcdef']) {
+      const malformed = await verify('x', code);
+      assert.equal(malformed.statusCode, 422, code);
+      assert.match(malformed.json().errors.code, /6-digit/);
+    }
+  });
+
+  test('malformed codes do not use up any of the five tries', async () => {
+    const { account } = await createAccount(t);
+    await request(account.email);
+    const code = loginCode((await lastMail(t, account.email)).text);
+    for (let i = 0; i < 6; i++) assert.equal((await verify(account.username, 'nope')).statusCode, 422);
+    assert.equal((await verify(account.username, code)).statusCode, 200);
   });
 
   test('requests are limited per identifier: the 4th in 15 minutes is 429', async () => {

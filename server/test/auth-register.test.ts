@@ -59,6 +59,28 @@ describe('register', () => {
     assert.match(errors.password, /letter and one number/);
   });
 
+  test('a wrong type in one field does not hide the value problems of the others', async () => {
+    const res = await new Browser(t, freshIp()).post(REGISTER, {
+      name: 5,
+      email: 'x',
+      username: 'ab',
+      password: 'short',
+    });
+    assert.equal(res.statusCode, 422);
+    assert.deepEqual(Object.keys(res.json().errors).sort(), ['email', 'name', 'password', 'username']);
+    assert.equal(res.json().errors.name, 'must be string');
+  });
+
+  test('registrations refused for their fields do not use up the allowance; RateLimit-Remaining says so', async () => {
+    const ip = freshIp();
+    for (let i = 0; i < 6; i++) {
+      const typo = await new Browser(t, ip).post(REGISTER, { ...valid(`t${i}`), email: 'not-mail' });
+      assert.equal(typo.statusCode, 422);
+      assert.equal(typo.headers['ratelimit-remaining'], '5');
+    }
+    assert.equal((await new Browser(t, ip).post(REGISTER, valid('t9'))).headers['ratelimit-remaining'], '4');
+  });
+
   test('missing fields, wrong types and unknown fields are 422 with each field named', async () => {
     const res = await new Browser(t, freshIp()).post(REGISTER, { name: 5, email_verified: true });
     assert.equal(res.statusCode, 422);

@@ -248,6 +248,13 @@ describe('deposit uploads', () => {
     assert.deepEqual(tmpFiles(), []);
   });
 
+  test('action=screenshot needs an id', async () => {
+    const { browser } = await signedInBrowser(t, freshIp());
+    const res = await browser.get(`${DEPOSIT}?action=screenshot`);
+    assert.equal(res.statusCode, 422);
+    assert.match(res.json().errors.id, /required/);
+  });
+
   test('the screenshot goes to its owner only, as an attachment with nosniff', async () => {
     const owner = await signedInBrowser(t, freshIp());
     const other = await signedInBrowser(t, freshIp());
@@ -268,6 +275,9 @@ describe('deposit uploads', () => {
 
   test('rate-limited: the 6th deposit within an hour is 429', async () => {
     const { browser } = await signedInBrowser(t, freshIp());
+    const refused = await submit(browser, { amount: '0', txn_ref: nextRef() });
+    assert.equal(refused.statusCode, 422);
+    assert.equal(refused.headers['ratelimit-remaining'], '5', 'a refused deposit is given back, and says so');
     for (let i = 0; i < 5; i++)
       assert.equal((await submit(browser, { amount: '1', txn_ref: nextRef() })).statusCode, 201);
     const res = await submit(browser, { amount: '1', txn_ref: nextRef() });

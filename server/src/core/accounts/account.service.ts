@@ -13,7 +13,7 @@ import type { Mailer } from '../mail/mailer.ts';
 import type { Clock } from '../time.ts';
 import * as repo from './account.repository.ts';
 import { hashPassword, verifyPassword } from './password.ts';
-import { emailProblem, nameProblem, normalizeIdentifier, passwordProblem, usernameProblem } from './rules.ts';
+import { nameProblem, normalizeIdentifier, passwordProblem, registrationProblems } from './rules.ts';
 
 export interface AccountServiceOptions {
   db: Kysely<DB>;
@@ -64,14 +64,7 @@ export function createAccountService(options: AccountServiceOptions) {
       const email = normalizeIdentifier(input.email);
       const username = normalizeIdentifier(input.username);
       const name = input.name.trim();
-      const fields: Record<string, string> = {};
-      const problems = {
-        name: nameProblem(input.name),
-        email: emailProblem(input.email),
-        username: usernameProblem(input.username),
-        password: passwordProblem(input.password, { email, username }),
-      };
-      for (const [field, problem] of Object.entries(problems)) if (problem) fields[field] = problem;
+      const fields = registrationProblems({ ...input });
       if (!fields.email || !fields.username) {
         const taken = await repo.emailOrUsernameTaken(db, email, username);
         if (taken.email && !fields.email) fields.email = 'is already registered';

@@ -81,3 +81,54 @@ export function passwordProblem(password: string, context: { email?: string; use
   }
   return null;
 }
+
+const text = (input: Record<string, unknown>, key: string): string | null =>
+  typeof input[key] === 'string' ? (input[key] as string) : null;
+
+/** Keep the fields that have a problem. */
+function problems(checks: Record<string, string | null>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [field, problem] of Object.entries(checks)) if (problem) out[field] = problem;
+  return out;
+}
+
+/**
+ * Every value rule of a registration, for the fields that are strings (a field of another type
+ * is the schema's to report): pure, so it also runs when the schema refused the body.
+ */
+export function registrationProblems(input: Record<string, unknown>): Record<string, string> {
+  const name = text(input, 'name');
+  const email = text(input, 'email');
+  const username = text(input, 'username');
+  const password = text(input, 'password');
+  return problems({
+    name: name === null ? null : nameProblem(name),
+    email: email === null ? null : emailProblem(email),
+    username: username === null ? null : usernameProblem(username),
+    password:
+      password === null
+        ? null
+        : passwordProblem(password, {
+            ...(email === null ? {} : { email: normalizeIdentifier(email) }),
+            ...(username === null ? {} : { username: normalizeIdentifier(username) }),
+          }),
+  });
+}
+
+/** The value rules of a profile change that need no account: new name, new password. */
+export function profileProblems(input: Record<string, unknown>): Record<string, string> {
+  const name = text(input, 'name');
+  const password = text(input, 'password');
+  const current = input.current_password;
+  return problems({
+    name: name === null ? null : nameProblem(name),
+    password: password === null ? null : passwordProblem(password),
+    current_password:
+      password !== null && (current === undefined || current === '') ? 'is required to change the password' : null,
+  });
+}
+
+/** A one-time sign-in code as mailed: exactly six digits. */
+export function loginCodeProblem(code: string): string | null {
+  return /^\d{6}$/.test(code.trim()) ? null : 'must be the 6-digit code from the e-mail';
+}

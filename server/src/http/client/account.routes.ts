@@ -2,6 +2,7 @@
 
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { profileProblems } from '../../core/accounts/rules.ts';
 import { csrfTokenFor } from '../../core/auth/sessions.ts';
 import type { Deps } from '../../core/deps.ts';
 import { sessionErrors } from '../schemas.ts';
@@ -35,6 +36,7 @@ export async function accountRoutes(app: FastifyInstance, { deps }: { deps: Deps
   app.post(
     '/account/',
     {
+      config: { fieldRules: profileProblems },
       schema: {
         tags,
         summary: 'Rename, or change the password (needs current_password; ends the other sessions)',

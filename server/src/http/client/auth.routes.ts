@@ -3,12 +3,17 @@
 
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { normalizeIdentifier } from '../../core/accounts/rules.ts';
+import {
+  loginCodeProblem,
+  normalizeIdentifier,
+  passwordProblem,
+  registrationProblems,
+} from '../../core/accounts/rules.ts';
 import { csrfTokenFor, newSessionId } from '../../core/auth/sessions.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import { sessionErrors } from '../schemas.ts';
-import { clearSessionCookie, clientInfo, clientIp, limit, setSessionCookie } from './context.ts';
+import { clearSessionCookie, clientInfo, clientIp, limit, limited, setSessionCookie } from './context.ts';
 import { AccountSchema, accountView, mutationBody, okSchema } from './views.ts';
 
 const tags = ['auth'];
@@ -20,6 +25,25 @@ const SignedInSchema = okSchema({
   csrf_token: Type.String({ description: 'CSRF token of the new session' }),
   session: Type.Object({ expires_at: Type.String({ format: 'date-time' }), remember: Type.Boolean() }),
 });
+
+/** Login names its account by `identifier` or its alias `email`. */
+function identifierProblem(body: Record<string, unknown>): Record<string, string> {
+  const given = body.identifier ?? body.email;
+  return typeof given === 'string' && given.trim() !== '' ? {} : { identifier: 'is required' };
+}
+
+/** Step 2 of a code sign-in needs the code, as mailed. */
+function otpProblems(body: Record<string, unknown>): Record<string, string> {
+  if (body.action !== 'verify') return {};
+  if (body.code === undefined || body.code === '') return { code: 'is required' };
+  const problem = typeof body.code === 'string' ? loginCodeProblem(body.code) : null;
+  return problem ? { code: problem } : {};
+}
+
+function newPasswordProblem(body: Record<string, unknown>): Record<string, string> {
+  const problem = typeof body.password === 'string' ? passwordProblem(body.password) : null;
+  return problem ? { password: problem } : {};
+}
 
 export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   const signedInBody = (signedIn: Awaited<ReturnType<Deps['auth']['login']>>, message: string) => ({
@@ -57,7 +81,7 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
   app.post(
     '/register/',
     {
-      config: { access: 'public' },
+      config: { access: 'public', fieldRules: registrationProblems },
       schema: {
         tags,
         summary: 'Create an account; a verification link is e-mailed',
@@ -69,9 +93,11 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
       },
     },
     async (request, reply) => {
-      await limit(deps, reply, [['register_ip', clientIp(request)]]);
       const body = request.body as { name: string; email: string; username: string; password: string };
-      const account = await deps.accounts.register(body);
+      // A registration refused for its fields (a typo, a taken e-mail) does not use up the allowance.
+      const account = await limited(deps, reply, [['register_ip', clientIp(request)]], () =>
+        deps.accounts.register(body),
+      );
       return reply.code(201).send({
         success: true as const,
         message: `Account created. We have sent a verification link to ${account.email}.`,
@@ -83,7 +109,7 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
   app.post(
     '/login/',
     {
-      config: { access: 'public', csrf: true },
+      config: { access: 'public', csrf: true, fieldRules: identifierProblem },
       schema: {
         tags,
         summary: 'Sign in with e-mail or username and password',
@@ -103,8 +129,9 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
     async (request, reply) => {
       await limit(deps, reply, [['login_ip', clientIp(request)]]);
       const body = request.body as { identifier?: string; email?: string; password: string; remember?: boolean };
-      const identifier = body.identifier ?? body.email;
-      if (identifier === undefined || identifier.trim() === '') throw AppError.fields({ identifier: 'is required' });
+      const missing = identifierProblem(body);
+      if (missing.identifier) throw AppError.fields(missing);
+      const identifier = (body.identifier ?? body.email) as string;
       const signedIn = await deps.auth.login(
         { identifier, password: body.password, remember: body.remember ?? false },
         clientInfo(request),
@@ -118,7 +145,7 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
   app.post(
     '/otp-login/',
     {
-      config: { access: 'public' },
+      config: { access: 'public', fieldRules: otpProblems },
       schema: {
         tags,
         summary: 'Sign in with a one-time code sent by e-mail',
@@ -157,13 +184,15 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
           message: 'If an account matches, we have e-mailed it a 6-digit sign-in code.',
         };
       }
-      if (body.code === undefined || body.code.trim() === '') throw AppError.fields({ code: 'is required' });
+      // A malformed code is refused before it is counted or tried: it cannot be anyone's code.
+      const malformed = otpProblems(body);
+      if (malformed.code) throw AppError.fields(malformed);
       await limit(deps, reply, [
         ['otp_verify_ip', clientIp(request)],
         ['otp_verify_identifier', key],
       ]);
       const signedIn = await deps.auth.verifyLoginCode(
-        { identifier: body.identifier, code: body.code, remember: body.remember ?? false },
+        { identifier: body.identifier, code: (body.code as string).trim(), remember: body.remember ?? false },
         clientInfo(request),
         request.clientSession.id ?? undefined,
       );
@@ -200,7 +229,7 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
   app.post(
     '/reset/',
     {
-      config: { access: 'public' },
+      config: { access: 'public', fieldRules: newPasswordProblem },
       schema: {
         tags,
         summary: 'Set a new password with the token from a reset link; ends every session',

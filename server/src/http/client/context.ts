@@ -64,6 +64,30 @@ export async function limit(deps: Deps, reply: FastifyReply, rules: [LimitName, 
   if (tightest) setRateLimitHeaders(reply, tightest);
 }
 
+/**
+ * Run `work` counted against `rules` (see limit); if it is refused for its content (422), the
+ * attempt is given back to every limit, and the RateLimit-Remaining sent says so. Attempts
+ * that fail for any other reason keep counting.
+ */
+export async function limited<T>(
+  deps: Deps,
+  reply: FastifyReply,
+  rules: [LimitName, string][],
+  work: () => Promise<T>,
+): Promise<T> {
+  await limit(deps, reply, rules);
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'validation_failed') {
+      for (const [name, key] of rules) await deps.limits.refund(name, key);
+      const remaining = Number(reply.getHeader('RateLimit-Remaining'));
+      if (Number.isFinite(remaining)) reply.header('RateLimit-Remaining', String(remaining + 1));
+    }
+    throw error;
+  }
+}
+
 export function setSessionCookie(deps: Deps, reply: FastifyReply, id: string, remember: boolean): void {
   reply.setCookie(SESSION_COOKIE, id, {
     path: '/',

@@ -12,7 +12,7 @@ import { CURRENCY, formatPaise } from '../../core/money.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import type { Deposit, LedgerRow } from '../../db/tables.ts';
 import { sessionErrors } from '../schemas.ts';
-import { limit, PAGE_QUERY, PaginationSchema, pagination, signedIn } from './context.ts';
+import { limited, PAGE_QUERY, PaginationSchema, pagination, signedIn } from './context.ts';
 import { okSchema } from './views.ts';
 
 const Money = Type.String({ description: 'INR amount, two decimals; debits are negative' });
@@ -146,26 +146,22 @@ export async function walletRoutes(app: FastifyInstance, { deps }: { deps: Deps 
         });
       }
       const key = `account:${session.account.id}`;
-      await limit(deps, reply, [
-        ['deposit_account', key],
-        ['deposit_daily_account', key],
-      ]);
       const body = (request.body ?? {}) as { amount?: unknown; txn_ref?: unknown };
-      let deposit: Awaited<ReturnType<Deps['deposits']['submit']>>;
-      try {
-        deposit = await deps.deposits.submit(session.account.id, {
-          amount: body.amount,
-          txnRef: body.txn_ref,
-          upload: request.receivedFiles?.screenshot ?? null,
-        });
-      } catch (error) {
-        // A submission refused for its content does not use up the client's allowance.
-        if (error instanceof AppError && error.code === 'validation_failed') {
-          await deps.limits.refund('deposit_account', key);
-          await deps.limits.refund('deposit_daily_account', key);
-        }
-        throw error;
-      }
+      // A submission refused for its content does not use up the client's allowance.
+      const deposit = await limited(
+        deps,
+        reply,
+        [
+          ['deposit_account', key],
+          ['deposit_daily_account', key],
+        ],
+        () =>
+          deps.deposits.submit(session.account.id, {
+            amount: body.amount,
+            txnRef: body.txn_ref,
+            upload: request.receivedFiles?.screenshot ?? null,
+          }),
+      );
       return reply.code(201).send({
         success: true as const,
         message: `Deposit of ₹${formatPaise(deposit.amount_paise)} submitted for approval.`,
@@ -200,6 +196,9 @@ export async function walletRoutes(app: FastifyInstance, { deps }: { deps: Deps 
     async (request, reply) => {
       const session = signedIn(request);
       const q = request.query as { page: number; per_page: number; id?: number; action?: 'screenshot' };
+      if (q.action !== undefined && q.id === undefined) {
+        throw AppError.fields({ id: `is required with action=${q.action}` });
+      }
       if (q.id !== undefined) {
         const deposit = await deps.deposits.getOwn(session.account.id, q.id);
         if (q.action === 'screenshot') {
