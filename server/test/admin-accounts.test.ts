@@ -55,6 +55,9 @@ describe('admin accounts', () => {
     assert.match(twice.stderr, /already suspended/);
     await json('accounts', 'unsuspend', account.email);
     assert.equal((await new Browser(t, freshIp()).login(account.email, password)).statusCode, 200);
+    const again = await admin('accounts', 'unsuspend', account.email);
+    assert.equal(again.exitCode, 1);
+    assert.match(again.stderr, /is not suspended/);
   });
 
   test('unknown accounts and bad usage: exit 1 and 2 with a message', async () => {

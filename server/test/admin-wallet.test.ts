@@ -96,5 +96,10 @@ describe('deposits and wallet from the CLI', () => {
     assert.equal(shown.balance, '250.75');
     assert.equal(shown.transactions[0].kind, 'adjustment');
     assert.match(shown.transactions[0].note, /goodwill for outage \(staff:priya\)/);
+    assert.equal(typeof shown.transactions[0].id, 'number', 'the same identifiers as the client API');
+    assert.match(shown.transactions[0].public_id, /^pay_/);
+    const help = await admin('wallet', 'credit', '--help');
+    assert.match(help.stdout, /--note NOTE/);
+    assert.doesNotMatch(help.stdout, /\[--note/);
   });
 });

@@ -6,6 +6,8 @@ import type { Deps } from '../core/deps.ts';
 export interface OptionSpec {
   type: 'string' | 'boolean';
   description: string;
+  /** The command refuses to run without it (a usage error, exit 2); help shows it unbracketed. */
+  required?: boolean;
 }
 
 export interface CommandInput {

@@ -55,14 +55,18 @@ export function helpText(noun?: string): string {
 function usage(command: Command): string {
   const positional = [...(command.args ?? []), ...(command.optionalArgs ?? []).map((a) => `[${a}]`)];
   const options = Object.entries(command.options ?? {}).map(([name, spec]) =>
-    spec.type === 'boolean' ? `[--${name}]` : `[--${name} ${name.toUpperCase()}]`,
+    spec.type === 'boolean'
+      ? `[--${name}]`
+      : spec.required
+        ? `--${name} ${name.toUpperCase()}`
+        : `[--${name} ${name.toUpperCase()}]`,
   );
   return [...positional, ...options].join(' ');
 }
 
 function commandHelp(command: Command): string {
   const options = Object.entries(command.options ?? {}).map(
-    ([name, spec]) => `  --${name.padEnd(12)} ${spec.description}`,
+    ([name, spec]) => `  --${name.padEnd(12)} ${spec.required ? '(required) ' : ''}${spec.description}`,
   );
   return [
     `Usage: npm run admin -- ${command.noun} ${command.verb} ${usage(command)} [--json]`,
@@ -122,5 +126,11 @@ function parseCommandArgs(
     throw new UsageError(`usage: ${command.noun} ${command.verb} ${usage(command)}`);
   }
   const { json: _json, ...values } = parsed.values as Record<string, string | boolean | undefined>;
+  const missing = Object.entries(command.options ?? {})
+    .filter(
+      ([name, spec]) => spec.required && (typeof values[name] !== 'string' || (values[name] as string).trim() === ''),
+    )
+    .map(([name]) => `--${name}`);
+  if (missing.length > 0) throw new UsageError(`${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} required`);
   return { args: parsed.positionals, options: values };
 }

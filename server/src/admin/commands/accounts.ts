@@ -106,6 +106,7 @@ export const accountCommands: Command[] = [
     args: ['ACCOUNT'],
     async run(deps, { args }) {
       const found = await deps.accounts.find(args[0] as string);
+      if (found.suspended_at === null) throw new AppError('conflict', { message: `${found.email} is not suspended.` });
       const account = await deps.accounts.unsuspend(found.id);
       return { json: view(account), text: `unsuspended ${account.email}` };
     },

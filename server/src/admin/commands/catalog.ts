@@ -32,14 +32,15 @@ export const catalogCommands: Command[] = [
     summary: `Add a plan; --specs per type: vps ${SPEC_KEYS.vps.join(',')}; game ${SPEC_KEYS.game.join(',')}; web ${SPEC_KEYS.web.join(',')}`,
     args: ['LABEL'],
     options: {
-      name: { type: 'string', description: 'display name' },
-      type: { type: 'string', description: 'vps, game or web' },
-      price: { type: 'string', description: 'monthly price in rupees, e.g. 799 or 799.00' },
+      name: { type: 'string', required: true, description: 'display name' },
+      type: { type: 'string', required: true, description: 'vps, game or web' },
+      price: { type: 'string', required: true, description: 'monthly price in rupees, e.g. 799 or 799.00' },
       specs: {
         type: 'string',
+        required: true,
         description: 'JSON object, e.g. {"vcpu":2,"ram_mb":4096,"disk_gb":80,"bandwidth_tb":3}',
       },
-      regions: { type: 'string', description: 'comma-separated location codes' },
+      regions: { type: 'string', required: true, description: 'comma-separated location codes' },
     },
     async run(deps, { args, options }) {
       const plan = await deps.catalog.addPlan({
@@ -106,8 +107,8 @@ export const catalogCommands: Command[] = [
     summary: 'Add a location (zone)',
     args: ['CODE'],
     options: {
-      name: { type: 'string', description: 'display name, e.g. "Mumbai 2"' },
-      city: { type: 'string', description: 'city' },
+      name: { type: 'string', required: true, description: 'display name, e.g. "Mumbai 2"' },
+      city: { type: 'string', required: true, description: 'city' },
       country: { type: 'string', description: 'ISO country code (default IN)' },
     },
     async run(deps, { args, options }) {
@@ -135,10 +136,10 @@ export const catalogCommands: Command[] = [
     summary: 'Add an OS template (a Proxmox template VM id)',
     args: ['SLUG'],
     options: {
-      name: { type: 'string', description: 'display name' },
-      family: { type: 'string', description: 'e.g. ubuntu' },
-      version: { type: 'string', description: 'e.g. 24.04' },
-      'template-vmid': { type: 'string', description: 'Proxmox template VM id' },
+      name: { type: 'string', required: true, description: 'display name' },
+      family: { type: 'string', required: true, description: 'e.g. ubuntu' },
+      version: { type: 'string', required: true, description: 'e.g. 24.04' },
+      'template-vmid': { type: 'string', required: true, description: 'Proxmox template VM id' },
       'min-disk': { type: 'string', description: 'minimum disk in GB (default 10)' },
     },
     async run(deps, { args, options }) {

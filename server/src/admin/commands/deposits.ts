@@ -101,7 +101,7 @@ export const depositCommands: Command[] = [
     verb: 'reject',
     summary: 'Reject a pending deposit with a reason the client sees',
     args: ['ID'],
-    options: { reason: { type: 'string', description: 'why (shown to the client)' } },
+    options: { reason: { type: 'string', required: true, description: 'why (shown to the client)' } },
     async run(deps, { args, options, actor }) {
       const { deposit } = await deps.deposits.reject(idArg(args[0]), actor, requiredOption(options, 'reason'));
       return { json: view(deposit), text: `rejected ${deposit.public_id}: ${deposit.reason}` };

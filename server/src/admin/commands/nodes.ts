@@ -36,12 +36,12 @@ export const nodeCommands: Command[] = [
     summary: 'Add a node: proxmox {token_id,token_secret}, pterodactyl {api_key}, cpanel {username,api_token}',
     args: ['NAME'],
     options: {
-      kind: { type: 'string', description: 'proxmox, pterodactyl or cpanel' },
-      location: { type: 'string', description: 'location code' },
-      endpoint: { type: 'string', description: 'API base URL, e.g. https://pve1.example.in:8006' },
-      credentials: { type: 'string', description: 'JSON object (stored encrypted)' },
+      kind: { type: 'string', required: true, description: 'proxmox, pterodactyl or cpanel' },
+      location: { type: 'string', required: true, description: 'location code' },
+      endpoint: { type: 'string', required: true, description: 'API base URL, e.g. https://pve1.example.in:8006' },
+      credentials: { type: 'string', required: true, description: 'JSON object (stored encrypted)' },
       settings: { type: 'string', description: 'JSON object, e.g. {"node":"pve1","storage":"local-lvm"}' },
-      capacity: { type: 'string', description: 'how many services it may carry' },
+      capacity: { type: 'string', required: true, description: 'how many services it may carry' },
     },
     async run(deps, { args, options }) {
       const node = await deps.nodes.add({

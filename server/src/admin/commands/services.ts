@@ -98,7 +98,9 @@ export const serviceCommands: Command[] = [
     verb: 'reject',
     summary: 'Reject a request with a reason',
     args: ['ID'],
-    options: { reason: { type: 'string', description: 'why (kept on the request and in the service events)' } },
+    options: {
+      reason: { type: 'string', required: true, description: 'why (kept on the request and in the service events)' },
+    },
     async run(deps, { args, options, actor }) {
       const request = await deps.services.rejectRequest(idArg(args[0]), actor, requiredOption(options, 'reason'));
       return { json: request, text: `rejected request ${request.id}` };

@@ -10,7 +10,7 @@ export const walletCommands: Command[] = [
     verb: 'credit',
     summary: "Add money to an account's wallet (an `adjustment` ledger row with the note)",
     args: ['ACCOUNT', 'AMOUNT'],
-    options: { note: { type: 'string', description: 'why (kept on the ledger row)' } },
+    options: { note: { type: 'string', required: true, description: 'why (kept on the ledger row)' } },
     async run(deps, { args, options, actor }) {
       const account = await deps.accounts.find(args[0] as string);
       const entry = await deps.wallet.credit(account.id, args[1], `${requiredOption(options, 'note')} (${actor})`);
@@ -37,7 +37,8 @@ export const walletCommands: Command[] = [
         deps.wallet.history(account.id, 1, 20),
       ]);
       const rows = page.rows.map((r) => ({
-        id: r.public_id,
+        id: r.id,
+        public_id: r.public_id,
         kind: r.kind,
         amount: formatPaise(r.amount_paise),
         balance_after: formatPaise(r.balance_after_paise),
@@ -46,7 +47,7 @@ export const walletCommands: Command[] = [
       }));
       return {
         json: { account: account.email, balance: formatPaise(balance), currency: 'INR', transactions: rows },
-        text: `${account.email}: ₹${formatPaise(balance)}\n\n${table(rows, ['id', 'kind', 'amount', 'balance_after', 'note', 'at'])}`,
+        text: `${account.email}: ₹${formatPaise(balance)}\n\n${table(rows, ['public_id', 'kind', 'amount', 'balance_after', 'note', 'at'])}`,
       };
     },
   },
