@@ -105,22 +105,10 @@ export async function startHostplane(
   };
   let dropDb: (() => Promise<void>) | null = null;
   if (options.engine === 'postgresql') {
-    const name = `hostplane_bench_${process.pid}`;
-    const admin = new pg.Client({ connectionString: options.pgUrl });
-    await admin.connect();
-    await admin.query(`drop database if exists "${name}" with (force)`);
-    await admin.query(`create database "${name}"`);
-    await admin.end();
-    const url = new URL(options.pgUrl);
-    url.pathname = `/${name}`;
-    env.DATABASE_URL = url.toString();
+    const scratch = await scratchDatabase(options.pgUrl, `hostplane_bench_${process.pid}`);
+    env.DATABASE_URL = scratch.url;
     env.SECRET_KEY ??= randomBytes(32).toString('base64');
-    dropDb = async () => {
-      const again = new pg.Client({ connectionString: options.pgUrl });
-      await again.connect();
-      await again.query(`drop database if exists "${name}" with (force)`);
-      await again.end();
-    };
+    dropDb = scratch.drop;
   }
   const { child, output } = spawnNode('server/src/main.ts', env, args);
   const base = `http://127.0.0.1:${port}`;
@@ -186,4 +174,22 @@ export function summarize(rows: Measured[], subject: string, baseline: string): 
   const a = avg(subject);
   const b = avg(baseline);
   return `${subject}: ${Math.round(a)} req/s vs ${baseline}: ${Math.round(b)} req/s → ratio ${(a / b).toFixed(2)}`;
+}
+
+/** A fresh database `name` on the server at `adminUrl` (dropped first if a crashed run left it). */
+export async function scratchDatabase(adminUrl: string, name: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const run = async (statement: string) => {
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    try {
+      await admin.query(statement);
+    } finally {
+      await admin.end();
+    }
+  };
+  await run(`drop database if exists "${name}" with (force)`);
+  await run(`create database "${name}"`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => run(`drop database if exists "${name}" with (force)`) };
 }

@@ -10,7 +10,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import pg from 'pg';
 import pino from 'pino';
 import { startProxmoxEmulator } from '../emulators/src/proxmox/index.ts';
 import { loadConfig } from '../server/src/config.ts';
@@ -19,7 +18,16 @@ import { addRange, allocateAddress } from '../server/src/core/catalog/ipv4.ts';
 import { closeDeps, createDeps } from '../server/src/core/deps.ts';
 import { openDatabase } from '../server/src/db/database.ts';
 import { migrateToLatest } from '../server/src/db/migrator.ts';
-import { type BenchOptions, freePort, type Measured, ROOT, startRaw, summarize, table } from './support.ts';
+import {
+  type BenchOptions,
+  freePort,
+  type Measured,
+  ROOT,
+  scratchDatabase,
+  startRaw,
+  summarize,
+  table,
+} from './support.ts';
 
 const ACCOUNTS = 20;
 /**
@@ -125,24 +133,13 @@ export async function run(options: BenchOptions): Promise<string> {
   };
   let dropDb: (() => Promise<void>) | null = null;
   if (options.engine === 'postgresql') {
-    const name = `hostplane_bench_token_${process.pid}`;
-    const admin = new pg.Client({ connectionString: options.pgUrl });
-    await admin.connect();
-    await admin.query(`drop database if exists "${name}" with (force)`);
-    await admin.query(`create database "${name}"`);
-    await admin.end();
-    const url = new URL(options.pgUrl);
-    url.pathname = `/${name}`;
-    env.DATABASE_URL = url.toString();
+    const scratch = await scratchDatabase(options.pgUrl, `hostplane_bench_token_${process.pid}`);
+    env.DATABASE_URL = scratch.url;
     env.REDIS_URL = 'redis://127.0.0.1:6379';
     env.REDIS_PREFIX = `hp-bench-${process.pid}`;
-    dropDb = async () => {
-      const again = new pg.Client({ connectionString: options.pgUrl });
-      await again.connect();
-      await again.query(`drop database if exists "${name}" with (force)`);
-      await again.end();
-    };
+    dropDb = scratch.drop;
   }
+
   const proxmox = await startProxmoxEmulator({ taskDelayMs: 10 });
   const { instanceTokens, planTokens } = await setup(env, proxmox);
   const { spawn } = await import('node:child_process');
