@@ -15,6 +15,8 @@ const CHANNEL = 'hostplane_invalidate';
 export type BusMessage =
   | { topic: 'token'; id: number }
   | { topic: 'account'; id: number }
+  /** The account's live access ends now: suspension, password change or reset (consoles close). */
+  | { topic: 'access_revoked'; id: number }
   | { topic: 'service'; id: number }
   | { topic: 'catalog' }
   | { topic: 'all' };

@@ -100,6 +100,7 @@ export async function createDeps(
     accounts,
     publicUrl: config.publicUrl,
     logger,
+    bus,
   });
   const catalog = createCatalogService({ db, bus });
   const nodes = createNodeService({ db, secretKey });

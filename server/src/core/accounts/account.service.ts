@@ -162,6 +162,7 @@ export function createAccountService(options: AccountServiceOptions) {
           .returningAll()
           .executeTakeFirstOrThrow();
         const endedSessions = passwordHash !== null ? await destroyAccountSessions(trx, accountId, keepSessionHash) : 0;
+        if (passwordHash !== null) await options.bus.publish(trx, { topic: 'access_revoked', id: accountId });
         return { account: updated, endedSessions };
       });
     },
@@ -198,8 +199,9 @@ export function createAccountService(options: AccountServiceOptions) {
           .returningAll()
           .executeTakeFirstOrThrow();
         const endedSessions = await destroyAccountSessions(trx, accountId);
-        // API tokens of the account stop working here and in every other process.
+        // API tokens of the account stop working here and in every other process; consoles close.
         await options.bus.publish(trx, { topic: 'account', id: accountId });
+        await options.bus.publish(trx, { topic: 'access_revoked', id: accountId });
         return { account, endedSessions };
       });
     },

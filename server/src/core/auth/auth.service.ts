@@ -6,6 +6,7 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Account, DB } from '../../db/tables.ts';
+import type { Bus } from '../bus.ts';
 import * as accounts from '../accounts/account.repository.ts';
 import type { AccountService } from '../accounts/account.service.ts';
 import { hashPassword, verifyPassword } from '../accounts/password.ts';
@@ -28,6 +29,7 @@ export interface AuthServiceOptions {
   accounts: AccountService;
   publicUrl: string;
   logger: Logger;
+  bus: Bus;
 }
 
 export interface ClientInfo {
@@ -163,9 +165,14 @@ export function createAuthService(options: AuthServiceOptions) {
 
     /**
      * Set a new password with a reset link. The password is checked before the link is spent,
-     * so a weak choice does not burn it. Ends every session; lifts a lockout.
+     * so a weak choice does not burn it. Recovery cuts every other way in: it ends every
+     * session, revokes every API token and closes open consoles (here and in other processes);
+     * it lifts a lockout.
      */
-    async resetPassword(token: string, password: string): Promise<{ account: Account; endedSessions: number }> {
+    async resetPassword(
+      token: string,
+      password: string,
+    ): Promise<{ account: Account; endedSessions: number; revokedTokens: number }> {
       const problem = passwordProblem(password);
       if (problem) throw AppError.fields({ password: problem });
       const passwordHash = await hashPassword(password);
@@ -179,7 +186,16 @@ export function createAuthService(options: AuthServiceOptions) {
           .returningAll()
           .executeTakeFirstOrThrow();
         const endedSessions = await destroyAccountSessions(trx, accountId);
-        return { account, endedSessions };
+        const revoked = await trx
+          .updateTable('api_tokens')
+          .set({ revoked_at: clock() })
+          .where('account_id', '=', accountId)
+          .where('revoked_at', 'is', null)
+          .executeTakeFirst();
+        // Token caches drop the account's tokens, consoles close, here and in every process.
+        await options.bus.publish(trx, { topic: 'account', id: accountId });
+        await options.bus.publish(trx, { topic: 'access_revoked', id: accountId });
+        return { account, endedSessions, revokedTokens: Number(revoked.numUpdatedRows) };
       });
       if (result === null)
         throw AppError.fields({ token: 'is invalid, used or expired' }, 'This reset link is invalid, used or expired.');

@@ -54,8 +54,12 @@ export const LIMITS = {
   deploy_account: {
     points: 10,
     duration: 3600,
-    description: 'deploys on the token surface, per account (refused ones are given back)',
+    description: 'deploys and orders on either surface, per account (refused ones are given back)',
   },
+  console_ticket_service: { points: 6, duration: 60, description: 'console tickets, per service' },
+  console_ticket_account: { points: 20, duration: 60, description: 'console tickets, per account' },
+  live_status_account: { points: 60, duration: 60, description: 'live power/status reads, per account' },
+  live_graph_account: { points: 20, duration: 60, description: 'live graph reads, per account' },
 } as const satisfies Record<string, LimitSpec>;
 
 export type LimitName = keyof typeof LIMITS;

@@ -240,8 +240,14 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
     async (request, reply) => {
       await limit(deps, reply, [['reset_ip', clientIp(request)]]);
       const { token, password } = request.body as { token: string; password: string };
-      await deps.auth.resetPassword(token, password);
-      return { success: true as const, message: 'Password changed. Sign in with the new password.' };
+      const { revokedTokens } = await deps.auth.resetPassword(token, password);
+      return {
+        success: true as const,
+        message:
+          revokedTokens > 0
+            ? `Password changed; every session ended and ${revokedTokens} API token(s) revoked. Sign in with the new password.`
+            : 'Password changed. Sign in with the new password.',
+      };
     },
   );
 
