@@ -6,11 +6,11 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Account, DB } from '../../db/tables.ts';
-import type { Bus } from '../bus.ts';
 import * as accounts from '../accounts/account.repository.ts';
 import type { AccountService } from '../accounts/account.service.ts';
 import { hashPassword, verifyPassword } from '../accounts/password.ts';
 import { normalizeIdentifier, passwordProblem } from '../accounts/rules.ts';
+import type { Bus } from '../bus.ts';
 import { AppError } from '../errors.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import type { RateLimits } from '../ratelimit/rate-limits.ts';
