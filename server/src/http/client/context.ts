@@ -7,7 +7,7 @@ import type { LoadedSession } from '../../core/auth/sessions.ts';
 import { SESSION_COOKIE, SESSION_POLICY } from '../../core/auth/sessions.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
-import { normalizeIp } from '../../core/net/ip.ts';
+import { normalizeIp, rateKeyIp } from '../../core/net/ip.ts';
 import type { LimitName, LimitState } from '../../core/ratelimit/rate-limits.ts';
 import { setRateLimitHeaders } from '../surfaces.ts';
 
@@ -37,6 +37,11 @@ export function clientIp(request: FastifyRequest): string {
   const ip = request.ip as string | undefined;
   if (ip === undefined) return 'unknown';
   return normalizeIp(ip) ?? ip;
+}
+
+/** The client's key for per-IP rate limits: an IPv4 address, or the /64 of an IPv6 one (rateKeyIp). */
+export function clientRateKey(request: FastifyRequest): string {
+  return rateKeyIp(clientIp(request));
 }
 
 export function clientInfo(request: FastifyRequest): { ip: string | null; userAgent: string | null } {
