@@ -1,5 +1,6 @@
 // Spec 4.3: /api/v1/client/auth/… — csrf bootstrap, register, login, otp-login, forgot, reset,
-// verify, logout. Public routes except logout; login and logout check CSRF.
+// verify, logout. Public routes except logout; login and logout check CSRF, and so does every
+// public route whose body comes as a form rather than JSON (see plugin.ts).
 
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
@@ -94,7 +95,8 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
     },
     async (request, reply) => {
       const body = request.body as { name: string; email: string; username: string; password: string };
-      // A registration refused for its fields (a typo, a taken e-mail) does not use up the allowance.
+      // A registration refused for the format of its fields (a typo) does not use up the allowance;
+      // one refused because the e-mail or username is taken does (else probing for them is free).
       const account = await limited(deps, reply, [['register_ip', clientRateKey(request)]], () =>
         deps.accounts.register(body),
       );
