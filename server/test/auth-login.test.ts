@@ -145,14 +145,19 @@ describe('lockout', () => {
     assert.ok(retryAfter > 850 && retryAfter <= 900, `Retry-After ${retryAfter}`);
   });
 
-  test('a success before the fifth failure resets the count', async () => {
+  // Every attempt is counted before its password is checked, so a burst cannot race the lock
+  // (security review F1). A success gives back its own attempt only: it no longer wipes earlier
+  // failures, since that would also lift a lock that concurrent guesses had earned meanwhile.
+  test('successes do not count as failures, and do not wipe the failures before them', async () => {
     const { account, password } = await createAccount(t);
     for (let i = 0; i < 4; i++) await new Browser(t, freshIp()).login(account.username, 'wrong-password-1');
-    assert.equal((await new Browser(t, freshIp()).login(account.username, password)).statusCode, 200);
-    for (let i = 0; i < 4; i++) {
-      assert.equal((await new Browser(t, freshIp()).login(account.username, 'wrong-password-1')).statusCode, 401);
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await new Browser(t, freshIp()).login(account.username, password)).statusCode, 200);
     }
-    assert.equal((await new Browser(t, freshIp()).login(account.username, password)).statusCode, 200);
+    assert.equal((await new Browser(t, freshIp()).login(account.username, 'wrong-password-1')).statusCode, 401);
+    const locked = await new Browser(t, freshIp()).login(account.username, password);
+    assert.equal(locked.statusCode, 429, 'the fifth failure locks');
+    assert.equal(locked.json().code, 'locked_out');
   });
 
   test('unknown identifiers lock the same way (no account enumeration through lockout)', async () => {

@@ -78,6 +78,12 @@ export interface AppErrorOptions {
   retryAfter?: number;
   /** The limit that refused the request, for the RateLimit-* headers. */
   rateLimit?: { limit: number; remaining: number; reset: number };
+  /**
+   * The refusal tells about other records, not about what was sent (a taken e-mail or username,
+   * a payment reference already used): limits that give back refusals for content keep counting
+   * it, so probing for existing records is not free.
+   */
+  existence?: boolean;
   /** A status other than the catalogue's, where a surface says so (402 insufficient_funds on deploy). */
   status?: number;
   cause?: unknown;
@@ -91,6 +97,8 @@ export class AppError extends Error {
   readonly details: Record<string, unknown> | undefined;
   readonly retryAfter: number | undefined;
   readonly rateLimit: AppErrorOptions['rateLimit'];
+  /** See AppErrorOptions.existence. */
+  readonly existence: boolean;
 
   constructor(code: ErrorCode, options: AppErrorOptions = {}) {
     const known = describe(code);
@@ -101,11 +109,16 @@ export class AppError extends Error {
     this.details = options.details;
     this.retryAfter = options.retryAfter;
     this.rateLimit = options.rateLimit;
+    this.existence = options.existence ?? false;
   }
 
   /** 422 validation_failed with every failing field. */
-  static fields(fields: Record<string, string>, message?: string): AppError {
-    return new AppError('validation_failed', { fields, message: message ?? CATALOGUE.validation_failed.message });
+  static fields(fields: Record<string, string>, message?: string, options: { existence?: boolean } = {}): AppError {
+    return new AppError('validation_failed', {
+      fields,
+      message: message ?? CATALOGUE.validation_failed.message,
+      ...options,
+    });
   }
 
   static unavailable(reason: string, message?: string): AppError {

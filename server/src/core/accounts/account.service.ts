@@ -65,12 +65,20 @@ export function createAccountService(options: AccountServiceOptions) {
       const username = normalizeIdentifier(input.username);
       const name = input.name.trim();
       const fields = registrationProblems({ ...input });
+      let existence = false;
       if (!fields.email || !fields.username) {
         const taken = await repo.emailOrUsernameTaken(db, email, username);
-        if (taken.email && !fields.email) fields.email = 'is already registered';
-        if (taken.username && !fields.username) fields.username = 'is already taken';
+        if (taken.email && !fields.email) {
+          fields.email = 'is already registered';
+          existence = true;
+        }
+        if (taken.username && !fields.username) {
+          fields.username = 'is already taken';
+          existence = true;
+        }
       }
-      if (Object.keys(fields).length > 0) throw AppError.fields(fields);
+      // "Taken" tells about another account: such a refusal keeps counting against the limits.
+      if (Object.keys(fields).length > 0) throw AppError.fields(fields, undefined, { existence });
 
       const passwordHash = await hashPassword(input.password);
       try {
@@ -85,8 +93,10 @@ export function createAccountService(options: AccountServiceOptions) {
         });
       } catch (error) {
         // Lost a race with a concurrent registration of the same address or name.
-        if (isUniqueViolation(error, 'accounts_email_key')) throw AppError.fields({ email: 'is already registered' });
-        if (isUniqueViolation(error, 'accounts_username_key')) throw AppError.fields({ username: 'is already taken' });
+        if (isUniqueViolation(error, 'accounts_email_key'))
+          throw AppError.fields({ email: 'is already registered' }, undefined, { existence: true });
+        if (isUniqueViolation(error, 'accounts_username_key'))
+          throw AppError.fields({ username: 'is already taken' }, undefined, { existence: true });
         throw error;
       }
     },

@@ -13,7 +13,8 @@ import { normalizeIdentifier, passwordProblem } from '../accounts/rules.ts';
 import type { Bus } from '../bus.ts';
 import { AppError } from '../errors.ts';
 import type { Mailer } from '../mail/mailer.ts';
-import type { RateLimits } from '../ratelimit/rate-limits.ts';
+import { rateKeyIp } from '../net/ip.ts';
+import type { LimitState, RateLimits } from '../ratelimit/rate-limits.ts';
 import { LIMITS } from '../ratelimit/rate-limits.ts';
 import type { Clock } from '../time.ts';
 import { consumeLinkToken, issueLinkToken } from './link-tokens.ts';
@@ -73,26 +74,40 @@ export function createAuthService(options: AuthServiceOptions) {
      * Password login. Five failures for one account (or one unknown identifier) within 15
      * minutes lock it for 15 minutes from the fifth; a lock refuses even the right password.
      * Suspension and verification are revealed only to whoever knows the password.
+     *
+     * Every attempt is counted before its password is checked (one atomic step in the limit's
+     * store), so concurrent guesses cannot all pass the check before any failure is counted: at
+     * most five are ever checked per window. The right password then gives its own attempt back;
+     * it never clears the count, so a lock that other attempts earned stays.
      */
     async login(
       input: { identifier: string; password: string; remember: boolean },
       client: ClientInfo,
       previousSession?: string,
     ): Promise<SignedIn> {
-      if (client.ip) await limits.check('login_fail_ip', client.ip);
+      const ipKey = client.ip ? rateKeyIp(client.ip) : null;
+      if (ipKey) await limits.consume('login_fail_ip', ipKey);
       const identifier = normalizeIdentifier(input.identifier);
       const account = identifier === '' ? undefined : await accounts.findByIdentifier(db, identifier);
       const key = lockKey(identifier, account);
-      await limits.check('login_fail_account', key, 'locked_out');
+      let state: LimitState;
+      try {
+        state = await limits.consume('login_fail_account', key, { code: 'locked_out' });
+      } catch (error) {
+        // Locked: no password was checked, so this is no failed guess from the address.
+        if (ipKey) await limits.refund('login_fail_ip', ipKey);
+        throw error;
+      }
       const ok = await verifyPassword(account?.password_hash ?? null, input.password);
       if (!ok || !account) {
-        const state = await limits.consume('login_fail_account', key, { code: 'locked_out' });
+        // The fifth failure starts the 15-minute lock.
         if (state.remaining === 0)
           await limits.block('login_fail_account', key, LIMITS.login_fail_account.blockDuration);
-        if (client.ip) await limits.consume('login_fail_ip', client.ip);
         throw new AppError('invalid_credentials');
       }
-      await limits.reset('login_fail_account', key);
+      // The right password was no failure: give back its own point (not more: see above).
+      await limits.refund('login_fail_account', key);
+      if (ipKey) await limits.refund('login_fail_ip', ipKey);
       if (account.suspended_at === null && account.email_verified_at === null) {
         // The password is right, so say so and send a fresh link (at most one per 10 minutes).
         try {
@@ -144,7 +159,8 @@ export function createAuthService(options: AuthServiceOptions) {
         // The check and its bookkeeping commit even when the code is wrong (tries are counted).
         (await db.transaction().execute((trx) => checkLoginCode(trx, secretKey, clock, account.id, code)));
       if (!ok || !account) throw new AppError('invalid_credentials', { message: 'The code is wrong or has expired.' });
-      await limits.reset('login_fail_account', lockKey(identifier, account));
+      // A code sign-in leaves the password lockout as it is: clearing it would hand whoever is
+      // guessing the password a fresh set of guesses. Only a reset lifts it.
       return startSession(account, input.remember, client, previousSession);
     },
 

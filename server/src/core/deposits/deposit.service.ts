@@ -124,12 +124,17 @@ export function createDepositService(options: { db: Kysely<DB>; dataDir: string;
       else if (amount.paise <= 0n) fields.amount = 'must be more than zero';
       else if (amount.paise > MAX_DEPOSIT_PAISE) fields.amount = `must be at most ${formatPaise(MAX_DEPOSIT_PAISE)}`;
       const txnRef = typeof input.txnRef === 'string' ? input.txnRef.trim() : '';
+      let existence = false;
       if (txnRef === '') fields.txn_ref = 'is required';
       else if (!TXN_REF.test(txnRef))
         fields.txn_ref = 'must be 4–64 letters, digits, ".", "_", "/" or "-" (the UPI or bank reference)';
-      else if (await txnRefTaken(txnRef)) fields.txn_ref = 'has already been used';
+      else if (await txnRefTaken(txnRef)) {
+        fields.txn_ref = 'has already been used';
+        existence = true;
+      }
       if (input.upload === null) fields.screenshot = 'is required: a PNG, JPEG, WebP or PDF file';
-      if (Object.keys(fields).length > 0) throw AppError.fields(fields);
+      // "Already used" tells about a deposit (of any account): it keeps counting against the limits.
+      if (Object.keys(fields).length > 0) throw AppError.fields(fields, undefined, { existence });
 
       const file = await keepUpload(input.upload as ReceivedUpload, dirs.deposits);
       try {
@@ -149,7 +154,8 @@ export function createDepositService(options: { db: Kysely<DB>; dataDir: string;
       } catch (error) {
         await rm(join(dirs.deposits, file), { force: true });
         // Lost a race with another submission of the same reference (any account).
-        if ((error as { code?: string }).code === '23505') throw AppError.fields({ txn_ref: 'has already been used' });
+        if ((error as { code?: string }).code === '23505')
+          throw AppError.fields({ txn_ref: 'has already been used' }, undefined, { existence: true });
         throw error;
       }
     },

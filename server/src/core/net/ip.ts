@@ -53,3 +53,20 @@ export function cidrContains(cidr: Cidr, ip: string): boolean {
   if (parsed.kind() !== cidr.kind) return false;
   return parsed.match(cidr.range);
 }
+
+/** How many leading bits of an IPv6 address name one client for rate limits (one /64 is one subscriber). */
+export const IPV6_RATE_PREFIX = 64;
+
+/**
+ * The key per-IP rate limits count against: an IPv4 address (IPv4-mapped folded) as it is, an
+ * IPv6 address as its /64 (`2001:db8:1:2::/64`), since anyone with a /64 can pick any address in
+ * it. Something that is not an address is kept as given (trimmed, at most 100 characters), so a
+ * caller never fails. Allow-lists and logs use the exact address (normalizeIp), not this.
+ */
+export function rateKeyIp(raw: string): string {
+  const normal = normalizeIp(raw);
+  if (normal === null) return raw.trim().slice(0, 100);
+  if (!normal.includes(':')) return normal;
+  const network = ipaddr.IPv6.networkAddressFromCIDR(`${normal}/${IPV6_RATE_PREFIX}`);
+  return `${network.toString()}/${IPV6_RATE_PREFIX}`;
+}

@@ -1,5 +1,6 @@
 // Spec 4.3: /api/v1/client/auth/… — csrf bootstrap, register, login, otp-login, forgot, reset,
-// verify, logout. Public routes except logout; login and logout check CSRF.
+// verify, logout. Public routes except logout; login and logout check CSRF, and so does every
+// public route whose body comes as a form rather than JSON (see plugin.ts).
 
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
@@ -13,7 +14,7 @@ import { csrfTokenFor, newSessionId } from '../../core/auth/sessions.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import { sessionErrors } from '../schemas.ts';
-import { clearSessionCookie, clientInfo, clientIp, limit, limited, setSessionCookie } from './context.ts';
+import { clearSessionCookie, clientInfo, clientRateKey, limit, limited, setSessionCookie } from './context.ts';
 import { AccountSchema, accountView, mutationBody, okSchema } from './views.ts';
 
 const tags = ['auth'];
@@ -68,7 +69,7 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
       },
     },
     async (request, reply) => {
-      await limit(deps, reply, [['csrf_ip', clientIp(request)]]);
+      await limit(deps, reply, [['csrf_ip', clientRateKey(request)]]);
       let id = request.clientSession.id;
       if (id === null) {
         id = newSessionId();
@@ -94,8 +95,9 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
     },
     async (request, reply) => {
       const body = request.body as { name: string; email: string; username: string; password: string };
-      // A registration refused for its fields (a typo, a taken e-mail) does not use up the allowance.
-      const account = await limited(deps, reply, [['register_ip', clientIp(request)]], () =>
+      // A registration refused for the format of its fields (a typo) does not use up the allowance;
+      // one refused because the e-mail or username is taken does (else probing for them is free).
+      const account = await limited(deps, reply, [['register_ip', clientRateKey(request)]], () =>
         deps.accounts.register(body),
       );
       return reply.code(201).send({
@@ -127,7 +129,7 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
       },
     },
     async (request, reply) => {
-      await limit(deps, reply, [['login_ip', clientIp(request)]]);
+      await limit(deps, reply, [['login_ip', clientRateKey(request)]]);
       const body = request.body as { identifier?: string; email?: string; password: string; remember?: boolean };
       const missing = identifierProblem(body);
       if (missing.identifier) throw AppError.fields(missing);
@@ -175,7 +177,7 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
       const key = normalizeIdentifier(body.identifier);
       if (body.action === 'request') {
         await limit(deps, reply, [
-          ['otp_request_ip', clientIp(request)],
+          ['otp_request_ip', clientRateKey(request)],
           ['otp_request_identifier', key],
         ]);
         await deps.auth.requestLoginCode(body.identifier);
@@ -188,7 +190,7 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
       const malformed = otpProblems(body);
       if (malformed.code) throw AppError.fields(malformed);
       await limit(deps, reply, [
-        ['otp_verify_ip', clientIp(request)],
+        ['otp_verify_ip', clientRateKey(request)],
         ['otp_verify_identifier', key],
       ]);
       const signedIn = await deps.auth.verifyLoginCode(
@@ -215,7 +217,7 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
     async (request, reply) => {
       const { identifier } = request.body as { identifier: string };
       await limit(deps, reply, [
-        ['forgot_ip', clientIp(request)],
+        ['forgot_ip', clientRateKey(request)],
         ['forgot_identifier', normalizeIdentifier(identifier)],
       ]);
       await deps.auth.forgotPassword(identifier);
@@ -238,7 +240,7 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
       },
     },
     async (request, reply) => {
-      await limit(deps, reply, [['reset_ip', clientIp(request)]]);
+      await limit(deps, reply, [['reset_ip', clientRateKey(request)]]);
       const { token, password } = request.body as { token: string; password: string };
       const { revokedTokens } = await deps.auth.resetPassword(token, password);
       return {
@@ -263,7 +265,7 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
       },
     },
     async (request, reply) => {
-      await limit(deps, reply, [['verify_ip', clientIp(request)]]);
+      await limit(deps, reply, [['verify_ip', clientRateKey(request)]]);
       const { token } = request.body as { token: string };
       const account = await deps.accounts.verifyEmail(token);
       return {

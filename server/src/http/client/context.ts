@@ -7,7 +7,7 @@ import type { LoadedSession } from '../../core/auth/sessions.ts';
 import { SESSION_COOKIE, SESSION_POLICY } from '../../core/auth/sessions.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
-import { normalizeIp } from '../../core/net/ip.ts';
+import { normalizeIp, rateKeyIp } from '../../core/net/ip.ts';
 import type { LimitName, LimitState } from '../../core/ratelimit/rate-limits.ts';
 import { setRateLimitHeaders } from '../surfaces.ts';
 
@@ -39,6 +39,11 @@ export function clientIp(request: FastifyRequest): string {
   return normalizeIp(ip) ?? ip;
 }
 
+/** The client's key for per-IP rate limits: an IPv4 address, or the /64 of an IPv6 one (rateKeyIp). */
+export function clientRateKey(request: FastifyRequest): string {
+  return rateKeyIp(clientIp(request));
+}
+
 export function clientInfo(request: FastifyRequest): { ip: string | null; userAgent: string | null } {
   const ua = request.headers['user-agent'];
   return { ip: clientIp(request), userAgent: typeof ua === 'string' ? ua : null };
@@ -65,9 +70,11 @@ export async function limit(deps: Deps, reply: FastifyReply, rules: [LimitName, 
 }
 
 /**
- * Run `work` counted against `rules` (see limit); if it is refused for its content (422), the
- * attempt is given back to every limit, and the RateLimit-Remaining sent says so. Attempts
- * that fail for any other reason keep counting.
+ * Run `work` counted against `rules` (see limit); if it is refused for its content only (a 422
+ * about the format of what was sent), the attempt is given back to every limit, and the
+ * RateLimit-Remaining sent says so. A 422 that tells about other records (a taken e-mail or
+ * username, a used reference: AppError `existence`) keeps counting, or probing for them would
+ * be free; so do attempts that fail for any other reason.
  */
 export async function limited<T>(
   deps: Deps,
@@ -79,7 +86,7 @@ export async function limited<T>(
   try {
     return await work();
   } catch (error) {
-    if (error instanceof AppError && error.code === 'validation_failed') {
+    if (error instanceof AppError && error.code === 'validation_failed' && !error.existence) {
       for (const [name, key] of rules) await deps.limits.refund(name, key);
       const remaining = Number(reply.getHeader('RateLimit-Remaining'));
       if (Number.isFinite(remaining)) reply.header('RateLimit-Remaining', String(remaining + 1));

@@ -1,8 +1,8 @@
 // The session surface, /api/v1/client/…: cookie sessions (SVCSESSID) and CSRF (spec §5).
 // onRequest: resolve the cookie to a session (or an anonymous id) and refuse anonymous callers
 // of `client` routes before any body is read. preValidation (the body is parsed, not yet
-// validated): check CSRF on mutations, so a forged request is refused before anything about its
-// body is looked at. Multipart bodies are parsed first (files only on routes marked `uploads`,
+// validated): check CSRF on mutations (and on public ones sent as a form rather than JSON), so a
+// forged request is refused before anything about its body is looked at. Multipart bodies are parsed first (files only on routes marked `uploads`,
 // streamed to a temporary file), so a form's `csrf_token` field counts like a JSON one.
 
 import { rm } from 'node:fs/promises';
@@ -32,6 +32,13 @@ function presentedCsrf(body: unknown, header: string | string[] | undefined): st
     if (typeof value === 'string') return value;
   }
   return undefined;
+}
+
+/** Whether the body came as something other than JSON (a form type a cross-site page may send). */
+function sentAsForm(request: FastifyRequest): boolean {
+  const type = request.headers['content-type'];
+  if (type === undefined || type === '') return false;
+  return !/^application\/json\s*(;|$)/i.test(type);
 }
 
 declare module 'fastify' {
@@ -91,7 +98,10 @@ export async function clientSurface(app: FastifyInstance, { deps }: { deps: Deps
       throw new AppError('csrf_failed', { message: 'Cross-site requests are refused.' });
     }
     const config = request.routeOptions.config;
-    const needsCsrf = config.csrf ?? (config.access ?? 'client') === 'client';
+    // Public routes take JSON without a token (spec §4.3), which a page of another site cannot send
+    // without a CORS preflight. A form (multipart, or any other body that is not JSON) can be
+    // posted cross-site by any page, so on a public route it needs the anonymous session's token.
+    const needsCsrf = config.csrf ?? ((config.access ?? 'client') === 'client' || sentAsForm(request));
     if (!needsCsrf) return;
     const id = request.clientSession.id;
     if (id === null || !csrfMatches(deps.secretKey, id, presentedCsrf(request.body, request.headers['x-csrf-token']))) {

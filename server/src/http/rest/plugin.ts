@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import { grants, type Principal, type RouteScope } from '../../core/tokens/token.service.ts';
-import { clientIp } from '../client/context.ts';
+import { clientIp, clientRateKey } from '../client/context.ts';
 import { setRateLimitHeaders } from '../surfaces.ts';
 import { accountRoutes } from './account.routes.ts';
 import { billingRoutes } from './billing.routes.ts';
@@ -57,7 +57,7 @@ export async function restSurface(app: FastifyInstance, { deps }: { deps: Deps }
     } catch (error) {
       // Guessing tokens costs: bad tokens are limited per address.
       if (error instanceof AppError && error.code === 'invalid_token')
-        await deps.limits.consume('token_auth_fail_ip', ip);
+        await deps.limits.consume('token_auth_fail_ip', clientRateKey(request));
       throw error;
     }
     reply.removeHeader('WWW-Authenticate');
