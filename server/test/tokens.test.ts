@@ -228,7 +228,7 @@ describe('request log', () => {
     }>`select count(*) as n from api_request_log where token_id is null and path = '/api/v1/plans' and status = 401`.execute(
       t.deps.database.db,
     );
-    assert.equal(rows[0]?.n, '1', 'a refused call is logged too');
+    assert.equal(rows[0]?.n, '0', 'a call with an unknown token has no holder: not stored (review F8)');
     const dump = await sql<{ row: string }>`select row_to_json(l)::text as row from api_request_log l`.execute(
       t.deps.database.db,
     );

@@ -89,7 +89,17 @@ export async function createDeps(
   const db = database.db;
   const limits = createRateLimits(rateLimitStore(config, database), overrides.rateLimitPrefix ?? config.redisPrefix);
   const bus = await createBus(database, logger);
-  const mailer = createMailer({ db, jobs, secretKey, logger, clock, smtpUrl: config.smtpUrl, from: config.mailFrom });
+  const mailer = createMailer({
+    db,
+    jobs,
+    secretKey,
+    logger,
+    clock,
+    smtpUrl: config.smtpUrl,
+    from: config.mailFrom,
+    engine: database.engine,
+    publicUrl: config.publicUrl,
+  });
   const accounts = createAccountService({ db, clock, mailer, publicUrl: config.publicUrl, logger, bus });
   const auth = createAuthService({
     db,

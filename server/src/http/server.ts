@@ -105,18 +105,25 @@ export function buildServer(deps: Deps): FastifyInstance {
     return payload;
   });
 
-  // Every token-surface call is logged (spec §1), unknown routes and refused tokens included.
+  // Every token-surface call of a token holder is logged (spec §1), unknown routes and refused
+  // tokens included. Calls with no token, or one we do not know, have no holder who could ever
+  // read the row: they go to the access log and an in-process counter only (security review F8).
   app.addHook('onResponse', async (request, reply) => {
     const path = request.url.split('?', 1)[0] ?? '';
     if (surfaceOf(path) !== 'token' || !path.startsWith('/api/v1/') || path === OPENAPI_PATH) return;
     let principal: { tokenId: number; accountId: number } | null = request.principal ?? null;
     // Refused tokens (expired, revoked, wrong address) and unknown routes (tickets, DNS, typos)
-    // have no principal: the call still goes to the log of the token it was made with.
+    // have no principal: the call still goes to the log of the token it was made with. Unknown
+    // tokens are remembered for a few seconds, so a flood of them costs one lookup each.
     const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
     if (principal === null && bearer) principal = await deps.tokens.identify(bearer[1] as string).catch(() => null);
+    if (principal === null) {
+      deps.requestLog.countAnonymous(reply.statusCode);
+      return;
+    }
     deps.requestLog.record({
-      tokenId: principal?.tokenId ?? null,
-      accountId: principal?.accountId ?? null,
+      tokenId: principal.tokenId,
+      accountId: principal.accountId,
       method: request.method,
       path,
       route: request.routeOptions.url ?? null,

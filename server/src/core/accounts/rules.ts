@@ -48,6 +48,9 @@ export function nameProblem(raw: string): string | null {
   const length = [...name].length;
   if (length < NAME_MIN || length > NAME_MAX) return `must be ${NAME_MIN}–${NAME_MAX} characters`;
   if (CONTROL.test(name)) return 'must not contain control characters';
+  // The name opens mail the platform sends (F12): no links or addresses in it.
+  if (/:\/\/|www\./i.test(name) || name.includes('@'))
+    return 'must not contain a web address or an e-mail address ("://", "www." or "@")';
   return null;
 }
 

@@ -2,7 +2,10 @@
 // codes) and enqueues a `mail.send` job, both in the caller's transaction, so a mail exists iff
 // the change that caused it committed. The job delivers over SMTP with retries and backoff; a
 // mail server that is down delays mail but never fails the request or loses the message.
-// Without SMTP_URL the job stores the mail and logs it, so a developer can copy the link.
+// Without SMTP_URL the job stores the mail. On the embedded engine (development) it also prints
+// the text, marked as the development mail sink, so a developer can copy the link; on PostgreSQL
+// (production) it logs only the outbox id and template, and a warning at start-up (review F9):
+// the text holds reset links and sign-in codes. Every link must start with PUBLIC_URL.
 
 import type { Kysely } from 'kysely';
 import type { Transporter } from 'nodemailer';
@@ -23,6 +26,10 @@ export interface MailerOptions {
   clock: Clock;
   smtpUrl: string | null;
   from: string;
+  /** The database engine: PostgreSQL means production, so mail text never goes to the log. */
+  engine: 'pglite' | 'postgresql';
+  /** Links in mail must start with it (CONTRACT §4: built from PUBLIC_URL). */
+  publicUrl: string;
 }
 
 export interface Mailer {
@@ -40,6 +47,19 @@ const AAD = 'mail-outbox';
 
 export function createMailer(options: MailerOptions): Mailer {
   const { db, jobs, secretKey, clock } = options;
+  const devSink = options.smtpUrl === null && options.engine === 'pglite';
+  if (options.smtpUrl === null && options.engine === 'postgresql') {
+    options.logger.warn(
+      { mail: 'not delivered' },
+      'SMTP_URL is not set: NO MAIL IS DELIVERED. Verification, reset and sign-in mail stays in the outbox ' +
+        '(read it with `npm run admin -- mail show ID`); set SMTP_URL for production.',
+    );
+  } else if (devSink) {
+    options.logger.info(
+      { mail: 'development sink' },
+      'SMTP_URL is not set: mail is stored in the outbox and its text printed to this log (development only)',
+    );
+  }
   let transport: Transporter | null = null;
   const smtp = (): Transporter => {
     transport ??= nodemailer.createTransport({
@@ -58,6 +78,8 @@ export function createMailer(options: MailerOptions): Mailer {
 
   return {
     async queue(trx, to, message, accountId = null) {
+      if ('link' in message && !message.link.startsWith(`${options.publicUrl}/`))
+        throw new Error(`mail ${message.template}: its link does not start with PUBLIC_URL`);
       const rendered = renderMail(message);
       const { id } = await trx
         .insertInto('mail_outbox')
@@ -91,11 +113,16 @@ export function createMailer(options: MailerOptions): Mailer {
           .set({ status: 'stored', attempts: row.attempts + 1 })
           .where('id', '=', row.id)
           .execute();
+        if (!devSink) {
+          // Production without SMTP: never the text (links, codes); staff read it with the CLI.
+          context.logger.warn({ outbox: row.id, template: row.template }, 'mail stored, not delivered (no SMTP_URL)');
+          return;
+        }
         // Development without SMTP: the outbox is the mailbox. The text goes to the log on purpose
         // so the link or code can be copied; set SMTP_URL in any real deployment.
         context.logger.info(
-          { outbox: row.id, to: row.to_address, subject: row.subject },
-          `mail stored (no SMTP_URL):\n${content.text}`,
+          { outbox: row.id, to: row.to_address, subject: row.subject, mailSink: 'development' },
+          `mail stored (no SMTP_URL), development mail sink:\n${content.text}`,
         );
         return;
       }

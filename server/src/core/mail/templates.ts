@@ -1,8 +1,14 @@
 // Every e-mail the platform sends, as plain text and HTML. Values are escaped into the HTML;
-// links are built from PUBLIC_URL (CONTRACT §4).
+// links are built from PUBLIC_URL (CONTRACT §4; the mailer refuses any other). The name an
+// account chose is never in the verification mail, which goes to an address not yet proven
+// (review F12); elsewhere it is shown without control characters, and only if it still passes
+// today's name rules (no web or e-mail address), else the mail says just "Hello,".
+
+import { nameProblem } from '../accounts/rules.ts';
 
 export type MailMessage =
-  | { template: 'verify_email'; name: string; link: string }
+  /** `name` is accepted but never shown: the address is not proven yet. */
+  | { template: 'verify_email'; name?: string; link: string }
   | { template: 'reset_password'; name: string; link: string }
   | { template: 'login_code'; name: string; code: string; minutes: number }
   | { template: 'deposit_approved'; name: string; amount: string; reference: string; balance: string }
@@ -16,6 +22,19 @@ export interface RenderedMail {
 
 function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** Bidirectional overrides and isolates: they can reorder what a reader sees. */
+const BIDI = /[\u202A-\u202E\u2066-\u2069]/gu;
+
+/** "Hello <name>," with a name fit for a mail, or "Hello," when it is not. */
+export function greeting(name: string | undefined): string {
+  const clean = (name ?? '')
+    .replace(/\p{Cc}/gu, ' ')
+    .replace(BIDI, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return clean !== '' && nameProblem(clean) === null ? `Hello ${clean},` : 'Hello,';
 }
 
 function page(title: string, paragraphs: string[]): string {
@@ -33,7 +52,7 @@ function button(link: string, label: string): string {
 }
 
 export function renderMail(message: MailMessage): RenderedMail {
-  const hello = `Hello ${message.name},`;
+  const hello = message.template === 'verify_email' ? 'Hello,' : greeting(message.name);
   switch (message.template) {
     case 'verify_email':
       return {

@@ -1,6 +1,9 @@
 // The log of every token-surface call (spec §1: method, path, status, caller IP, duration),
 // kept off the request path: entries are buffered and written in batches (every second, or
 // sooner when 200 are waiting), together with each token's last use. Kept RETENTION_DAYS.
+// Only calls made with a token we know are stored (a row nobody can ever read is only disk):
+// anonymous calls (no token, or an unknown one) are counted per status in memory, and the
+// counts go to the log every ANONYMOUS_REPORT_MS when they changed (security review F8).
 
 import { type Kysely, sql } from 'kysely';
 import type { Logger } from 'pino';
@@ -12,6 +15,17 @@ const FLUSH_AT = 200;
 const MAX_BUFFER = 20_000;
 /** A token's last use is written at most this often (it is shown to the minute). */
 const LAST_USED_EVERY_MS = 60_000;
+/** How often the anonymous-call counts are written to the log (when there were any since). */
+export const ANONYMOUS_REPORT_MS = 5 * 60_000;
+/** Distinct statuses counted apart; any further ones are counted under "other". */
+const ANONYMOUS_STATUSES = 64;
+
+/** Token-surface calls with no token or an unknown one, since this process started. */
+export interface AnonymousCalls {
+  since: Date;
+  total: number;
+  byStatus: Record<string, number>;
+}
 
 export interface RequestLogEntry {
   tokenId: number | null;
@@ -28,6 +42,9 @@ export interface RequestLogEntry {
 
 export interface RequestLog {
   record(entry: RequestLogEntry): void;
+  /** Count a call that carried no token we know: it is not stored (F8). */
+  countAnonymous(status: number): void;
+  anonymous(): AnonymousCalls;
   /** Write what is buffered now (tests, shutdown). */
   flush(): Promise<void>;
   close(): Promise<void>;
@@ -38,6 +55,17 @@ export function createRequestLog(db: Kysely<DB>, logger: Logger): RequestLog {
   let flushing: Promise<void> | null = null;
   let dropped = 0;
   const lastWritten = new Map<number, number>();
+  const anonymous: AnonymousCalls = { since: new Date(), total: 0, byStatus: {} };
+  let reportedTotal = 0;
+  const anonymousCounts = (): AnonymousCalls => ({ ...anonymous, byStatus: { ...anonymous.byStatus } });
+  const report = (): void => {
+    if (anonymous.total === reportedTotal) return;
+    logger.info(
+      { anonymousCalls: anonymousCounts(), sinceLastReport: anonymous.total - reportedTotal },
+      'anonymous token-surface calls (not stored in the request log)',
+    );
+    reportedTotal = anonymous.total;
+  };
 
   async function write(): Promise<void> {
     while (buffer.length > 0) {
@@ -91,6 +119,8 @@ export function createRequestLog(db: Kysely<DB>, logger: Logger): RequestLog {
 
   const timer = setInterval(() => void flush(), FLUSH_MS);
   timer.unref();
+  const reportTimer = setInterval(report, ANONYMOUS_REPORT_MS);
+  reportTimer.unref();
 
   return {
     record(entry) {
@@ -102,12 +132,21 @@ export function createRequestLog(db: Kysely<DB>, logger: Logger): RequestLog {
       buffer.push(entry);
       if (buffer.length >= FLUSH_AT) void flush();
     },
+    countAnonymous(status) {
+      let key = String(status);
+      if (!(key in anonymous.byStatus) && Object.keys(anonymous.byStatus).length >= ANONYMOUS_STATUSES) key = 'other';
+      anonymous.byStatus[key] = (anonymous.byStatus[key] ?? 0) + 1;
+      anonymous.total++;
+    },
+    anonymous: anonymousCounts,
     async flush() {
       await flush();
       if (buffer.length > 0) await flush();
     },
     async close() {
       clearInterval(timer);
+      clearInterval(reportTimer);
+      report();
       await this.flush();
     },
   };

@@ -21,6 +21,9 @@ export const MAX_TOKENS_PER_ACCOUNT = 20;
 export const MAX_CIDRS_PER_TOKEN = 16;
 const TOKEN = /^svc_[A-Za-z0-9_-]{43}$/;
 const CACHE_TTL_MS = 10_000;
+/** How long, and for how many hashes at most, a lookup remembers that a token does not exist. */
+const UNKNOWN_TTL_MS = 5_000;
+const UNKNOWN_MAX = 10_000;
 
 export interface Principal {
   tokenId: number;
@@ -96,6 +99,7 @@ export function checkNewToken(
 export function createTokenService(options: { db: Kysely<DB>; clock: Clock; bus: Bus }) {
   const { db, clock, bus } = options;
   const cache = new Map<string, CachedToken>();
+  const unknownTokens = new Map<string, number>();
   bus.subscribe((message) => {
     switch (message.topic) {
       case 'all':
@@ -113,6 +117,11 @@ export function createTokenService(options: { db: Kysely<DB>; clock: Clock; bus:
   async function lookup(hash: string): Promise<CachedToken | null> {
     const hit = cache.get(hash);
     if (hit && Date.now() - hit.at < CACHE_TTL_MS) return hit;
+    // A token not found is remembered for a few seconds (F8): a flood of one made-up token costs
+    // one query a window. A real token is never missed for it: its secret is random, so no one
+    // could have asked for its hash before it was created.
+    const missed = unknownTokens.get(hash);
+    if (missed !== undefined && Date.now() - missed < UNKNOWN_TTL_MS) return null;
     const row = await db
       .selectFrom('api_tokens')
       .innerJoin('accounts', 'accounts.id', 'api_tokens.account_id')
@@ -130,6 +139,9 @@ export function createTokenService(options: { db: Kysely<DB>; clock: Clock; bus:
       .executeTakeFirst();
     if (!row) {
       cache.delete(hash);
+      unknownTokens.delete(hash);
+      if (unknownTokens.size >= UNKNOWN_MAX) unknownTokens.delete(unknownTokens.keys().next().value as string);
+      unknownTokens.set(hash, Date.now());
       return null;
     }
     const { suspended_at, ...token } = row;
