@@ -2,6 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { noInputs } from '../src/admin/inputs.ts';
 import { runAdmin } from '../src/admin/run.ts';
 import { seedDemoCatalog } from '../src/core/catalog/demo-seed.ts';
 import { Browser } from './support/browser.ts';
@@ -20,6 +21,18 @@ after(() => t.close());
 const CATALOG = '/api/v1/client/catalog/';
 const admin = async (...argv: string[]) => {
   const result = await runAdmin([...argv, '--json'], async () => t.deps);
+  assert.equal(result.exitCode, 0, result.stderr);
+  return JSON.parse(result.stdout);
+};
+/** Node credentials go in on standard input (`--credentials -`), never on the command line. */
+const stdin = (text: string) => ({ ...noInputs, stdin: async () => text });
+const addNode = async (credentials: string, ...argv: string[]) => {
+  const result = await runAdmin(
+    ['nodes', 'add', ...argv, '--credentials', '-', '--json'],
+    async () => t.deps,
+    'staff',
+    stdin(credentials),
+  );
   assert.equal(result.exitCode, 0, result.stderr);
   return JSON.parse(result.stdout);
 };
@@ -62,9 +75,8 @@ describe('catalog', () => {
 
   test('availability is live: no node → no_capacity; a node → available; no free IPv4 → no_ipv4; closed location → region_closed', async () => {
     assert.equal((await planByLabel('vps-4c-8g')).regions.find((r) => r.code === 'blr1')?.reason, 'no_capacity');
-    await admin(
-      'nodes',
-      'add',
+    await addNode(
+      '{"token_id":"hp@pve!t","token_secret":"s3cret-token-value"}',
       'pve-blr1',
       '--kind',
       'proxmox',
@@ -72,8 +84,6 @@ describe('catalog', () => {
       'blr1',
       '--endpoint',
       'https://pve.example.in:8006',
-      '--credentials',
-      '{"token_id":"hp@pve!t","token_secret":"s3cret-token-value"}',
       '--capacity',
       '10',
     );
@@ -226,9 +236,8 @@ describe('catalog staff commands', () => {
   });
 
   test('node credentials are stored encrypted and never listed', async () => {
-    await admin(
-      'nodes',
-      'add',
+    await addNode(
+      '{"token_id":"hp@pve!x","token_secret":"CANARY-NODE-SECRET-42"}',
       'pve-mum1',
       '--kind',
       'proxmox',
@@ -236,8 +245,6 @@ describe('catalog staff commands', () => {
       'mum1',
       '--endpoint',
       'https://10.0.0.5:8006',
-      '--credentials',
-      '{"token_id":"hp@pve!x","token_secret":"CANARY-NODE-SECRET-42"}',
       '--settings',
       '{"node":"pve1"}',
       '--capacity',
@@ -264,11 +271,13 @@ describe('catalog staff commands', () => {
         '--endpoint',
         'ftp://x',
         '--credentials',
-        '{}',
+        '-',
         '--capacity',
         '1',
       ],
       async () => t.deps,
+      'staff',
+      stdin('{}'),
     );
     assert.match(missing.stderr, /endpoint/);
     assert.match(missing.stderr, /token_id/);

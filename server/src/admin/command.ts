@@ -2,6 +2,7 @@
 // returns both a human rendering and a JSON document (printed with --json).
 
 import type { Deps } from '../core/deps.ts';
+import type { InputReader } from './inputs.ts';
 
 export interface OptionSpec {
   type: 'string' | 'boolean';
@@ -15,6 +16,8 @@ export interface CommandInput {
   options: Record<string, string | boolean | undefined>;
   /** Who runs the command (`staff:<os user>`), recorded on decisions such as deposit approvals. */
   actor: string;
+  /** Standard input and secret files, read by the CLI process (see inputs.ts). */
+  inputs: InputReader;
 }
 
 export interface CommandOutput {
@@ -32,6 +35,11 @@ export interface Command {
   optionalArgs?: string[];
   options?: Record<string, OptionSpec>;
   run(deps: Deps, input: CommandInput): Promise<CommandOutput>;
+  /**
+   * Read what `run` will read from standard input or files, without running: the CLI calls it
+   * before sending a command over the admin socket, so the server gets the same text.
+   */
+  readInputs?(options: CommandInput['options'], inputs: InputReader): Promise<void>;
 }
 
 /** Wrong use of the CLI itself (exit 2), as opposed to a refused operation (exit 1). */
@@ -52,11 +60,59 @@ export function table(rows: Record<string, unknown>[], columns: string[]): strin
   return [line(columns), ...cells.map(line)].join('\n');
 }
 
+/**
+ * Every character a terminal may act on: C0 controls, DEL, C1 controls (U+0080–U+009F, e.g. the
+ * one-character CSI U+009B) and the Unicode bidi embeddings, overrides and isolates.
+ */
+const TERMINAL_UNSAFE = /[\p{Cc}\u202a-\u202e\u2066-\u2069]/gu;
+/** The same, less the line feed: what may not reach the terminal even between lines. */
+const TERMINAL_UNSAFE_BUT_LF = /(?!\n)[\p{Cc}\u202a-\u202e\u2066-\u2069]/gu;
+/** What JSON.stringify leaves raw inside strings (it escapes C0 itself); never structural JSON. */
+const JSON_UNESCAPED = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+const SHORT_ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+function visibleEscape(char: string): string {
+  const short = SHORT_ESCAPES[char];
+  if (short) return short;
+  const code = char.charCodeAt(0);
+  return code < 0x80 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+}
+
+/**
+ * One value as a single line of text a terminal only displays: every control character
+ * (line breaks included, so a value cannot forge a row) becomes a visible escape such as `\x1b`.
+ * For text that came from clients, nodes or anyone else: names, notes, reasons, job details.
+ */
+export function clean(value: unknown): string {
+  return formatCell(value);
+}
+
+/**
+ * The last guard, applied by runAdmin to every text the CLI prints (stdout and stderr): line
+ * breaks stay, every other control character becomes a visible escape. Values inside a line go
+ * through `clean` (via `table` or `keyValues`) first, so they cannot add lines either.
+ */
+export function terminalSafe(text: string): string {
+  return text.replace(TERMINAL_UNSAFE_BUT_LF, visibleEscape);
+}
+
+/** JSON text with the characters JSON.stringify leaves raw (DEL, C1, bidi) as \u escapes: same value. */
+export function jsonSafe(text: string): string {
+  return text.replace(JSON_UNESCAPED, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** `key   value` lines, as `show` commands print them; every value goes through `clean`. */
+export function keyValues(entries: Record<string, unknown>, width = 12): string {
+  return Object.entries(entries)
+    .map(([k, v]) => `${k.padEnd(width)} ${clean(v)}`)
+    .join('\n');
+}
+
 function formatCell(value: unknown): string {
   if (value === null || value === undefined) return '-';
   if (value instanceof Date) return value.toISOString();
-  if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
+  const text = typeof value === 'object' ? JSON.stringify(value) : String(value);
+  return text.replace(TERMINAL_UNSAFE, visibleEscape);
 }
 
 /** A positive whole-number id argument. */

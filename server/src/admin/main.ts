@@ -10,7 +10,8 @@ import { type Database, openDatabase, targetFromConfig } from '../db/database.ts
 import { DataDirLockedError, lockHolder } from '../db/lock.ts';
 import { migrateToLatest } from '../db/migrator.ts';
 import { createLogger } from '../logging.ts';
-import { type AdminResult, resolveCommand, runAdmin } from './run.ts';
+import { localInputs, recordingInputs } from './inputs.ts';
+import { type AdminResult, readCommandInputs, resolveCommand, runAdmin } from './run.ts';
 import { runRemote } from './socket.ts';
 
 async function main(argv: string[]): Promise<number> {
@@ -29,8 +30,13 @@ async function main(argv: string[]): Promise<number> {
       return false; // runAdmin reports the usage error
     }
   })();
+  const inputs = localInputs(process.stdin, (text) => process.stderr.write(text));
   if (needsDatabase && config.engine === 'pglite' && lockHolder(config.dataDir) !== null) {
-    result = await runRemote(config.dataDir, argv, actor);
+    // The server cannot see this process's standard input or working directory: read here.
+    const recording = recordingInputs(inputs);
+    result =
+      (await readCommandInputs(argv, recording.reader)) ??
+      (await runRemote(config.dataDir, argv, actor, recording.read));
   } else {
     let database: Database | null = null;
     let deps: Deps | null = null;
@@ -46,6 +52,7 @@ async function main(argv: string[]): Promise<number> {
           return deps;
         },
         actor,
+        inputs,
       );
     } finally {
       if (deps) await closeDeps(deps);

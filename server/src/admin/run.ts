@@ -4,7 +4,8 @@
 import { parseArgs } from 'node:util';
 import type { Deps } from '../core/deps.ts';
 import { isAppError } from '../core/errors.ts';
-import { type Command, UsageError } from './command.ts';
+import { type Command, jsonSafe, terminalSafe, UsageError } from './command.ts';
+import { type InputReader, noInputs } from './inputs.ts';
 import { COMMANDS } from './registry.ts';
 
 export interface AdminResult {
@@ -76,14 +77,66 @@ function commandHelp(command: Command): string {
   ].join('\n');
 }
 
-export async function runAdmin(argv: string[], getDeps: () => Promise<Deps>, actor = 'staff'): Promise<AdminResult> {
+/**
+ * Run one command line. Whatever the command prints passes through one guard here: text output
+ * (and every error message) has its control characters made visible (`terminalSafe`), JSON
+ * output has DEL, C1 and bidi characters \u-escaped too, so client-written text (notes, names,
+ * references, reasons, node messages) can never drive the staff terminal. `inputs` reads what an
+ * option takes from standard input or a file (`--credentials -`, `--credentials-file PATH`).
+ */
+export async function runAdmin(
+  argv: string[],
+  getDeps: () => Promise<Deps>,
+  actor = 'staff',
+  inputs: InputReader = noInputs,
+): Promise<AdminResult> {
+  const result = await runUnguarded(argv, getDeps, actor, inputs);
+  const json = argv.includes('--json');
+  return {
+    exitCode: result.exitCode,
+    stdout: json ? jsonSafe(result.stdout) : terminalSafe(result.stdout),
+    stderr: terminalSafe(result.stderr),
+  };
+}
+
+/**
+ * Parse a command line just far enough to read what its options take from stdin or files.
+ * A wrong command line is left for runAdmin to report; a refused read is returned as the result.
+ */
+export async function readCommandInputs(argv: string[], inputs: InputReader): Promise<AdminResult | null> {
+  let command: Command | null;
+  let options: Record<string, string | boolean | undefined>;
+  try {
+    const resolved = resolveCommand(argv);
+    if (resolved.command === null || resolved.help) return null;
+    command = resolved.command;
+    options = parseCommandArgs(command, resolved.rest).options;
+  } catch {
+    return null;
+  }
+  try {
+    await command.readInputs?.(options, inputs);
+    return null;
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    const result = failure(2, 'usage_error', error.message, argv.includes('--json'));
+    return { ...result, stdout: jsonSafe(result.stdout), stderr: terminalSafe(result.stderr) };
+  }
+}
+
+async function runUnguarded(
+  argv: string[],
+  getDeps: () => Promise<Deps>,
+  actor: string,
+  inputs: InputReader,
+): Promise<AdminResult> {
   const json = argv.includes('--json');
   try {
     const { command, rest, help } = resolveCommand(argv);
     if (command === null) return { exitCode: 0, stdout: `${helpText(rest[0])}\n`, stderr: '' };
     if (help) return { exitCode: 0, stdout: `${commandHelp(command)}\n`, stderr: '' };
     const parsed = parseCommandArgs(command, rest);
-    const output = await command.run(await getDeps(), { ...parsed, actor });
+    const output = await command.run(await getDeps(), { ...parsed, actor, inputs });
     return { exitCode: 0, stdout: json ? `${JSON.stringify(output.json, null, 2)}\n` : `${output.text}\n`, stderr: '' };
   } catch (error) {
     if (error instanceof UsageError) return failure(2, 'usage_error', error.message, json);

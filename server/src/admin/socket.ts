@@ -9,6 +9,7 @@ import { createServer, request, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Deps } from '../core/deps.ts';
+import { noInputs, type ReadInputs, replayInputs } from './inputs.ts';
 import { type AdminResult, runAdmin } from './run.ts';
 
 const MAX_SOCKET_PATH = 100; // sun_path is 108 bytes on Linux, 104 on macOS
@@ -34,11 +35,17 @@ export async function startAdminSocket(deps: Deps, dataDir: string): Promise<Ser
     req.on('end', () => {
       let argv: string[];
       let actor: string;
+      let inputs = noInputs;
       try {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { argv?: unknown; actor?: unknown };
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+          argv?: unknown;
+          actor?: unknown;
+          inputs?: unknown;
+        };
         if (!Array.isArray(body.argv) || !body.argv.every((a) => typeof a === 'string')) throw new Error('argv');
         argv = body.argv;
         actor = typeof body.actor === 'string' && /^staff:[\w.@-]{1,64}$/.test(body.actor) ? body.actor : 'staff';
+        if (body.inputs !== undefined) inputs = replayInputs(readInputs(body.inputs));
       } catch {
         res.writeHead(400).end();
         return;
@@ -52,7 +59,7 @@ export async function startAdminSocket(deps: Deps, dataDir: string): Promise<Ser
         },
         'admin command',
       );
-      runAdmin(argv, async () => deps, actor).then(
+      runAdmin(argv, async () => deps, actor, inputs).then(
         (result) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(result)),
         (error: unknown) => {
           deps.logger.error({ err: error }, 'admin command failed');
@@ -75,8 +82,28 @@ export async function startAdminSocket(deps: Deps, dataDir: string): Promise<Ser
   return server;
 }
 
-/** Run a command inside the server that holds `dataDir`. */
-export function runRemote(dataDir: string, argv: string[], actor: string): Promise<AdminResult> {
+/** What the CLI read from its standard input and files, checked for shape. */
+function readInputs(raw: unknown): ReadInputs {
+  if (raw === null || typeof raw !== 'object') throw new Error('inputs');
+  const { stdin, files } = raw as { stdin?: unknown; files?: unknown };
+  if (stdin !== undefined && typeof stdin !== 'string') throw new Error('inputs.stdin');
+  if (files !== undefined) {
+    if (files === null || typeof files !== 'object') throw new Error('inputs.files');
+    if (!Object.values(files).every((text) => typeof text === 'string')) throw new Error('inputs.files');
+  }
+  return {
+    ...(stdin === undefined ? {} : { stdin }),
+    ...(files === undefined ? {} : { files: files as Record<string, string> }),
+  };
+}
+
+/** Run a command inside the server that holds `dataDir`, with what the CLI read for it. */
+export function runRemote(
+  dataDir: string,
+  argv: string[],
+  actor: string,
+  inputs: ReadInputs = {},
+): Promise<AdminResult> {
   return new Promise((resolve, reject) => {
     const req = request(
       {
@@ -98,6 +125,6 @@ export function runRemote(dataDir: string, argv: string[], actor: string): Promi
       },
     );
     req.on('error', reject);
-    req.end(JSON.stringify({ argv, actor }));
+    req.end(JSON.stringify({ argv, actor, inputs }));
   });
 }

@@ -4,7 +4,7 @@ import { accountStatus } from '../../core/accounts/account.service.ts';
 import { AppError } from '../../core/errors.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import type { Account } from '../../db/tables.ts';
-import { type Command, table, UsageError } from '../command.ts';
+import { type Command, clean, keyValues, table, UsageError } from '../command.ts';
 
 function view(account: Account) {
   return {
@@ -21,10 +21,7 @@ function view(account: Account) {
 }
 
 function detail(account: Account): string {
-  const v = view(account);
-  return Object.entries(v)
-    .map(([k, value]) => `${k.padEnd(18)} ${value ?? '-'}`)
-    .join('\n');
+  return keyValues(view(account), 18);
 }
 
 export const accountCommands: Command[] = [
@@ -76,7 +73,7 @@ export const accountCommands: Command[] = [
     args: ['ACCOUNT'],
     async run(deps, { args }) {
       const account = await deps.accounts.markVerified((await deps.accounts.find(args[0] as string)).id);
-      return { json: view(account), text: `verified ${account.email}` };
+      return { json: view(account), text: `verified ${clean(account.email)}` };
     },
   },
   {
@@ -88,14 +85,14 @@ export const accountCommands: Command[] = [
     async run(deps, { args, options }) {
       const found = await deps.accounts.find(args[0] as string);
       if (found.suspended_at !== null)
-        throw new AppError('suspended', { message: `${found.email} is already suspended.` });
+        throw new AppError('suspended', { message: `${clean(found.email)} is already suspended.` });
       const { account, endedSessions } = await deps.accounts.suspend(
         found.id,
         (options.reason as string | undefined) ?? null,
       );
       return {
         json: { ...view(account), sessions_ended: endedSessions },
-        text: `suspended ${account.email}; ${endedSessions} session(s) ended`,
+        text: `suspended ${clean(account.email)}; ${endedSessions} session(s) ended`,
       };
     },
   },
@@ -106,9 +103,10 @@ export const accountCommands: Command[] = [
     args: ['ACCOUNT'],
     async run(deps, { args }) {
       const found = await deps.accounts.find(args[0] as string);
-      if (found.suspended_at === null) throw new AppError('conflict', { message: `${found.email} is not suspended.` });
+      if (found.suspended_at === null)
+        throw new AppError('conflict', { message: `${clean(found.email)} is not suspended.` });
       const account = await deps.accounts.unsuspend(found.id);
-      return { json: view(account), text: `unsuspended ${account.email}` };
+      return { json: view(account), text: `unsuspended ${clean(account.email)}` };
     },
   },
 ];

@@ -3,7 +3,7 @@
 import { formatPaise } from '../../core/money.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import type { DepositStatus } from '../../db/tables.ts';
-import { type Command, idArg, requiredOption, table, UsageError } from '../command.ts';
+import { type Command, clean, idArg, keyValues, requiredOption, table, UsageError } from '../command.ts';
 
 function view(d: {
   id: number;
@@ -70,12 +70,10 @@ export const depositCommands: Command[] = [
           path: deps.deposits.screenshotPath(deposit),
         },
       };
-      const text = Object.entries({
+      const text = keyValues({
         ...view(deposit),
         screenshot: `${json.screenshot.path} (${deposit.screenshot_type}, ${deposit.screenshot_bytes} bytes)`,
-      })
-        .map(([k, v]) => `${k.padEnd(12)} ${v ?? '-'}`)
-        .join('\n');
+      });
       return { json, text };
     },
   },
@@ -104,7 +102,7 @@ export const depositCommands: Command[] = [
     options: { reason: { type: 'string', required: true, description: 'why (shown to the client)' } },
     async run(deps, { args, options, actor }) {
       const { deposit } = await deps.deposits.reject(idArg(args[0]), actor, requiredOption(options, 'reason'));
-      return { json: view(deposit), text: `rejected ${deposit.public_id}: ${deposit.reason}` };
+      return { json: view(deposit), text: `rejected ${deposit.public_id}: ${clean(deposit.reason)}` };
     },
   },
 ];

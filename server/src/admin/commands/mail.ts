@@ -3,7 +3,7 @@
 
 import { AppError } from '../../core/errors.ts';
 import { isoWithOffset } from '../../core/time.ts';
-import { type Command, table, UsageError } from '../command.ts';
+import { type Command, clean, table, UsageError } from '../command.ts';
 
 export const mailCommands: Command[] = [
   {
@@ -55,9 +55,9 @@ export const mailCommands: Command[] = [
         text: content?.text ?? null,
       };
       const text = [
-        `to        ${row.to_address}`,
-        `subject   ${row.subject}`,
-        `status    ${row.status} (${row.attempts} attempt(s))${row.last_error ? `, last error: ${row.last_error}` : ''}`,
+        `to        ${clean(row.to_address)}`,
+        `subject   ${clean(row.subject)}`,
+        `status    ${row.status} (${row.attempts} attempt(s))${row.last_error ? `, last error: ${clean(row.last_error)}` : ''}`,
         '',
         content?.text ?? '(body discarded after delivery)',
       ].join('\n');

@@ -1,9 +1,36 @@
-// nodes list|add (CONTRACT §1). Credentials go in as JSON and are stored encrypted; no command
-// prints them back.
+// nodes list|add (CONTRACT §1). Credentials go in as JSON, from a file or standard input (never
+// the command line, where other local users can read them), and are stored encrypted; no
+// command prints them back.
 
 import { isoWithOffset } from '../../core/time.ts';
 import type { NodeKind } from '../../db/tables.ts';
-import { type Command, jsonOption, requiredOption, table } from '../command.ts';
+import { type Command, type CommandInput, jsonOption, requiredOption, table, UsageError } from '../command.ts';
+import type { InputReader } from '../inputs.ts';
+
+const CREDENTIALS_USAGE =
+  'give the credentials JSON with --credentials-file PATH (a file only you can read) or --credentials - (standard input)';
+
+/** The credentials JSON text, from the file or standard input; refused on the command line itself. */
+function readCredentials(options: CommandInput['options'], inputs: InputReader): Promise<string> {
+  const inline = options.credentials;
+  const file = options['credentials-file'];
+  if (inline !== undefined && file !== undefined)
+    throw new UsageError(`--credentials and --credentials-file exclude each other; ${CREDENTIALS_USAGE}`);
+  if (typeof file === 'string' && file !== '') return inputs.secretFile(file);
+  if (inline === '-') return inputs.stdin();
+  if (inline === undefined) throw new UsageError(`credentials are required: ${CREDENTIALS_USAGE}`);
+  throw new UsageError(
+    `--credentials takes only "-" (read standard input): a secret on the command line is readable by other users and kept in shell history; ${CREDENTIALS_USAGE}`,
+  );
+}
+
+function credentialsJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new UsageError('the credentials must be a JSON object, e.g. {"token_id":"…","token_secret":"…"}');
+  }
+}
 
 export const nodeCommands: Command[] = [
   {
@@ -39,17 +66,25 @@ export const nodeCommands: Command[] = [
       kind: { type: 'string', required: true, description: 'proxmox, pterodactyl or cpanel' },
       location: { type: 'string', required: true, description: 'location code' },
       endpoint: { type: 'string', required: true, description: 'API base URL, e.g. https://pve1.example.in:8006' },
-      credentials: { type: 'string', required: true, description: 'JSON object (stored encrypted)' },
+      'credentials-file': {
+        type: 'string',
+        description: 'file holding the credentials JSON object (mode 0600; stored encrypted)',
+      },
+      credentials: { type: 'string', description: '"-": read the credentials JSON object from standard input' },
       settings: { type: 'string', description: 'JSON object, e.g. {"node":"pve1","storage":"local-lvm"}' },
       capacity: { type: 'string', required: true, description: 'how many services it may carry' },
     },
-    async run(deps, { args, options }) {
+    async readInputs(options, inputs) {
+      await readCredentials(options, inputs);
+    },
+    async run(deps, { args, options, inputs }) {
+      const credentials = await readCredentials(options, inputs);
       const node = await deps.nodes.add({
         name: args[0] as string,
         kind: requiredOption(options, 'kind') as NodeKind,
         locationCode: requiredOption(options, 'location'),
         endpoint: requiredOption(options, 'endpoint'),
-        credentials: jsonOption(requiredOption(options, 'credentials'), 'credentials'),
+        credentials: credentialsJson(credentials),
         settings: jsonOption(options.settings, 'settings') ?? {},
         capacity: Number(requiredOption(options, 'capacity')),
       });

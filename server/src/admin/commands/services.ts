@@ -6,7 +6,7 @@ import type { Deps } from '../../core/deps.ts';
 import { formatPaise } from '../../core/money.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import type { Job, ServiceStatus } from '../../db/tables.ts';
-import { type Command, idArg, requiredOption, table, UsageError } from '../command.ts';
+import { type Command, clean, idArg, keyValues, requiredOption, table, UsageError } from '../command.ts';
 
 const SERVICE_STATUSES: readonly ServiceStatus[] = [
   'pending',
@@ -51,7 +51,7 @@ const outcome = (job: Job) =>
   job.status === 'succeeded'
     ? 'done'
     : job.status === 'failed'
-      ? `failed: ${job.error_message}${errorDetail(job) ? ` (${errorDetail(job)})` : ''}`
+      ? `failed: ${clean(job.error_message)}${errorDetail(job) ? ` (${clean(errorDetail(job))})` : ''}`
       : `still ${job.status} (job ${job.id}; see \`jobs show ${job.id}\`)`;
 
 export const serviceCommands: Command[] = [
@@ -144,12 +144,7 @@ export const serviceCommands: Command[] = [
         params: job.params,
         events: events.map((e) => ({ kind: e.kind, message: e.message, at: isoWithOffset(e.created_at) })),
       };
-      const text = [
-        ...Object.entries(jobRow(job)).map(([k, v]) => `${k.padEnd(12)} ${v ?? '-'}`),
-        '',
-        'events:',
-        table(json.events, ['at', 'kind', 'message']),
-      ].join('\n');
+      const text = [keyValues(jobRow(job)), '', 'events:', table(json.events, ['at', 'kind', 'message'])].join('\n');
       return { json, text };
     },
   },

@@ -2,7 +2,7 @@
 
 import { formatPaise } from '../../core/money.ts';
 import { isoWithOffset } from '../../core/time.ts';
-import { type Command, requiredOption, table } from '../command.ts';
+import { type Command, clean, requiredOption, table } from '../command.ts';
 
 export const walletCommands: Command[] = [
   {
@@ -21,7 +21,7 @@ export const walletCommands: Command[] = [
           amount: formatPaise(entry.amount_paise),
           balance: formatPaise(entry.balance_after_paise),
         },
-        text: `credited ₹${formatPaise(entry.amount_paise)} to ${account.email} (${entry.public_id}); balance ₹${formatPaise(entry.balance_after_paise)}`,
+        text: `credited ₹${formatPaise(entry.amount_paise)} to ${clean(account.email)} (${entry.public_id}); balance ₹${formatPaise(entry.balance_after_paise)}`,
       };
     },
   },
@@ -47,7 +47,7 @@ export const walletCommands: Command[] = [
       }));
       return {
         json: { account: account.email, balance: formatPaise(balance), currency: 'INR', transactions: rows },
-        text: `${account.email}: ₹${formatPaise(balance)}\n\n${table(rows, ['public_id', 'kind', 'amount', 'balance_after', 'note', 'at'])}`,
+        text: `${clean(account.email)}: ₹${formatPaise(balance)}\n\n${table(rows, ['public_id', 'kind', 'amount', 'balance_after', 'note', 'at'])}`,
       };
     },
   },

@@ -54,6 +54,20 @@ export function nameProblem(raw: string): string | null {
   return null;
 }
 
+/**
+ * Free text a client writes for staff to read (a request's note): no control characters, which
+ * could drive the staff terminal (escape sequences, a carriage return over a line). Line feeds
+ * are allowed when `multiline`; a carriage return, tab, ESC, BEL, DEL or C1 character never is.
+ */
+export function freeTextProblem(raw: string, { multiline = false }: { multiline?: boolean } = {}): string | null {
+  const control = multiline ? /(?!\n)\p{Cc}/u : CONTROL;
+  if (control.test(raw))
+    return multiline
+      ? 'must not contain control characters (line breaks are allowed)'
+      : 'must not contain control characters';
+  return null;
+}
+
 export function emailProblem(raw: string): string | null {
   const email = normalizeIdentifier(raw);
   if (email.length > 254 || (email.split('@')[0]?.length ?? 0) > 64) return 'is too long';

@@ -45,21 +45,61 @@ export async function addRange(
     gateway = toInt(parsed.range[0].toString());
     if (gateway < first || gateway > last) throw AppError.fields({ gateway: `must be inside ${cidr.text}` });
   }
-  const rows = [];
+  const rows: { location_id: number; address: string; prefix: number; gateway: string }[] = [];
   for (let host = first; host <= last; host++) {
     if (host !== gateway)
       rows.push({ location_id: locationId, address: toText(host), prefix, gateway: toText(gateway) });
   }
-  let added = 0;
-  for (let i = 0; i < rows.length; i += 500) {
-    const result = await db
-      .insertInto('ipv4_addresses')
-      .values(rows.slice(i, i + 500))
-      .onConflict((oc) => oc.column('address').doNothing())
-      .executeTakeFirst();
-    added += Number(result.numInsertedOrUpdatedRows ?? 0n);
-  }
-  return { cidr: cidr.text, gateway: toText(gateway), added, skipped: rows.length - added };
+  // One transaction: an address another location owns refuses the whole range (nothing added),
+  // and a range added by two staff at once cannot slip between the insert and the check.
+  const inTransaction = (work: (trx: Kysely<DB>) => Promise<AddedRange>) =>
+    db.isTransaction ? work(db) : db.transaction().execute(work);
+  return inTransaction(async (trx) => {
+    let added = 0;
+    const owners = new Map<number, number>(); // location id → addresses of this range it holds
+    for (let i = 0; i < rows.length; i += 500) {
+      const chunk = rows.slice(i, i + 500);
+      const result = await trx
+        .insertInto('ipv4_addresses')
+        .values(chunk)
+        .onConflict((oc) => oc.column('address').doNothing())
+        .executeTakeFirst();
+      const inserted = Number(result.numInsertedOrUpdatedRows ?? 0n);
+      added += inserted;
+      if (inserted === chunk.length) continue;
+      const taken = await trx
+        .selectFrom('ipv4_addresses')
+        .select('location_id')
+        .select((eb) => eb.fn.countAll<string>().as('count'))
+        .where(
+          'address',
+          'in',
+          chunk.map((r) => r.address),
+        )
+        .where('location_id', '<>', locationId)
+        .groupBy('location_id')
+        .execute();
+      for (const t of taken) owners.set(t.location_id, (owners.get(t.location_id) ?? 0) + Number(t.count));
+    }
+    if (owners.size > 0) {
+      const codes = await trx
+        .selectFrom('locations')
+        .select(['id', 'code'])
+        .where('id', 'in', [...owners.keys()])
+        .execute();
+      const byCode = [...owners].map(
+        ([id, count]) => [codes.find((c) => c.id === id)?.code ?? `#${id}`, count] as const,
+      );
+      const parts = byCode.map(
+        ([code, count]) => `${count} ${count === 1 ? 'address belongs' : 'addresses belong'} to location ${code}`,
+      );
+      throw new AppError('conflict', {
+        message: `${cidr.text} overlaps another location's pool: ${parts.join(', ')}. Nothing was added.`,
+        details: { owners: Object.fromEntries(byCode) },
+      });
+    }
+    return { cidr: cidr.text, gateway: toText(gateway), added, skipped: rows.length - added };
+  });
 }
 
 export interface AllocatedAddress {

@@ -4,6 +4,7 @@
 
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { freeTextProblem } from '../../core/accounts/rules.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import type { ServiceDetail } from '../../core/services/service.service.ts';
@@ -150,7 +151,12 @@ export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps
             Type.Literal('request_suspend'),
             Type.Literal('request_terminate'),
           ]),
-          note: Type.Optional(Type.String({ maxLength: 1000, description: 'why (for staff)' })),
+          note: Type.Optional(
+            Type.String({
+              maxLength: 1000,
+              description: 'why (for staff); line breaks allowed, other control characters are 422',
+            }),
+          ),
         }),
         response: {
           200: Type.Union([
@@ -175,6 +181,8 @@ export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps
         action: 'renew' | 'request_suspend' | 'request_terminate';
         note?: string;
       };
+      const noteProblem = body.note === undefined ? null : freeTextProblem(body.note, { multiline: true });
+      if (noteProblem) throw AppError.fields({ note: noteProblem });
       if (body.action === 'renew') {
         const { order, service } = await deps.orders.renew(session.account.id, body.id);
         return {
