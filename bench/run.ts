@@ -12,6 +12,7 @@ const BENCHES: Record<
   health: () => import('./health.ts'),
   orders: () => import('./orders.ts'),
   token: () => import('./token.ts'),
+  startup: () => import('./startup.ts'),
 };
 
 async function main(): Promise<void> {

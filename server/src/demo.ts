@@ -3,11 +3,11 @@
 // really runs through the real drivers. The emulator keeps its VMs in DATA_DIR/emulators/, and
 // its API token is derived from SECRET_KEY, so restarts keep everything consistent.
 
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { startProxmoxEmulator } from '../../emulators/src/proxmox/index.ts';
 import { encryptSecret, hmacHex } from './core/crypto/secrets.ts';
 import type { Deps } from './core/deps.ts';
+import { ensurePrivateDir } from './db/lock.ts';
 
 const DEMO_REGIONS = ['mum1', 'blr1', 'del1'];
 
@@ -24,7 +24,7 @@ function demoSecret(secretKey: Buffer, purpose: string): string {
 
 export async function startDemoUpstreams(deps: Deps): Promise<DemoUpstreams> {
   const dir = join(deps.config.dataDir, 'emulators');
-  mkdirSync(dir, { recursive: true });
+  ensurePrivateDir(dir); // 0700, like the rest of DATA_DIR (F4)
   const proxmox = await startProxmoxEmulator({
     node: 'pve',
     tokenId: 'hostplane@pve!demo',

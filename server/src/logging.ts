@@ -2,6 +2,7 @@
 // likely to appear (headers, bodies, query strings). Our own log calls name error codes
 // `errorCode`, never `code`, because `code` is redacted (it is also the OTP field's name).
 
+import { fstatSync, write, writeSync } from 'node:fs';
 import pino, { type DestinationStream, type Logger } from 'pino';
 
 const SECRET_KEYS = ['password', 'current_password', 'token', 'csrf_token', 'secret', 'api_key', 'otp'];
@@ -50,7 +51,166 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       },
     },
     // stdout by default, written asynchronously: under load many lines go out in one write
-    // instead of one blocking write per request; pino flushes what is pending on exit.
-    destination ?? pino.destination({ dest: 1, sync: false }),
+    // instead of one blocking write per request.
+    destination ?? stdoutSink(),
   );
+}
+
+/**
+ * The process log destination: stdout, asynchronous and batched, and never able to hold the
+ * process up. It replaces `pino.destination({ sync: false })` (sonic-boom), whose exit hook
+ * (registered by pino through on-exit-leak-free) calls `flushSync()`; that loop retries a full
+ * non-blocking pipe (EAGAIN) forever with a 100 ms `Atomics.wait` between tries, and retries any
+ * other error (EPIPE included) forever too, so a server whose log reader stopped reading stayed
+ * alive after SIGTERM in a futex wait. Here:
+ *  - a full pipe (EAGAIN) is retried from a timer that does not keep the process alive;
+ *  - any other write error (EPIPE: the reader is gone) stops logging for good, silently;
+ *  - at most MAX_QUEUED characters wait; beyond that lines are dropped (and counted);
+ *  - at exit, what is still queued gets one bounded synchronous attempt (EXIT_FLUSH_MS).
+ */
+export class LogSink implements DestinationStream {
+  static readonly MAX_QUEUED = 8 * 1024 * 1024;
+  static readonly EXIT_FLUSH_MS = 500;
+  static readonly RETRY_MS = 50;
+  readonly #fd: number;
+  #queue: string[] = [];
+  #queued = 0;
+  /** The bytes of the write in flight (or waiting to be retried), if any. */
+  #inFlight: Buffer | null = null;
+  #broken = false;
+  #retry: NodeJS.Timeout | null = null;
+  #idle: (() => void)[] = [];
+  dropped = 0;
+
+  constructor(fd: number) {
+    this.#fd = fd;
+  }
+
+  get broken(): boolean {
+    return this.#broken;
+  }
+
+  write(line: string): boolean {
+    if (this.#broken) return true;
+    if (this.#queued + line.length > LogSink.MAX_QUEUED) {
+      this.dropped++;
+      return true;
+    }
+    this.#queue.push(line);
+    this.#queued += line.length;
+    if (this.#inFlight === null) this.#next();
+    return true;
+  }
+
+  /** Resolves once everything queued is written, the sink is broken, or `timeoutMs` passed. */
+  flush(timeoutMs: number): Promise<void> {
+    if (this.#inFlight === null && this.#queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, timeoutMs);
+      timer.unref();
+      const self = this;
+      function done() {
+        clearTimeout(timer);
+        self.#idle = self.#idle.filter((f) => f !== done);
+        resolve();
+      }
+      this.#idle.push(done);
+    });
+  }
+
+  /** Best effort at exit: never blocks longer than `budgetMs`, never throws. */
+  flushSync(budgetMs = LogSink.EXIT_FLUSH_MS): void {
+    if (this.#broken) return;
+    // A write in flight belongs to the thread pool (writing it again could duplicate it); one
+    // waiting for its retry timer is ours to write now.
+    const waiting = this.#retry !== null ? this.#inFlight : null;
+    let buf = Buffer.concat([waiting ?? Buffer.alloc(0), Buffer.from(this.#queue.join(''))]);
+    if (waiting !== null) this.#inFlight = null;
+    this.#queue = [];
+    this.#queued = 0;
+    if (this.#retry !== null) clearTimeout(this.#retry);
+    this.#retry = null;
+    const deadline = Date.now() + budgetMs;
+    const pause = new Int32Array(new SharedArrayBuffer(4));
+    while (buf.length > 0) {
+      try {
+        buf = buf.subarray(writeSync(this.#fd, buf));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EAGAIN' || Date.now() >= deadline) {
+          this.#broken = true;
+          return;
+        }
+        Atomics.wait(pause, 0, 0, 10);
+      }
+    }
+  }
+
+  #next(): void {
+    if (this.#inFlight === null) {
+      if (this.#queue.length === 0) {
+        const idle = this.#idle;
+        this.#idle = [];
+        for (const done of idle) done();
+        return;
+      }
+      this.#inFlight = Buffer.from(this.#queue.join(''));
+      this.#queue = [];
+      this.#queued = 0;
+    }
+    const buf = this.#inFlight;
+    write(this.#fd, buf, 0, buf.length, null, (error, written) => {
+      if (this.#inFlight !== buf) return; // taken over by flushSync at exit
+      if (error) {
+        if (error.code === 'EAGAIN') {
+          // The reader is slow or stopped: try again later, without keeping the process alive.
+          this.#retry = setTimeout(() => {
+            this.#retry = null;
+            this.#next();
+          }, LogSink.RETRY_MS);
+          this.#retry.unref();
+          return;
+        }
+        this.#fail();
+        return;
+      }
+      this.#inFlight = written < buf.length ? buf.subarray(written) : null;
+      this.#next();
+    });
+  }
+
+  #fail(): void {
+    this.#broken = true;
+    this.#inFlight = null;
+    this.#queue = [];
+    this.#queued = 0;
+    const idle = this.#idle;
+    this.#idle = [];
+    for (const done of idle) done();
+  }
+}
+
+let processSink: LogSink | null = null;
+
+/** The one stdout sink of this process, with its bounded exit flush. */
+export function stdoutSink(): LogSink {
+  if (processSink !== null) return processSink;
+  // For a pipe or socket, let libuv set O_NONBLOCK (it does when process.stdout is created), so a
+  // write to a full pipe fails with EAGAIN instead of blocking a thread-pool thread, which
+  // process.exit would then wait for forever. Its 'error' (EPIPE) must not crash the process.
+  try {
+    const stat = fstatSync(1);
+    if (stat.isFIFO() || stat.isSocket()) process.stdout.on('error', () => {});
+  } catch {
+    // no stdout at all: writes fail and the sink goes quiet
+  }
+  process.stderr.on('error', () => {});
+  processSink = new LogSink(1);
+  const sink = processSink;
+  process.on('exit', () => sink.flushSync());
+  return sink;
+}
+
+/** Waits (at most `timeoutMs`) for the process log to be written; never hangs on a stuck reader. */
+export async function flushProcessLog(timeoutMs: number): Promise<void> {
+  await processSink?.flush(timeoutMs);
 }

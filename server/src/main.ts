@@ -14,13 +14,15 @@ import { DataDirLockedError } from './db/lock.ts';
 import { migrateToLatest } from './db/migrator.ts';
 import { startDemoUpstreams } from './demo.ts';
 import { buildServer } from './http/server.ts';
-import { createLogger } from './logging.ts';
+import { createLogger, flushProcessLog } from './logging.ts';
 import { analyzeEmbedded } from './worker/sweep.ts';
 import { startWorker } from './worker/worker.ts';
 
 type Role = 'all' | 'api' | 'worker';
 
 const SHUTDOWN_GRACE_MS = 15_000;
+/** How long a clean stop waits for the log to reach its reader; a stuck reader loses the tail. */
+const LOG_FLUSH_MS = 1_000;
 
 function parseRole(argv: string[]): Role {
   const flag = argv.find((a) => a.startsWith('--role='));
@@ -31,6 +33,9 @@ function parseRole(argv: string[]): Role {
 }
 
 async function main(): Promise<void> {
+  // F4: everything this process creates (the embedded database's files, the secret key, uploads,
+  // the emulators' state) is private to the user running it, whatever umask it was started with.
+  process.umask(0o077);
   const role = parseRole(process.argv.slice(2));
   const config: Config = loadConfig(process.env);
   if (role !== 'all' && config.engine === 'pglite') {
@@ -96,15 +101,23 @@ async function main(): Promise<void> {
   );
 
   let stopping = false;
+  // Every way out goes through process.exit, whose exit hooks are bounded (the log sink gives up
+  // on a pipe that cannot take its tail), so a stuck or vanished log reader cannot keep us alive.
   const shutdown = async (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      logger.warn({ signal }, 'second signal during shutdown; exiting now');
+      process.exit(1);
+    }
     stopping = true;
     logger.info({ signal }, 'shutting down');
+    // The grace timer runs on the event loop, which nothing here blocks: log writes are
+    // asynchronous and retried from (unref'd) timers.
     const force = setTimeout(() => {
       logger.error('shutdown took too long; exiting');
       process.exit(1);
     }, SHUTDOWN_GRACE_MS);
     force.unref();
+    let code = 0;
     try {
       await app?.close(); // stops accepting, waits for in-flight requests
       adminSocket?.close();
@@ -112,14 +125,15 @@ async function main(): Promise<void> {
       await demo?.stop();
       await database.close(); // releases the embedded lock
       logger.info('stopped');
-      process.exit(0);
     } catch (error) {
       logger.error({ err: error }, 'shutdown failed');
-      process.exit(1);
+      code = 1;
     }
+    await flushProcessLog(LOG_FLUSH_MS);
+    process.exit(code);
   };
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
 }
 
 main().catch((error: unknown) => {

@@ -31,7 +31,7 @@ async function startEmulator(): Promise<{ url: string; tokenId: string; tokenSec
     {},
   );
   cleanups.push(() => void running.child.kill('SIGKILL'));
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 120_000; // only guards against a hang
   while (!running.output().includes('"url"')) {
     assert.ok(Date.now() < deadline, running.output());
     await new Promise((r) => setTimeout(r, 50));

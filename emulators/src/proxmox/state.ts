@@ -138,6 +138,7 @@ export class NodeState {
     writeFileSync(
       partial,
       JSON.stringify({ version: 2, vms: [...this.vms.values()], tasks: [...this.tasks.values()] }),
+      { mode: 0o600 }, // the emulator's state is private to its owner, like the data directory
     );
     renameSync(partial, this.file);
   }

@@ -46,6 +46,8 @@ async function main(argv: string[]): Promise<number> {
       result = await runAdmin(
         argv,
         async () => {
+          // Files the CLI creates in an embedded data directory are private, as the server's (F4).
+          process.umask(0o077);
           database = await openDatabase(targetFromConfig(config, 'admin CLI'), logger);
           await migrateToLatest(database.db);
           deps = await createDeps(config, database, logger);

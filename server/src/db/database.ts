@@ -3,7 +3,6 @@
 // pg-boss and the rate limiter all share the same pg.Pool and see identical result types.
 // Embedded mode is single-process: it holds a lock file in the data directory for its life.
 
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
@@ -11,7 +10,7 @@ import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { acquireDataDirLock, type DataDirLock } from './lock.ts';
+import { acquireDataDirLock, type DataDirLock, ensurePrivateDir, tightenTree } from './lock.ts';
 import type { DB } from './tables.ts';
 
 /** How long a query waits for a free connection before failing (a nested use of the outer `db`
@@ -80,18 +79,37 @@ async function openEmbedded(
   let lock: DataDirLock | null = null;
   let storage: string | undefined;
   if (target.dataDir !== null) {
+    // F4: the data directory holds the whole database; nobody but its owner may enter it.
+    const loose = ensurePrivateDir(target.dataDir);
     lock = acquireDataDirLock(target.dataDir, target.role ?? 'hostplane');
     storage = join(target.dataDir, 'pglite');
-    mkdirSync(storage, { recursive: true });
+    try {
+      ensurePrivateDir(storage);
+      // Files left by older versions (0666, 0755); what is created from now on is private
+      // through the umask and the tightening after PGlite.create below.
+      const tightened = tightenTree(storage);
+      if (loose || tightened > 0)
+        logger?.warn(
+          { dataDir: target.dataDir, tightened: tightened + (loose ? 1 : 0) },
+          'the data directory was open to other users; removed group and other permissions',
+        );
+    } catch (error) {
+      lock.release();
+      throw error;
+    }
   }
-  let pglite: PGlite;
+  let pglite: PGlite | undefined;
   try {
     pglite = await PGlite.create({
       ...(storage === undefined ? {} : { dataDir: storage }),
       ...(target.loadDataDir === undefined ? {} : { loadDataDir: target.loadDataDir }),
       extensions: { pg_trgm },
     });
+    // PGlite unpacks a new cluster with the modes of its bundled archive (0666, 0755), not
+    // through the umask: take group and other bits off what it just created.
+    if (storage !== undefined) tightenTree(storage);
   } catch (error) {
+    await pglite?.close().catch(() => {});
     lock?.release();
     throw error;
   }

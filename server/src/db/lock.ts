@@ -3,7 +3,18 @@
 // its whole life. A lock left by a dead process is taken over; one held by a live process
 // refuses with a message naming the holder.
 
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 
@@ -38,9 +49,46 @@ export interface DataDirLock {
   release(): void;
 }
 
+/**
+ * Create `dir` (and missing parents) as 0700, or take group and other bits off an existing one.
+ * Returns true when an existing directory had to be tightened.
+ */
+export function ensurePrivateDir(dir: string): boolean {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const mode = lstatSync(dir).mode & 0o777;
+  if ((mode & 0o077) === 0) return false;
+  chmodSync(dir, mode & 0o700);
+  return true;
+}
+
+/**
+ * Take group and other permission bits off everything under `root` (symbolic links are left
+ * alone and not followed). Older versions created the embedded database's files 0666 and its
+ * directories 0755; this makes such a data directory private. Returns how many were changed.
+ */
+export function tightenTree(root: string): number {
+  let changed = 0;
+  const walk = (path: string) => {
+    let stat: ReturnType<typeof lstatSync>;
+    try {
+      stat = lstatSync(path);
+    } catch {
+      return; // removed meanwhile
+    }
+    if (stat.isSymbolicLink()) return;
+    if ((stat.mode & 0o077) !== 0) {
+      chmodSync(path, stat.mode & 0o700);
+      changed++;
+    }
+    if (stat.isDirectory()) for (const name of readdirSync(path)) walk(join(path, name));
+  };
+  walk(root);
+  return changed;
+}
+
 /** Take the lock or throw DataDirLockedError. `role` is shown to whoever is refused. */
 export function acquireDataDirLock(dataDir: string, role: string): DataDirLock {
-  mkdirSync(dataDir, { recursive: true });
+  ensurePrivateDir(dataDir);
   const path = join(dataDir, LOCK_FILE);
   const me: LockOwner = {
     pid: process.pid,

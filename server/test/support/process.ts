@@ -49,8 +49,12 @@ export async function runToEnd(script: string, args: string[], env: Record<strin
   return { code, output: running.output() };
 }
 
-/** Poll GET url until it answers 200 with JSON, or fail after `timeoutMs`. */
-export async function waitForJson(url: string, running: Running, timeoutMs = 30_000): Promise<Record<string, unknown>> {
+/** Poll GET url until it answers 200 with JSON; `timeoutMs` only guards against a hang. */
+export async function waitForJson(
+  url: string,
+  running: Running,
+  timeoutMs = 120_000,
+): Promise<Record<string, unknown>> {
   const deadline = Date.now() + timeoutMs;
   let exitCode: number | null | undefined;
   void running.exited.then((code) => {
