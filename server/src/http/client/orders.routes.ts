@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../../core/deps.ts';
-import { keyFieldRule, requestKey, runIdempotent } from '../../core/idempotency.ts';
+import { findReplay, keyFieldRule, requestKey, runIdempotent } from '../../core/idempotency.ts';
 import { formatPaise } from '../../core/money.ts';
 import { DEFAULT_OS_SLUG, type Placed } from '../../core/orders/order.service.ts';
 import { orderFieldRules } from '../../core/orders/order-input.ts';
@@ -115,7 +115,9 @@ export async function orderRoutes(app: FastifyInstance, { deps }: { deps: Deps }
           "hostname's first label, else the domain, else `<type>-<6 characters>`; region to the plan's first open one. " +
           'The debit, the order, the service, the job and the idempotency record commit together. Every failing field ' +
           'is reported at once. Errors: 422 insufficient_funds / domain_required / bad_domain / bad_config_<field> ' +
-          '(the first failing field), 409 unavailable:<reason> / idempotency_conflict / idempotency_in_progress.',
+          '(the first failing field), 409 unavailable:<reason> / idempotency_conflict / idempotency_in_progress, ' +
+          '429 after 10 orders in an hour per account, counted with deploys on the token surface (decided before any ' +
+          'charge; refused orders and replays do not count).',
         body: mutationBody({
           plan_id: Type.Integer({ minimum: 1 }),
           config: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { maxProperties: 20 })),
@@ -138,11 +140,26 @@ export async function orderRoutes(app: FastifyInstance, { deps }: { deps: Deps }
       };
       const key = requestKey(body.idempotency_key, request.headers['idempotency-key']);
       const input = { plan: body.plan_id, config: body.config ?? {}, domain: body.domain ?? null };
-      const answer = await runIdempotent(
-        deps.database.db,
-        { accountId: session.account.id, key, scope: 'client.orders', payload: input },
-        async (trx) => ({ status: 201, body: placedBody(await deps.orders.place(trx, session.account.id, input)) }),
-      );
+      const idempotent = { accountId: session.account.id, key, scope: 'client.orders', payload: input };
+      // The per-account deploy allowance (deploy_account, shared with the token surface's
+      // POST /instances). A replay is no new order: answered before it, even when it is spent.
+      let answer = await findReplay(deps.database.db, idempotent);
+      if (answer === null) {
+        const quotaKey = `account:${session.account.id}`;
+        await deps.limits.consume('deploy_account', quotaKey);
+        try {
+          answer = await runIdempotent(deps.database.db, idempotent, async (trx) => ({
+            status: 201,
+            body: placedBody(await deps.orders.place(trx, session.account.id, input)),
+          }));
+        } catch (error) {
+          // Only orders that were placed count against the hourly allowance.
+          await deps.limits.refund('deploy_account', quotaKey);
+          throw error;
+        }
+        // Stored by a twin request that finished between the look and the run.
+        if (answer.replayed) await deps.limits.refund('deploy_account', quotaKey);
+      }
       if (answer.replayed) reply.header('Idempotent-Replayed', 'true');
       return reply
         .code(answer.status as 201)
