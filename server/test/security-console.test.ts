@@ -177,7 +177,9 @@ describe('F3: the console relay holds a bounded amount of memory', () => {
 });
 
 describe('F3: caps and limits on consoles and live reads', () => {
-  test('the 5th open console of an account is refused with 429; closing one frees a place', async () => {
+  test('the 5th open console of an account is refused with 429; closing one frees a place', {
+    timeout: 90_000,
+  }, async () => {
     const { api, id } = await withVps();
     const tickets = [];
     for (let i = 0; i < 5; i++) tickets.push(await ticket(api, id));
@@ -258,7 +260,9 @@ describe('F3: caps and limits on consoles and live reads', () => {
 });
 
 describe('F10: revoked access closes consoles and refuses tickets', () => {
-  test('suspension closes the open console (1008) and an unused ticket can no longer be redeemed', async () => {
+  test('suspension closes the open console (1008) and an unused ticket can no longer be redeemed', {
+    timeout: 90_000,
+  }, async () => {
     const { api, id } = await withVps();
     const spare = await ticket(api, id);
     const open = await openConsole(await ticket(api, id));
@@ -270,7 +274,7 @@ describe('F10: revoked access closes consoles and refuses tickets', () => {
     await waitFor('the session released', async () => (await openSessions(api.accountId)) === 0, WAIT);
   });
 
-  test('a password reset closes the open console', async () => {
+  test('a password reset closes the open console', { timeout: 90_000 }, async () => {
     const { api, id } = await withVps();
     const open = await openConsole(await ticket(api, id));
     const forgot = await new Browser(u.t, freshIp()).post('/api/v1/client/auth/forgot/', { identifier: api.email });
