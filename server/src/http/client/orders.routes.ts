@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../../core/deps.ts';
-import { findReplay, keyFieldRule, requestKey, runIdempotent } from '../../core/idempotency.ts';
+import { keyFieldRule, requestKey, runIdempotent } from '../../core/idempotency.ts';
 import { formatPaise } from '../../core/money.ts';
 import { DEFAULT_OS_SLUG, type Placed } from '../../core/orders/order.service.ts';
 import { orderFieldRules } from '../../core/orders/order-input.ts';
@@ -142,23 +142,21 @@ export async function orderRoutes(app: FastifyInstance, { deps }: { deps: Deps }
       const input = { plan: body.plan_id, config: body.config ?? {}, domain: body.domain ?? null };
       const idempotent = { accountId: session.account.id, key, scope: 'client.orders', payload: input };
       // The per-account deploy allowance (deploy_account, shared with the token surface's
-      // POST /instances). A replay is no new order: answered before it, even when it is spent.
-      let answer = await findReplay(deps.database.db, idempotent);
-      if (answer === null) {
-        const quotaKey = `account:${session.account.id}`;
-        await deps.limits.consume('deploy_account', quotaKey);
-        try {
-          answer = await runIdempotent(deps.database.db, idempotent, async (trx) => ({
-            status: 201,
-            body: placedBody(await deps.orders.place(trx, session.account.id, input)),
-          }));
-        } catch (error) {
-          // Only orders that were placed count against the hourly allowance.
-          await deps.limits.refund('deploy_account', quotaKey);
-          throw error;
-        }
-        // Stored by a twin request that finished between the look and the run.
-        if (answer.replayed) await deps.limits.refund('deploy_account', quotaKey);
+      // POST /instances), counted inside the idempotent run: a replay (answered from the stored
+      // record) and a twin still in progress (409) never count, even when the allowance is spent.
+      const quotaKey = `account:${session.account.id}`;
+      let counted = false;
+      let answer: Awaited<ReturnType<typeof runIdempotent>>;
+      try {
+        answer = await runIdempotent(deps.database.db, idempotent, async (trx) => {
+          await deps.limits.consume('deploy_account', quotaKey);
+          counted = true;
+          return { status: 201, body: placedBody(await deps.orders.place(trx, session.account.id, input)) };
+        });
+      } catch (error) {
+        // Only orders that were placed count against the hourly allowance.
+        if (counted) await deps.limits.refund('deploy_account', quotaKey);
+        throw error;
       }
       if (answer.replayed) reply.header('Idempotent-Replayed', 'true');
       return reply
