@@ -2,15 +2,45 @@
 // §2.4, §2.7): API-token auth like any path, then the ticket from vncproxy/termproxy. VNC answers
 // with an RFB greeting and echoes; a serial (termproxy) session first needs `<user>:<ticket>\n`,
 // answers `OK`, then echoes what is typed (frames `0:<length>:<data>`).
+//
+// Test knobs (ConsoleKnobs): `hold` leaves console upgrades unanswered until it is cleared (a
+// slow node: what a client sends meanwhile waits in the relay); `flood` makes a VNC console send
+// that many bytes after its greeting, 64 KiB at a time, each only once the previous one was
+// written (a guest flooding its console, at the pace the reader takes it); `flushed` counts them.
 
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { NodeState } from './state.ts';
 
-export function consoleUpgrade(state: NodeState, authOk: (req: IncomingMessage) => boolean) {
+export interface ConsoleKnobs {
+  hold: boolean;
+  flood: number;
+  flushed: number;
+}
+
+export function consoleKnobs(): ConsoleKnobs {
+  return { hold: false, flood: 0, flushed: 0 };
+}
+
+const FLOOD_CHUNK = 64 * 1024;
+
+export function consoleUpgrade(
+  state: NodeState,
+  authOk: (req: IncomingMessage) => boolean,
+  knobs: ConsoleKnobs = consoleKnobs(),
+) {
   const wss = new WebSocketServer({ noServer: true });
-  return (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+  const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (knobs.hold) {
+      const wait = setInterval(() => {
+        if (knobs.hold) return;
+        clearInterval(wait);
+        upgrade(req, socket, head);
+      }, 20);
+      socket.once('close', () => clearInterval(wait));
+      return;
+    }
     const url = new URL(req.url ?? '/', 'http://emulator');
     const match = /^\/api2\/json\/nodes\/[^/]+\/qemu\/(\d+)\/vncwebsocket$/.exec(url.pathname);
     const ticket = url.searchParams.get('vncticket') ?? '';
@@ -33,6 +63,17 @@ export function consoleUpgrade(state: NodeState, authOk: (req: IncomingMessage) 
       if (grant.kind === 'vnc') {
         ws.send(Buffer.from('RFB 003.008\n'));
         ws.on('message', (data, isBinary) => ws.send(data, { binary: isBinary }));
+        let left = knobs.flood;
+        const more = (error?: Error) => {
+          if (error || left <= 0 || ws.readyState !== ws.OPEN) return;
+          const n = Math.min(FLOOD_CHUNK, left);
+          left -= n;
+          ws.send(Buffer.alloc(n, 0x41), { binary: true }, (failed) => {
+            if (!failed) knobs.flushed += n;
+            more(failed);
+          });
+        };
+        more();
         return;
       }
       let authenticated = false;
@@ -52,4 +93,5 @@ export function consoleUpgrade(state: NodeState, authOk: (req: IncomingMessage) 
       });
     });
   };
+  return upgrade;
 }

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type RequestListener, type ServerRe
 import { createServer as createTlsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import { handle } from './api.ts';
-import { consoleUpgrade } from './console.ts';
+import { type ConsoleKnobs, consoleKnobs, consoleUpgrade } from './console.ts';
 import { type FaultKnobs, NO_FAULTS, parseFaults, takeError, takeLoss } from './faults.ts';
 import { apiPath, authFailure, parseParams, readBody, routeKey, send, sendError } from './http.ts';
 import { NodeState } from './state.ts';
@@ -44,6 +44,8 @@ export interface ProxmoxEmulator {
   state: NodeState;
   /** API calls received, by `METHOD /path` with ids replaced by `:` (e.g. `POST /nodes/:/qemu/:/clone`). */
   calls: Map<string, number>;
+  /** Console test knobs: hold upgrades, flood VNC consoles (console.ts). */
+  console: ConsoleKnobs;
   setFaults(faults: Partial<FaultKnobs>): Promise<void>;
   /** Whether `password` is the cloud-init password set on the VM. */
   checkPassword(vmid: number, password: string): boolean;
@@ -166,9 +168,10 @@ export async function startProxmoxEmulator(options: ProxmoxEmulatorOptions = {})
     });
   };
   const server = options.tls ? createTlsServer(options.tls, listener) : createServer(listener);
+  const knobs = consoleKnobs();
   server.on(
     'upgrade',
-    consoleUpgrade(state, (req) => !authFailure(req.headers.authorization, tokenId, tokenSecret)),
+    consoleUpgrade(state, (req) => !authFailure(req.headers.authorization, tokenId, tokenSecret), knobs),
   );
   server.on(options.tls ? 'secureConnection' : 'connection', (socket: Socket) => {
     sockets.add(socket);
@@ -190,12 +193,14 @@ export async function startProxmoxEmulator(options: ProxmoxEmulatorOptions = {})
     faults,
     state,
     calls,
+    console: knobs,
     async setFaults(change) {
       applyFaults(parseFaults(change));
     },
     checkPassword: (vmid, password) => state.vms.get(vmid)?.config.cipassword === password,
     reset({ vms = false } = {}) {
       Object.assign(faults, NO_FAULTS);
+      Object.assign(knobs, consoleKnobs());
       calls.clear();
       if (!vms) return;
       for (const vm of [...state.vms.values()]) if (!vm.template) state.vms.delete(vm.vmid);

@@ -120,11 +120,18 @@ export async function createDeps(
   const orders = createOrderService({ db, jobs, clock });
   const services = createServiceService({ db, secretKey, clock });
   const backends = createBackends(nodes, overrides.driverTiming);
-  const serviceActions = createServiceActions({ db, jobs, backends, services, bus });
+  const serviceActions = createServiceActions({ db, jobs, backends, services, bus, limits });
   const serviceStaff = createServiceStaff({ db, jobs, nodes, backends, clock });
   const tokens = createTokenService({ db, clock, bus });
   const requestLog = createRequestLog(db, logger.child({ component: 'request-log' }));
-  const consoles = createConsoles({ db, secretKey, clock, publicUrl: config.publicUrl, actions: serviceActions });
+  const consoles = createConsoles({
+    db,
+    secretKey,
+    clock,
+    publicUrl: config.publicUrl,
+    actions: serviceActions,
+    limits,
+  });
   return {
     config,
     logger,

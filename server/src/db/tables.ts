@@ -348,6 +348,15 @@ export interface ConsoleTicketsTable {
   created_at: CreatedAt;
 }
 
+export interface ConsoleSessionsTable {
+  id: Generated<number>;
+  account_id: number;
+  service_id: number;
+  node_id: number;
+  expires_at: Timestamp;
+  created_at: CreatedAt;
+}
+
 export interface DB {
   accounts: AccountsTable;
   sessions: SessionsTable;
@@ -374,6 +383,7 @@ export interface DB {
   api_tokens: ApiTokensTable;
   api_request_log: ApiRequestLogTable;
   console_tickets: ConsoleTicketsTable;
+  console_sessions: ConsoleSessionsTable;
 }
 
 export type Account = Selectable<AccountsTable>;

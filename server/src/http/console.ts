@@ -4,17 +4,44 @@
 //
 // The ticket is redeemed before the upgrade (preValidation runs on the upgrade request), so an
 // unknown, used or expired one is an HTTP 401 in the token envelope, not a 101 and a close;
-// redeemed once there, it is handed to the handler on the request.
+// redeemed once there, it is handed to the handler on the request. Redeeming also opens a
+// console session row (the per-account and per-node caps, core/services/consoles.ts), released
+// here when the socket closes.
+//
+// Memory (security review F3): what one side sends waits in our process only while the other
+// side is slow to take it, so it is bounded. Before the node's console opens, at most
+// PENDING_MAX_BYTES of client input are kept. Once open, a side whose queue (`bufferedAmount`)
+// passes HIGH_WATER_BYTES stops the other side from being read (ws pause: TCP pushes back to the
+// sender) until its queue drains below LOW_WATER_BYTES. Should a queue still pass
+// HARD_CAP_BYTES, the session closes with 1009. Frames from the node are at most
+// UPSTREAM_MAX_PAYLOAD, from the client 1 MiB.
+//
+// Access (F10): an `access_revoked` message on the bus (suspension, password change or reset)
+// closes every console of that account (1008). A `service` message re-checks that service's
+// consoles; `all` (the bus may have missed messages) re-checks every open console rather than
+// closing them all: a console is closed when its account is suspended or its service no longer
+// active, which is what a missed revocation that still matters leaves behind. (A missed password
+// change cannot be seen afterwards; it is the bus's reconnect window, not a standing gap.)
 
 import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import WebSocket from 'ws';
 import type { Deps } from '../core/deps.ts';
 import { AppError } from '../core/errors.ts';
-import type { RedeemedTicket } from '../core/services/consoles.ts';
+import { CONSOLE_SESSION_MS, type RedeemedTicket } from '../core/services/consoles.ts';
 
 /** A console session ends after this long, whatever happens on it. */
-const MAX_SESSION_MS = 4 * 3600 * 1000;
+const MAX_SESSION_MS = CONSOLE_SESSION_MS;
+/** Client input kept while the node's console is still opening. */
+export const PENDING_MAX_BYTES = 1024 * 1024;
+/** Above this many queued bytes towards one side, the other side is no longer read... */
+export const HIGH_WATER_BYTES = 1024 * 1024;
+/** ...until the queue is back below this. */
+const LOW_WATER_BYTES = 256 * 1024;
+/** A queue this large (should pausing not hold it) closes the session with 1009. */
+export const HARD_CAP_BYTES = 8 * 1024 * 1024;
+/** The largest frame accepted from the node. */
+const UPSTREAM_MAX_PAYLOAD = 4 * 1024 * 1024;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -23,9 +50,56 @@ declare module 'fastify' {
   }
 }
 
+interface Relay {
+  accountId: number;
+  serviceId: number;
+  stop(code?: number, reason?: string): void;
+  paused(): boolean;
+  queued(): number;
+}
+
+/** Every relay of this process (all apps), for the stats below. */
+const relays = new Set<Relay>();
+let peakQueuedBytes = 0;
+
+/** What the relays of this process hold now, and the most any one queue ever held. */
+export function consoleRelayStats(): { open: number; paused: number; queuedBytes: number; peakQueuedBytes: number } {
+  let paused = 0;
+  let queuedBytes = 0;
+  for (const relay of relays) {
+    if (relay.paused()) paused++;
+    queuedBytes += relay.queued();
+  }
+  return { open: relays.size, paused, queuedBytes, peakQueuedBytes };
+}
+
+const size = (data: WebSocket.RawData): number =>
+  Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : (data as Buffer | ArrayBuffer).byteLength;
+
 export async function consoleRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   await app.register(websocket, { options: { maxPayload: 1024 * 1024 } });
   app.decorateRequest('consoleTicket', null);
+
+  const open = new Set<Relay>();
+  const recheck = (which: Relay[]) => {
+    if (which.length === 0) return;
+    deps.consoles
+      .revoked([...new Set(which.map((r) => r.serviceId))])
+      .then((gone) => {
+        for (const relay of which) if (gone.has(relay.serviceId)) relay.stop(1008, 'console access ended');
+      })
+      .catch((error: unknown) => deps.logger.warn({ err: error }, 'console access re-check failed'));
+  };
+  deps.bus.subscribe((message) => {
+    if (message.topic === 'access_revoked') {
+      for (const relay of [...open]) if (relay.accountId === message.id) relay.stop(1008, 'access revoked');
+    } else if (message.topic === 'service') {
+      recheck([...open].filter((r) => r.serviceId === message.id));
+    } else if (message.topic === 'all') {
+      recheck([...open]);
+    }
+  });
+
   app.get(
     '/ws/console/',
     {
@@ -40,65 +114,110 @@ export async function consoleRoutes(app: FastifyInstance, { deps }: { deps: Deps
       },
     },
     async (client, request) => {
+      const redeemed = request.consoleTicket as RedeemedTicket;
       // Listen before the first await: a client may speak right after the handshake, and a
       // message that arrives with no listener is gone.
       const pending: { data: WebSocket.RawData; binary: boolean }[] = [];
+      let pendingBytes = 0;
       let forward: ((data: WebSocket.RawData, binary: boolean) => void) | null = null;
+      let upstream: WebSocket | null = null;
+      let stopped = false;
+      const stop = (code = 1000, reason = '') => {
+        if (stopped) return;
+        stopped = true;
+        clearTimeout(limit);
+        open.delete(relay);
+        relays.delete(relay);
+        deps.consoles
+          .release(redeemed.sessionId)
+          .catch((error: unknown) => request.log.warn({ err: error }, 'console session release failed'));
+        if (client.readyState === WebSocket.OPEN || client.readyState === WebSocket.CONNECTING)
+          client.close(code, reason);
+        if (upstream && (upstream.readyState === WebSocket.OPEN || upstream.readyState === WebSocket.CONNECTING))
+          upstream.terminate();
+      };
+      const relay: Relay = {
+        accountId: redeemed.accountId,
+        serviceId: redeemed.serviceId,
+        stop,
+        paused: () => client.isPaused || upstream?.isPaused === true,
+        queued: () => client.bufferedAmount + (upstream?.bufferedAmount ?? 0) + pendingBytes,
+      };
+      open.add(relay);
+      relays.add(relay);
+      const limit = setTimeout(() => stop(1000, 'session time limit'), MAX_SESSION_MS);
+      client.on('close', () => stop());
       client.on('message', (data, binary) => {
-        if (forward) forward(data, binary);
-        else pending.push({ data, binary });
+        if (forward) return forward(data, binary);
+        pendingBytes += size(data);
+        if (pendingBytes > PENDING_MAX_BYTES) return stop(1009, 'too much input before the console opened');
+        pending.push({ data, binary });
       });
-      const redeemed = request.consoleTicket as RedeemedTicket;
+
+      /**
+       * Send to `sink`, and keep its queue bounded: above the high-water mark `source` is no
+       * longer read until the queue drains; past the hard cap the session ends.
+       */
+      const pipe = (source: WebSocket, sink: WebSocket, data: WebSocket.RawData, binary: boolean) => {
+        if (sink.readyState !== WebSocket.OPEN) return;
+        sink.send(data, { binary }, () => {
+          if (source.isPaused && sink.bufferedAmount <= LOW_WATER_BYTES && !stopped) source.resume();
+        });
+        const queued = sink.bufferedAmount;
+        if (queued > peakQueuedBytes) peakQueuedBytes = queued;
+        if (queued > HARD_CAP_BYTES) return stop(1009, 'the console is sending faster than it is read');
+        if (queued > HIGH_WATER_BYTES && !source.isPaused) source.pause();
+      };
+
       let node: Awaited<ReturnType<Deps['nodes']['get']>>;
       try {
         node = await deps.nodes.get(redeemed.nodeId);
+        // A revocation published between the redeem and `open.add` above would be missed.
+        if ((await deps.consoles.revoked([redeemed.serviceId])).size > 0) return stop(1008, 'console access ended');
       } catch (error) {
         request.log.warn({ err: error, service: redeemed.serviceId }, 'console node not found');
-        client.close(1011, 'the node console is unreachable');
+        stop(1011, 'the node console is unreachable');
         return;
       }
+      if (stopped) return;
       const credentials = deps.nodes.credentials(node);
       const settings = node.settings as { tls_insecure?: boolean; ca?: string };
       const target = `${node.endpoint.replace(/^http/, 'ws')}${redeemed.upstream.websocketPath}`;
-      const upstream = new WebSocket(target, {
+      const up = new WebSocket(target, {
         headers: { authorization: `PVEAPIToken=${credentials.token_id}=${credentials.token_secret}` },
         rejectUnauthorized: settings.tls_insecure !== true,
         ...(settings.ca ? { ca: settings.ca } : {}),
         handshakeTimeout: 10_000,
+        maxPayload: UPSTREAM_MAX_PAYLOAD,
+        perMessageDeflate: false,
       });
+      upstream = up;
       let serialHandshake = redeemed.upstream.kind === 'serial';
-      const stop = (code = 1000, reason = '') => {
-        clearTimeout(limit);
-        if (client.readyState === WebSocket.OPEN) client.close(code, reason);
-        if (upstream.readyState === WebSocket.OPEN || upstream.readyState === WebSocket.CONNECTING)
-          upstream.terminate();
-      };
-      const limit = setTimeout(() => stop(1000, 'session time limit'), MAX_SESSION_MS);
 
       const flow = () => {
-        for (const m of pending.splice(0)) upstream.send(m.data, { binary: m.binary });
-        forward = (data, binary) => upstream.send(data, { binary });
+        pendingBytes = 0;
+        for (const m of pending.splice(0)) pipe(client, up, m.data, m.binary);
+        forward = (data, binary) => pipe(client, up, data, binary);
       };
-      upstream.on('open', () => {
+      up.on('open', () => {
         // termproxy wants the user and the node's ticket first; the client never sees them.
-        if (serialHandshake) upstream.send(`${redeemed.upstream.user}:${redeemed.upstream.ticket}\n`);
+        if (serialHandshake) up.send(`${redeemed.upstream.user}:${redeemed.upstream.ticket}\n`);
         else flow();
       });
-      upstream.on('message', (data, binary) => {
+      up.on('message', (data, binary) => {
         if (serialHandshake) {
           serialHandshake = false;
           if (data.toString() !== 'OK') return stop(1011, 'the node refused the console');
           flow();
           return;
         }
-        if (client.readyState === WebSocket.OPEN) client.send(data, { binary });
+        pipe(up, client, data, binary);
       });
-      upstream.on('error', (error) => {
+      up.on('error', (error) => {
         request.log.warn({ err: error, service: redeemed.serviceId }, 'console upstream failed');
         stop(1011, 'the node console is unreachable');
       });
-      upstream.on('close', () => stop(1000, 'console closed'));
-      client.on('close', () => stop());
+      up.on('close', () => stop(1000, 'console closed'));
     },
   );
 }

@@ -2,16 +2,30 @@
 // the service, for our own WebSocket endpoint, which relays to the node's console. The node's
 // own ticket (and where to dial) is sealed at rest; the client never learns the node's address
 // or credentials.
+//
+// Limits (security review F3): tickets are counted per service and per account
+// (console_ticket_service, console_ticket_account) before the node is asked for one (each
+// vncproxy/termproxy starts a process on the node); and an account may have CONSOLES_PER_ACCOUNT
+// consoles open at once, a node CONSOLES_PER_NODE, counted in console_sessions so the caps hold
+// across processes. A redeemed ticket opens a session row; the relay deletes it when the socket
+// closes, and a row left by a crashed process stops counting when its session would have ended.
+// Redeeming re-checks that the account is not suspended and the service still active (F10).
 
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/tables.ts';
 import type { ConsoleTicket } from '../../upstreams/hypervisor.ts';
 import { decryptSecret, encryptSecret, randomToken, sha256Hex } from '../crypto/secrets.ts';
 import { AppError } from '../errors.ts';
+import type { RateLimits } from '../ratelimit/rate-limits.ts';
 import { isoWithOffset } from '../time.ts';
 import type { ServiceActions } from './service-actions.ts';
 
 export const CONSOLE_TICKET_SECONDS = 60;
+/** A console session ends after this long, whatever happens on it. */
+export const CONSOLE_SESSION_MS = 4 * 3600 * 1000;
+/** Consoles open at once, per account and per node. */
+export const CONSOLES_PER_ACCOUNT = 4;
+export const CONSOLES_PER_NODE = 50;
 const AAD = 'console-ticket';
 
 export interface IssuedTicket {
@@ -23,6 +37,8 @@ export interface IssuedTicket {
 }
 
 export interface RedeemedTicket {
+  /** The console_sessions row this socket holds; release it when the socket closes. */
+  sessionId: number;
   serviceId: number;
   accountId: number;
   nodeId: number;
@@ -35,12 +51,46 @@ export function createConsoles(options: {
   clock: () => Date;
   publicUrl: string;
   actions: ServiceActions;
+  limits: RateLimits;
 }) {
-  const { db, secretKey, clock } = options;
+  const { db, secretKey, clock, limits } = options;
   const wsBase = options.publicUrl.replace(/^http/, 'ws');
+
+  const tooMany = (what: string, limit: number) =>
+    new AppError('rate_limited', {
+      message: `Too many open consoles ${what} (at most ${limit}); close one and try again.`,
+      retryAfter: 10,
+      details: { limit, open: limit },
+    });
+
+  /** Throws 429 when the account or the node already has its share of open consoles. */
+  async function checkOpen(executor: Kysely<DB>, accountId: number, nodeId: number | null): Promise<void> {
+    const now = clock();
+    const byAccount = await executor
+      .selectFrom('console_sessions')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('account_id', '=', accountId)
+      .where('expires_at', '>', now)
+      .executeTakeFirstOrThrow();
+    if (Number(byAccount.n) >= CONSOLES_PER_ACCOUNT) throw tooMany('on this account', CONSOLES_PER_ACCOUNT);
+    if (nodeId === null) return;
+    const byNode = await executor
+      .selectFrom('console_sessions')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('node_id', '=', nodeId)
+      .where('expires_at', '>', now)
+      .executeTakeFirstOrThrow();
+    if (Number(byNode.n) >= CONSOLES_PER_NODE) throw tooMany('on this server node', CONSOLES_PER_NODE);
+  }
+
   return {
     async issue(accountId: number, serviceId: number, kind: 'vnc' | 'serial'): Promise<IssuedTicket> {
-      const { service, upstream } = await options.actions.console(accountId, serviceId, kind);
+      const { service, upstream } = await options.actions.console(accountId, serviceId, kind, async (owned) => {
+        // Refused here, the node never starts a proxy for the ticket.
+        await checkOpen(db, accountId, owned.node_id);
+        await limits.consume('console_ticket_service', `service:${owned.id}`);
+        await limits.consume('console_ticket_account', `account:${accountId}`);
+      });
       const raw = randomToken(32);
       const expiresAt = new Date(clock().getTime() + CONSOLE_TICKET_SECONDS * 1000);
       await db
@@ -63,24 +113,89 @@ export function createConsoles(options: {
       };
     },
 
-    /** Use a ticket: once, before it expires. Two concurrent uses: one wins. */
+    /**
+     * Use a ticket: once, before it expires. Two concurrent uses: one wins. Opens a console
+     * session (counted against the caps) that `release` ends. A refusal leaves the ticket unused.
+     */
     async redeem(raw: string): Promise<RedeemedTicket> {
       if (!/^[A-Za-z0-9_-]{43}$/.test(raw))
         throw new AppError('invalid_token', { message: 'Unknown, used or expired console ticket.' });
-      const row = await db
-        .updateTable('console_tickets')
-        .set({ used_at: clock() })
-        .where('ticket_hash', '=', sha256Hex(raw))
-        .where('used_at', 'is', null)
-        .where('expires_at', '>', clock())
-        .returning(['service_id', 'account_id', 'upstream_sealed'])
-        .executeTakeFirst();
-      if (!row) throw new AppError('invalid_token', { message: 'Unknown, used or expired console ticket.' });
-      const sealed = JSON.parse(decryptSecret(secretKey, row.upstream_sealed, AAD)) as {
-        nodeId: number;
-        upstream: ConsoleTicket;
-      };
-      return { serviceId: row.service_id, accountId: row.account_id, nodeId: sealed.nodeId, upstream: sealed.upstream };
+      return db.transaction().execute(async (trx) => {
+        const row = await trx
+          .updateTable('console_tickets')
+          .set({ used_at: clock() })
+          .where('ticket_hash', '=', sha256Hex(raw))
+          .where('used_at', 'is', null)
+          .where('expires_at', '>', clock())
+          .returning(['service_id', 'account_id', 'upstream_sealed'])
+          .executeTakeFirst();
+        if (!row) throw new AppError('invalid_token', { message: 'Unknown, used or expired console ticket.' });
+        // Access may have ended since the ticket was issued (up to a minute ago).
+        const state = await trx
+          .selectFrom('accounts')
+          .innerJoin('services', 'services.account_id', 'accounts.id')
+          .select(['accounts.suspended_at', 'services.status'])
+          .where('accounts.id', '=', row.account_id)
+          .where('services.id', '=', row.service_id)
+          .executeTakeFirst();
+        if (!state || state.suspended_at !== null)
+          throw new AppError('invalid_token', {
+            message: 'This console ticket is no longer valid: the account is suspended.',
+          });
+        if (state.status === 'suspended') throw new AppError('suspended');
+        if (state.status !== 'active')
+          throw new AppError('no_vm', { message: `The service is ${state.status}; its console is closed.` });
+        const sealed = JSON.parse(decryptSecret(secretKey, row.upstream_sealed, AAD)) as {
+          nodeId: number;
+          upstream: ConsoleTicket;
+        };
+        // One redeem at a time per account and per node (always in this order), so the caps are exact.
+        await sql`select pg_advisory_xact_lock(hashtextextended(${`console:account:${row.account_id}`}, 0))`.execute(
+          trx,
+        );
+        await sql`select pg_advisory_xact_lock(hashtextextended(${`console:node:${sealed.nodeId}`}, 0))`.execute(trx);
+        await trx
+          .deleteFrom('console_sessions')
+          .where('account_id', '=', row.account_id)
+          .where('expires_at', '<=', clock())
+          .execute();
+        await checkOpen(trx, row.account_id, sealed.nodeId);
+        const session = await trx
+          .insertInto('console_sessions')
+          .values({
+            account_id: row.account_id,
+            service_id: row.service_id,
+            node_id: sealed.nodeId,
+            expires_at: new Date(clock().getTime() + CONSOLE_SESSION_MS),
+          })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        return {
+          sessionId: session.id,
+          serviceId: row.service_id,
+          accountId: row.account_id,
+          nodeId: sealed.nodeId,
+          upstream: sealed.upstream,
+        };
+      });
+    },
+
+    /** The console socket of this session closed: it no longer counts. */
+    async release(sessionId: number): Promise<void> {
+      await db.deleteFrom('console_sessions').where('id', '=', sessionId).execute();
+    },
+
+    /** Of these sessions' services, the ones whose console must close now (account suspended, service not active). */
+    async revoked(serviceIds: number[]): Promise<Set<number>> {
+      if (serviceIds.length === 0) return new Set();
+      const rows = await db
+        .selectFrom('services')
+        .innerJoin('accounts', 'accounts.id', 'services.account_id')
+        .select(['services.id', 'services.status', 'accounts.suspended_at'])
+        .where('services.id', 'in', serviceIds)
+        .execute();
+      const fine = new Set(rows.filter((r) => r.suspended_at === null && r.status === 'active').map((r) => r.id));
+      return new Set(serviceIds.filter((id) => !fine.has(id)));
     },
   };
 }

@@ -1,6 +1,8 @@
 // What a client asks of a running service through its backend (spec 4.8): power signals and
 // reinstalls (queued as jobs, one at a time per service), and live reads (power state,
-// metrics) that give up after a few seconds rather than hang a request on a slow node.
+// metrics) that give up after a few seconds rather than hang a request on a slow node. Live reads
+// reach the node every time, so each account has an allowance of them a minute (LIMITS
+// live_status_account, live_graph_account), counted on both surfaces alike.
 
 import type { Kysely } from 'kysely';
 import type { DB, Job, NodeRow, Service } from '../../db/tables.ts';
@@ -18,6 +20,7 @@ import { AppError } from '../errors.ts';
 import type { AppJobs } from '../jobs/catalog.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { startJob } from '../jobs/service-jobs.ts';
+import type { RateLimits } from '../ratelimit/rate-limits.ts';
 import type { Backends } from './backends.ts';
 import type { ServiceService } from './service.service.ts';
 
@@ -77,8 +80,9 @@ export function createServiceActions(options: {
   backends: Backends;
   services: ServiceService;
   bus: Bus;
+  limits: RateLimits;
 }) {
-  const { db, jobs, backends, services } = options;
+  const { db, jobs, backends, services, limits } = options;
   const listings = new Map<number, { at: number; listing: Promise<NodeListing> }>();
   options.bus.subscribe((message) => {
     if (message.topic === 'service' || message.topic === 'all') listings.clear();
@@ -172,11 +176,21 @@ export function createServiceActions(options: {
         .execute((trx) => startJob(trx, jobs, { accountId, serviceId, type: 'reinstall', params: { os: os.slug } }));
     },
 
-    /** A console ticket on the node for a running VM (the caller wraps it in one of ours). */
-    async console(accountId: number, serviceId: number, kind: 'vnc' | 'serial') {
+    /**
+     * A console ticket on the node for a running VM (the caller wraps it in one of ours).
+     * `gate` runs once the service is known to be the caller's and able to have a console, just
+     * before the node is asked (the caller's limits: a refused request never reaches the node).
+     */
+    async console(
+      accountId: number,
+      serviceId: number,
+      kind: 'vnc' | 'serial',
+      gate?: (service: Service) => Promise<void>,
+    ) {
       const service = await services.own(accountId, serviceId);
       mutable(service);
       const { vm, hv } = await live(service);
+      if (gate) await gate(service);
       try {
         return { service, upstream: await withTimeout(hv.console(vm, kind), PROBE_TIMEOUT_MS * 2) };
       } catch (error) {
@@ -206,6 +220,7 @@ export function createServiceActions(options: {
     async status(accountId: number, serviceId: number): Promise<{ service: Service; status: VmStatus }> {
       const service = await services.own(accountId, serviceId);
       const { vm, hv } = await live(service);
+      await limits.consume('live_status_account', `account:${accountId}`);
       try {
         return { service, status: await withTimeout(hv.status(vm), PROBE_TIMEOUT_MS) };
       } catch (error) {
@@ -222,6 +237,7 @@ export function createServiceActions(options: {
         });
       }
       const { vm, hv } = await live(service);
+      await limits.consume('live_graph_account', `account:${accountId}`);
       try {
         return await withTimeout(hv.metrics(vm, timeframe as Timeframe), PROBE_TIMEOUT_MS * 2);
       } catch (error) {

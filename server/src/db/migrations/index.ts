@@ -7,6 +7,7 @@ import * as m0004 from './0004_wallet.ts';
 import * as m0005 from './0005_notifications.ts';
 import * as m0006 from './0006_orders_services.ts';
 import * as m0007 from './0007_api_tokens.ts';
+import * as m0008 from './0008_console_sessions.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_extensions': m0001,
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '0005_notifications': m0005,
   '0006_orders_services': m0006,
   '0007_api_tokens': m0007,
+  '0008_console_sessions': m0008,
 };

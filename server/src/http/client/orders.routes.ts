@@ -115,7 +115,9 @@ export async function orderRoutes(app: FastifyInstance, { deps }: { deps: Deps }
           "hostname's first label, else the domain, else `<type>-<6 characters>`; region to the plan's first open one. " +
           'The debit, the order, the service, the job and the idempotency record commit together. Every failing field ' +
           'is reported at once. Errors: 422 insufficient_funds / domain_required / bad_domain / bad_config_<field> ' +
-          '(the first failing field), 409 unavailable:<reason> / idempotency_conflict / idempotency_in_progress.',
+          '(the first failing field), 409 unavailable:<reason> / idempotency_conflict / idempotency_in_progress, ' +
+          '429 after 10 orders in an hour per account, counted with deploys on the token surface (decided before any ' +
+          'charge; refused orders and replays do not count).',
         body: mutationBody({
           plan_id: Type.Integer({ minimum: 1 }),
           config: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { maxProperties: 20 })),
@@ -138,11 +140,24 @@ export async function orderRoutes(app: FastifyInstance, { deps }: { deps: Deps }
       };
       const key = requestKey(body.idempotency_key, request.headers['idempotency-key']);
       const input = { plan: body.plan_id, config: body.config ?? {}, domain: body.domain ?? null };
-      const answer = await runIdempotent(
-        deps.database.db,
-        { accountId: session.account.id, key, scope: 'client.orders', payload: input },
-        async (trx) => ({ status: 201, body: placedBody(await deps.orders.place(trx, session.account.id, input)) }),
-      );
+      const idempotent = { accountId: session.account.id, key, scope: 'client.orders', payload: input };
+      // The per-account deploy allowance (deploy_account, shared with the token surface's
+      // POST /instances), counted inside the idempotent run: a replay (answered from the stored
+      // record) and a twin still in progress (409) never count, even when the allowance is spent.
+      const quotaKey = `account:${session.account.id}`;
+      let counted = false;
+      let answer: Awaited<ReturnType<typeof runIdempotent>>;
+      try {
+        answer = await runIdempotent(deps.database.db, idempotent, async (trx) => {
+          await deps.limits.consume('deploy_account', quotaKey);
+          counted = true;
+          return { status: 201, body: placedBody(await deps.orders.place(trx, session.account.id, input)) };
+        });
+      } catch (error) {
+        // Only orders that were placed count against the hourly allowance.
+        if (counted) await deps.limits.refund('deploy_account', quotaKey);
+        throw error;
+      }
       if (answer.replayed) reply.header('Idempotent-Replayed', 'true');
       return reply
         .code(answer.status as 201)

@@ -212,11 +212,11 @@ export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps
     {
       schema: {
         tags,
-        summary: 'Live power probe of a virtual server',
+        summary: 'Live power probe of a virtual server (60 a minute per account, both surfaces: then 429)',
         querystring: Type.Object(IdQuery, { additionalProperties: false }),
         response: {
           200: okSchema({ id: Type.Integer(), status: LiveSchema }),
-          ...sessionErrors(401, 404, 409, 422, 503),
+          ...sessionErrors(401, 404, 409, 422, 429, 503),
         },
       },
     },
@@ -246,7 +246,7 @@ export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps
     {
       schema: {
         tags,
-        summary: 'Metrics time series: timeframe hour, day, week, month or year',
+        summary: 'Metrics time series: timeframe hour, day, week, month or year (20 a minute per account: then 429)',
         querystring: Type.Object(
           { ...IdQuery, timeframe: Type.String({ maxLength: 16 }) },
           { additionalProperties: false },
@@ -267,7 +267,7 @@ export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps
               }),
             ),
           }),
-          ...sessionErrors(401, 404, 409, 422, 503),
+          ...sessionErrors(401, 404, 409, 422, 429, 503),
         },
       },
     },

@@ -289,7 +289,8 @@ export async function instanceRoutes(app: FastifyInstance, { deps }: { deps: Dep
         summary: 'start | stop | restart | kill | reinstall ({os, confirm = label}) | vnc | console; 202',
         description:
           `${POWER_DESCRIPTION} Power actions and reinstall answer with the job; vnc and console with a one-time ` +
-          'ticket (60 s) for the WebSocket URL.',
+          'ticket (60 s) for the WebSocket URL. Tickets: 6 a minute per instance, 20 per account, and at most 4 ' +
+          'consoles open per account (50 per node); past any of these, 429.',
         params: Type.Object(
           { id: Type.Integer({ minimum: 1 }), action: Type.String({ maxLength: 32 }) },
           { additionalProperties: false },
