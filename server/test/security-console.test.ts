@@ -206,6 +206,32 @@ describe('F3: caps and limits on consoles and live reads', () => {
     await waitFor('every session released', async () => (await openSessions(api.accountId)) === 0, WAIT);
   });
 
+  test('consoles left by a crashed process stop counting when their lease lapses; a live process renews its own', {
+    timeout: 90_000,
+  }, async () => {
+    const { api, id } = await withVps();
+    const { db } = u.t.deps.database;
+    const service = await db.selectFrom('services').select('node_id').where('id', '=', id).executeTakeFirstOrThrow();
+    const row = (expires: number) => ({
+      account_id: api.accountId,
+      service_id: id,
+      node_id: service.node_id as number,
+      expires_at: new Date(Date.now() + expires),
+    });
+    // Four rows whose process died three minutes ago: their leases lapsed, they do not count.
+    const dead = await db
+      .insertInto('console_sessions')
+      .values([row(-1), row(-1), row(-1), row(-1)])
+      .returning('id')
+      .execute();
+    assert.equal((await api.call('POST', `/api/v1/instances/${id}/vnc`)).statusCode, 202);
+    // The same rows, renewed by a live process: they count again.
+    await u.t.deps.consoles.renew(dead.map((r) => r.id));
+    const refused = await api.call('POST', `/api/v1/instances/${id}/vnc`);
+    assert.equal(refused.statusCode, 429, refused.body);
+    await db.deleteFrom('console_sessions').where('account_id', '=', api.accountId).execute();
+  });
+
   test('the 7th console ticket a minute for one service is 429 with RateLimit headers', async () => {
     const { api, id } = await withVps();
     for (let i = 0; i < 6; i++) await ticket(api, id, i % 2 ? 'vnc' : 'console');

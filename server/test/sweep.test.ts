@@ -74,9 +74,22 @@ describe('maintenance sweep', () => {
       ])
       .execute();
 
+    // Console sessions: one whose lease lapsed (its process died), one still renewed.
+    await db
+      .insertInto('console_sessions')
+      .values([
+        { account_id: account.id, service_id: service.id, node_id: 1, expires_at: new Date(now.getTime() - 1000) },
+        { account_id: account.id, service_id: service.id, node_id: 1, expires_at: new Date(now.getTime() + 60_000) },
+      ])
+      .execute();
+
     const removed = await sweep(db, now);
     assert.equal(removed.request_log, 1);
     assert.equal(removed.console_tickets, 1);
+    assert.equal(removed.console_sessions, 1);
+    const left = await db.selectFrom('console_sessions').select('expires_at').execute();
+    assert.equal(left.length, 1);
+    assert.ok((left[0]?.expires_at as Date).getTime() > now.getTime());
     const paths = await db.selectFrom('api_request_log').select('path').execute();
     assert.deepEqual(
       paths.map((p) => p.path),

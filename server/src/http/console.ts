@@ -28,7 +28,7 @@ import type { FastifyInstance } from 'fastify';
 import WebSocket from 'ws';
 import type { Deps } from '../core/deps.ts';
 import { AppError } from '../core/errors.ts';
-import { CONSOLE_SESSION_MS, type RedeemedTicket } from '../core/services/consoles.ts';
+import { CONSOLE_LEASE_MS, CONSOLE_SESSION_MS, type RedeemedTicket } from '../core/services/consoles.ts';
 
 /** A console session ends after this long, whatever happens on it. */
 const MAX_SESSION_MS = CONSOLE_SESSION_MS;
@@ -51,6 +51,7 @@ declare module 'fastify' {
 }
 
 interface Relay {
+  sessionId: number;
   accountId: number;
   serviceId: number;
   stop(code?: number, reason?: string): void;
@@ -90,6 +91,14 @@ export async function consoleRoutes(app: FastifyInstance, { deps }: { deps: Deps
       })
       .catch((error: unknown) => deps.logger.warn({ err: error }, 'console access re-check failed'));
   };
+  // The open consoles of this process keep their session rows alive; a crashed process's lapse.
+  const renewal = setInterval(() => {
+    deps.consoles
+      .renew([...open].map((r) => r.sessionId))
+      .catch((error: unknown) => deps.logger.warn({ err: error }, 'console session renewal failed'));
+  }, CONSOLE_LEASE_MS / 3);
+  renewal.unref();
+  app.addHook('onClose', async () => clearInterval(renewal));
   deps.bus.subscribe((message) => {
     if (message.topic === 'access_revoked') {
       for (const relay of [...open]) if (relay.accountId === message.id) relay.stop(1008, 'access revoked');
@@ -137,6 +146,7 @@ export async function consoleRoutes(app: FastifyInstance, { deps }: { deps: Deps
           upstream.terminate();
       };
       const relay: Relay = {
+        sessionId: redeemed.sessionId,
         accountId: redeemed.accountId,
         serviceId: redeemed.serviceId,
         stop,

@@ -35,6 +35,8 @@ export async function sweep(db: Kysely<DB>, now: Date): Promise<Record<string, n
     .deleteFrom('console_tickets')
     .where('expires_at', '<=', new Date(now.getTime() - HOUR_MS))
     .executeTakeFirst();
+  // An open console renews its row every minute; a lapsed one belonged to a process that died.
+  const consoles = await db.deleteFrom('console_sessions').where('expires_at', '<=', now).executeTakeFirst();
   return {
     idempotency_keys: Number(idempotency.numDeletedRows),
     sessions: Number(sessions.numDeletedRows),
@@ -42,6 +44,7 @@ export async function sweep(db: Kysely<DB>, now: Date): Promise<Record<string, n
     codes: Number(codes.numDeletedRows),
     request_log: Number(requestLog.numDeletedRows),
     console_tickets: Number(tickets.numDeletedRows),
+    console_sessions: Number(consoles.numDeletedRows),
   };
 }
 

@@ -7,8 +7,9 @@
 // (console_ticket_service, console_ticket_account) before the node is asked for one (each
 // vncproxy/termproxy starts a process on the node); and an account may have CONSOLES_PER_ACCOUNT
 // consoles open at once, a node CONSOLES_PER_NODE, counted in console_sessions so the caps hold
-// across processes. A redeemed ticket opens a session row; the relay deletes it when the socket
-// closes, and a row left by a crashed process stops counting when its session would have ended.
+// across processes. A redeemed ticket opens a session row with a short lease that the relaying
+// process renews while the socket is open; the relay deletes it when the socket closes, and a
+// row left by a crashed process stops counting when its lease runs out (CONSOLE_LEASE_MS).
 // Redeeming re-checks that the account is not suspended and the service still active (F10).
 
 import { type Kysely, sql } from 'kysely';
@@ -23,6 +24,8 @@ import type { ServiceActions } from './service-actions.ts';
 export const CONSOLE_TICKET_SECONDS = 60;
 /** A console session ends after this long, whatever happens on it. */
 export const CONSOLE_SESSION_MS = 4 * 3600 * 1000;
+/** How long an open console counts without its process renewing it (a crashed process's rows lapse). */
+export const CONSOLE_LEASE_MS = 3 * 60 * 1000;
 /** Consoles open at once, per account and per node. */
 export const CONSOLES_PER_ACCOUNT = 4;
 export const CONSOLES_PER_NODE = 50;
@@ -166,7 +169,7 @@ export function createConsoles(options: {
             account_id: row.account_id,
             service_id: row.service_id,
             node_id: sealed.nodeId,
-            expires_at: new Date(clock().getTime() + CONSOLE_SESSION_MS),
+            expires_at: new Date(clock().getTime() + CONSOLE_LEASE_MS),
           })
           .returning('id')
           .executeTakeFirstOrThrow();
@@ -178,6 +181,16 @@ export function createConsoles(options: {
           upstream: sealed.upstream,
         };
       });
+    },
+
+    /** These sessions' sockets are still open in this process: extend their leases. */
+    async renew(sessionIds: number[]): Promise<void> {
+      if (sessionIds.length === 0) return;
+      await db
+        .updateTable('console_sessions')
+        .set({ expires_at: new Date(clock().getTime() + CONSOLE_LEASE_MS) })
+        .where('id', 'in', sessionIds)
+        .execute();
     },
 
     /** The console socket of this session closed: it no longer counts. */

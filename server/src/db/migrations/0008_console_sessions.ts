@@ -1,6 +1,6 @@
 // Open console WebSockets, one row each, so the per-account and per-node caps hold across
 // processes. A row is deleted when its socket closes; one left by a crashed process stops
-// counting when its session would have ended anyway (expires_at, the 4-hour session limit).
+// counting when its lease lapses (expires_at, renewed every minute by the relaying process).
 
 import { type Kysely, sql } from 'kysely';
 
