@@ -97,14 +97,6 @@ async function storedAnswer(
   return { status: existing.response_status, body: existing.response_body, replayed: true };
 }
 
-/**
- * The stored answer for a request, without running anything: so that a route can answer a
- * replay before limits that only new work should count against (a deploy quota).
- */
-export function findReplay(db: Kysely<DB>, request: IdempotentRequest): Promise<IdempotentAnswer | null> {
-  return storedAnswer(db, request, requestHash(request.scope, request.payload));
-}
-
 export async function runIdempotent(
   db: Kysely<DB>,
   request: IdempotentRequest,

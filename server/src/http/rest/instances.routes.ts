@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
-import { findReplay, keyFieldRule, requestKey, runIdempotent } from '../../core/idempotency.ts';
+import { keyFieldRule, requestKey, runIdempotent } from '../../core/idempotency.ts';
 import { getOwnJob } from '../../core/jobs/service-jobs.ts';
 import { DEFAULT_OS_SLUG } from '../../core/orders/order.service.ts';
 import { type OrderInput, orderFieldRules } from '../../core/orders/order-input.ts';
@@ -137,42 +137,42 @@ export async function instanceRoutes(app: FastifyInstance, { deps }: { deps: Dep
       // The key is not part of the payload: in the body or in the header, it is the same request.
       const { idempotency_key: _key, ...payload } = body;
       const idempotent = { accountId: principal.accountId, key, scope: 'rest.instances', payload };
-      // A replay is no new deploy: answered before the hourly allowance, even when it is spent.
-      let answer = await findReplay(deps.database.db, idempotent);
-      if (answer === null) {
-        const quotaKey = `account:${principal.accountId}`;
-        await deps.limits.consume('deploy_account', quotaKey);
-        try {
-          answer = await runIdempotent(deps.database.db, idempotent, async (trx) => {
-            const placed = await deps.orders.place(trx, principal.accountId, input, 'flat');
-            return {
-              status: 201,
-              body: {
-                ok: true,
-                order: orderView(placed.order),
-                instance: serviceView(placed.service, {
-                  plan: placed.plan,
-                  location: placed.location,
-                  ipv4: placed.ipv4,
-                }),
-                job: jobView(placed.job),
-              },
-            };
+      // The per-account deploy allowance (deploy_account, shared with the session surface's
+      // POST /orders/), counted inside the idempotent run: a replay (answered from the stored
+      // record) and a twin still in progress (409) never count, even when the allowance is spent.
+      const quotaKey = `account:${principal.accountId}`;
+      let counted = false;
+      let answer: Awaited<ReturnType<typeof runIdempotent>>;
+      try {
+        answer = await runIdempotent(deps.database.db, idempotent, async (trx) => {
+          await deps.limits.consume('deploy_account', quotaKey);
+          counted = true;
+          const placed = await deps.orders.place(trx, principal.accountId, input, 'flat');
+          return {
+            status: 201,
+            body: {
+              ok: true,
+              order: orderView(placed.order),
+              instance: serviceView(placed.service, {
+                plan: placed.plan,
+                location: placed.location,
+                ipv4: placed.ipv4,
+              }),
+              job: jobView(placed.job),
+            },
+          };
+        });
+      } catch (error) {
+        // Only deploys that happened count against the hourly allowance.
+        if (counted) await deps.limits.refund('deploy_account', quotaKey);
+        if (error instanceof AppError && error.code === 'insufficient_funds') {
+          throw new AppError('insufficient_funds', {
+            status: 402,
+            message: error.message,
+            details: { ...error.details, deposit_url: `${deps.config.publicUrl}/api/v1/client/wallet/deposit/` },
           });
-        } catch (error) {
-          // Only deploys that happened count against the hourly allowance.
-          await deps.limits.refund('deploy_account', quotaKey);
-          if (error instanceof AppError && error.code === 'insufficient_funds') {
-            throw new AppError('insufficient_funds', {
-              status: 402,
-              message: error.message,
-              details: { ...error.details, deposit_url: `${deps.config.publicUrl}/api/v1/client/wallet/deposit/` },
-            });
-          }
-          throw error;
         }
-        // Stored by a twin request that finished between the look and the run.
-        if (answer.replayed) await deps.limits.refund('deploy_account', quotaKey);
+        throw error;
       }
       if (answer.replayed) reply.header('Idempotent-Replayed', 'true');
       const jobId = (JSON.parse(answer.body) as { job?: { id: number } }).job?.id;
