@@ -9,7 +9,7 @@ import { createTestApp, onPostgres, type TestApp } from './support/harness.ts';
 import { freePort } from './support/process.ts';
 import { decodeQuotedPrintable, startSmtp } from './support/smtp.ts';
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | null | false>, ms = 20_000): Promise<T> {
+async function until<T>(what: string, probe: () => Promise<T | undefined | null | false>, ms = 60_000): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const value = await probe();
@@ -88,7 +88,7 @@ describe('mail', () => {
       await until(
         'delivery after recovery',
         async () => smtp?.received.find((m) => m.to.includes('mail.down@example.in')),
-        30_000,
+        90_000,
       );
       const sent = await until('sent status', async () => {
         const r = await outbox(t, 'mail.down@example.in');

@@ -132,9 +132,14 @@ describe('proxmox driver', () => {
   test('a guest ignoring ACPI: shutdown is forced after its timeout (stopping meanwhile), reboot becomes a reset', async () => {
     const vm = await running();
     await emulator.setFaults({ ignoreAcpi: true });
-    const shutdown = pve.shutdown(vm, 1);
-    await new Promise((r) => setTimeout(r, 300));
-    assert.equal((await pve.status(vm)).power, 'stopping');
+    // A 5 s ACPI timeout: long enough that 'stopping' is seen even on a loaded machine.
+    const shutdown = pve.shutdown(vm, 5);
+    let power = '';
+    while (power !== 'stopping') {
+      power = (await pve.status(vm)).power;
+      assert.ok(power === 'running' || power === 'stopping', `power ${power} before the forced stop`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
     await shutdown;
     assert.equal((await pve.status(vm)).power, 'stopped');
     await pve.start(vm);

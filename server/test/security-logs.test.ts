@@ -23,7 +23,7 @@ const TOKENS = '/api/v1/client/tokens/';
 const REGISTER = '/api/v1/client/auth/register/';
 const UNKNOWN = `svc_${'Q'.repeat(43)}`;
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | null | false>, ms = 30_000): Promise<T> {
+async function until<T>(what: string, probe: () => Promise<T | undefined | null | false>, ms = 60_000): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const value = await probe();

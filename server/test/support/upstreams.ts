@@ -53,7 +53,7 @@ export async function createUpstreamApp(
 export async function waitFor<T>(
   what: string,
   check: () => Promise<T | null | undefined | false>,
-  ms = 20_000,
+  ms = 60_000,
 ): Promise<T> {
   const deadline = Date.now() + ms;
   let last: unknown;
