@@ -2,8 +2,9 @@
 // onRequest: resolve the cookie to a session (or an anonymous id) and refuse anonymous callers
 // of `client` routes before any body is read. preValidation (the body is parsed, not yet
 // validated): check CSRF on mutations (and on public ones sent as a form rather than JSON), so a
-// forged request is refused before anything about its body is looked at. Multipart bodies are parsed first (files only on routes marked `uploads`,
-// streamed to a temporary file), so a form's `csrf_token` field counts like a JSON one.
+// forged request is refused before anything about its body is looked at. Multipart bodies are
+// parsed first (files only on routes marked `uploads`, streamed to a temporary file), so a
+// form's `csrf_token` field counts like a JSON one.
 
 import { rm } from 'node:fs/promises';
 import cookie from '@fastify/cookie';

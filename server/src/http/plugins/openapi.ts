@@ -22,7 +22,10 @@ export function registerOpenApi(app: FastifyInstance, publicUrl: string): void {
         description:
           'Hosting platform: virtual servers, game servers and web hosting paid from a prepaid INR wallet. ' +
           'Token surface under /api/v1 (Bearer `svc_` tokens with scopes); session surface under ' +
-          '/api/v1/client (cookie `SVCSESSID` plus CSRF token). Money is a decimal string in INR.',
+          '/api/v1/client (cookie `SVCSESSID` plus CSRF token). Public session-surface routes (register, ' +
+          'one-time codes, forgot, reset, verify) take JSON without a CSRF token; sent as a form ' +
+          "(multipart or any other non-JSON body) they need the anonymous session's token from " +
+          '`GET /api/v1/client/auth/csrf/`, else 403 csrf_failed. Money is a decimal string in INR.',
       },
       servers: [{ url: publicUrl }],
       components: {
