@@ -2,22 +2,12 @@
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Browser } from './support/browser.ts';
 import { freshIp, linkToken, loginCode } from './support/factories.ts';
 import { createTestApp, onPostgres, type TestApp } from './support/harness.ts';
 import { freePort } from './support/process.ts';
 import { decodeQuotedPrintable, startSmtp } from './support/smtp.ts';
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | null | false>, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
+import { waitFor } from './support/wait.ts';
 
 const outbox = (t: TestApp, to: string) =>
   t.deps.database.db
@@ -44,7 +34,7 @@ describe('mail', () => {
     });
     try {
       assert.equal((await register(t, 'smtp')).statusCode, 201);
-      const mail = await until('delivery', async () =>
+      const mail = await waitFor('delivery', async () =>
         smtp.received.find((m) => m.to.includes('mail.smtp@example.in')),
       );
       assert.equal(mail.from, 'billing@hostplane.test');
@@ -53,7 +43,7 @@ describe('mail', () => {
       assert.match(decoded, /Content-Type: text\/plain/);
       assert.match(decoded, /Content-Type: text\/html/);
       const token = linkToken(decoded, 'verify');
-      const row = await until('sent status', async () => {
+      const row = await waitFor('sent status', async () => {
         const r = await outbox(t, 'mail.smtp@example.in');
         return r?.status === 'sent' ? r : null;
       });
@@ -77,7 +67,7 @@ describe('mail', () => {
     try {
       const res = await register(t, 'down');
       assert.equal(res.statusCode, 201, 'the request does not wait for or fail with the mail server');
-      const failed = await until('a failed attempt', async () => {
+      const failed = await waitFor('a failed attempt', async () => {
         const r = await outbox(t, 'mail.down@example.in');
         return r && r.attempts >= 1 ? r : null;
       });
@@ -85,12 +75,12 @@ describe('mail', () => {
       assert.match(failed.last_error ?? '', /ECONNREFUSED|connect/i);
       assert.ok(failed.body_sealed, 'the message is kept for the next attempt');
       smtp = await startSmtp(port);
-      await until(
+      await waitFor(
         'delivery after recovery',
         async () => smtp?.received.find((m) => m.to.includes('mail.down@example.in')),
         90_000,
       );
-      const sent = await until('sent status', async () => {
+      const sent = await waitFor('sent status', async () => {
         const r = await outbox(t, 'mail.down@example.in');
         return r?.status === 'sent' ? r : null;
       });
@@ -105,7 +95,7 @@ describe('mail', () => {
     const t = await createTestApp({ worker: true });
     try {
       assert.equal((await register(t, 'outbox')).statusCode, 201);
-      const row = await until('stored', async () => {
+      const row = await waitFor('stored', async () => {
         const r = await outbox(t, 'mail.outbox@example.in');
         return r?.status === 'stored' ? r : null;
       });
@@ -113,7 +103,7 @@ describe('mail', () => {
       assert.doesNotMatch(row.body_sealed ?? '', /verify\?token=/, 'encrypted at rest');
       if (onPostgres) {
         // PostgreSQL is production: the outbox id and template only, never the text (review F9).
-        await until('the log line', async () =>
+        await waitFor('the log line', async () =>
           t.logs.lines.find((l) => l.includes('not delivered (no SMTP_URL)') && l.includes(`"outbox":${row.id}`)),
         );
         assert.doesNotMatch(t.logs.text(), /verify\?token=/);
@@ -135,7 +125,9 @@ describe('mail', () => {
     try {
       const password = 'Canary-PW-9d8e7f6a5b';
       await register(t, 'canary', password);
-      await until('verification mail', async () => smtp.received.find((m) => m.to.includes('mail.canary@example.in')));
+      await waitFor('verification mail', async () =>
+        smtp.received.find((m) => m.to.includes('mail.canary@example.in')),
+      );
       const verifyToken = linkToken(decodeQuotedPrintable(smtp.received.at(-1)?.raw ?? ''), 'verify');
       await new Browser(t, freshIp()).post('/api/v1/client/auth/verify/', { token: verifyToken });
       const browser = new Browser(t, freshIp());
@@ -146,7 +138,7 @@ describe('mail', () => {
         action: 'request',
         identifier: 'mail_canary',
       });
-      await until('code mail', async () => smtp.received.length > before);
+      await waitFor('code mail', async () => smtp.received.length > before);
       const code = loginCode(decodeQuotedPrintable(smtp.received.at(-1)?.raw ?? ''));
       await new Browser(t, freshIp()).post('/api/v1/client/auth/otp-login/', {
         action: 'verify',

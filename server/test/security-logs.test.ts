@@ -9,7 +9,6 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { createMailer } from '../src/core/mail/mailer.ts';
 import { type MailMessage, renderMail } from '../src/core/mail/templates.ts';
@@ -17,21 +16,12 @@ import { createLogger } from '../src/logging.ts';
 import { Browser } from './support/browser.ts';
 import { createAccount, freshIp, lastMail, signedInBrowser } from './support/factories.ts';
 import { createTestApp, LogCapture, ManualClock, onPostgres, type TestApp } from './support/harness.ts';
+import { waitFor } from './support/wait.ts';
 
 const PUBLIC = 'http://localhost:8080';
 const TOKENS = '/api/v1/client/tokens/';
 const REGISTER = '/api/v1/client/auth/register/';
 const UNKNOWN = `svc_${'Q'.repeat(43)}`;
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | null | false>, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 const rowCount = async (t: TestApp): Promise<number> =>
   Number((await sql<{ n: string }>`select count(*) as n from api_request_log`.execute(t.deps.database.db)).rows[0]?.n);
@@ -244,7 +234,7 @@ describe('F9: mail text stays out of the log in production', () => {
       assert.equal(res.statusCode, 201);
       const { row, text } = await lastMail(t, email);
       const token = /verify\?token=([A-Za-z0-9_-]{43})/.exec(text)?.[1] as string;
-      await until('stored', async () => {
+      await waitFor('stored', async () => {
         const r = await t.deps.database.db
           .selectFrom('mail_outbox')
           .select('status')
@@ -252,7 +242,7 @@ describe('F9: mail text stays out of the log in production', () => {
           .executeTakeFirst();
         return r?.status === 'stored';
       });
-      await until('log line', async () => t.logs.parsed().some((l) => l.outbox === row.id));
+      await waitFor('log line', async () => t.logs.parsed().some((l) => l.outbox === row.id));
       if (onPostgres) {
         assert.ok(!t.logs.text().includes(token));
         assert.ok(t.logs.parsed().some((l) => l.level === 40 && String(l.msg).includes('NO MAIL IS DELIVERED')));

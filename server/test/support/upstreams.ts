@@ -49,19 +49,4 @@ export async function createUpstreamApp(
   };
 }
 
-/** Poll until `check` returns a value, or fail with what was last seen. */
-export async function waitFor<T>(
-  what: string,
-  check: () => Promise<T | null | undefined | false>,
-  ms = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    last = value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(last)})`);
-    await new Promise((r) => setTimeout(r, 40));
-  }
-}
+export { waitFor } from './wait.ts';
