@@ -33,6 +33,8 @@ export const PASSWORD_MIN = 8;
 export const PASSWORD_MAX = 128;
 
 const CONTROL = /\p{Cc}/u;
+/** Bidirectional overrides and isolates: they reorder what a reader (or a staff terminal) sees. */
+const BIDI = /[\u202A-\u202E\u2066-\u2069]/u;
 
 /** Lower-case and trim: e-mail addresses and usernames are compared case-insensitively. */
 export function normalizeIdentifier(raw: string): string {
@@ -48,6 +50,7 @@ export function nameProblem(raw: string): string | null {
   const length = [...name].length;
   if (length < NAME_MIN || length > NAME_MAX) return `must be ${NAME_MIN}–${NAME_MAX} characters`;
   if (CONTROL.test(name)) return 'must not contain control characters';
+  if (BIDI.test(name)) return 'must not contain text-direction override characters';
   // The name opens mail the platform sends (F12): no links or addresses in it.
   if (/:\/\/|www\./i.test(name) || name.includes('@'))
     return 'must not contain a web address or an e-mail address ("://", "www." or "@")';
@@ -61,6 +64,7 @@ export function nameProblem(raw: string): string | null {
  */
 export function freeTextProblem(raw: string, { multiline = false }: { multiline?: boolean } = {}): string | null {
   const control = multiline ? /(?!\n)\p{Cc}/u : CONTROL;
+  if (BIDI.test(raw)) return 'must not contain text-direction override characters';
   if (control.test(raw))
     return multiline
       ? 'must not contain control characters (line breaks are allowed)'

@@ -101,7 +101,8 @@ export function renderMail(message: MailMessage): RenderedMail {
       };
     case 'login_code':
       return {
-        subject: `Your Hostplane sign-in code: ${message.code}`,
+        // The subject is stored in the clear (mail_outbox.subject): the code only goes in the sealed body.
+        subject: 'Your Hostplane sign-in code',
         text: `${hello}\n\nYour one-time sign-in code is ${message.code}\n\nIt works once, within ${message.minutes} minutes. If you did not ask for it, ignore this message.\n`,
         html: page('Your sign-in code', [
           escapeHtml(hello),

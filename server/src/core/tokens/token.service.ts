@@ -7,6 +7,7 @@
 
 import type { Kysely } from 'kysely';
 import type { ApiToken, DB } from '../../db/tables.ts';
+import { freeTextProblem } from '../accounts/rules.ts';
 import type { Bus } from '../bus.ts';
 import { randomToken, sha256Hex } from '../crypto/secrets.ts';
 import { AppError } from '../errors.ts';
@@ -65,6 +66,10 @@ export function checkNewToken(
   const fields: Record<string, string> = {};
   const name = typeof input.name === 'string' ? input.name.trim() : '';
   if (name.length < 1 || name.length > 64) fields.name = 'must be 1–64 characters';
+  else {
+    const problem = freeTextProblem(name);
+    if (problem) fields.name = problem;
+  }
   const scopes = Array.isArray(input.scopes) ? [...new Set(input.scopes)] : [];
   if (scopes.length === 0 || !scopes.every((s) => (SCOPES as readonly unknown[]).includes(s))) {
     fields.scopes = `must be a non-empty list of ${SCOPES.join(', ')}`;
