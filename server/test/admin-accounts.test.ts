@@ -77,5 +77,12 @@ describe('admin accounts', () => {
     assert.equal(rows[0].template, 'verify_email');
     const shown = await json('mail', 'show', String(rows[0].id));
     assert.match(shown.text, /verify\?token=/);
+    const stored = await json('mail', 'list', '--to', account.email, '--status', 'stored');
+    assert.ok(stored.every((r: { status: string }) => r.status === 'stored'));
+    // A typo in --status is a usage error, not an empty list.
+    const typo = await admin('mail', 'list', '--status', 'delivered');
+    assert.equal(typo.exitCode, 2);
+    assert.match(typo.stderr, /--status is one of queued, sent, stored, failed/);
+    assert.equal((await admin('mail', 'show', '999999')).exitCode, 1);
   });
 });

@@ -3,7 +3,10 @@
 
 import { AppError } from '../../core/errors.ts';
 import { isoWithOffset } from '../../core/time.ts';
+import type { MailStatus } from '../../db/tables.ts';
 import { type Command, clean, table, UsageError } from '../command.ts';
+
+const MAIL_STATUSES: MailStatus[] = ['queued', 'sent', 'stored', 'failed'];
 
 export const mailCommands: Command[] = [
   {
@@ -18,10 +21,15 @@ export const mailCommands: Command[] = [
     async run(deps, { options }) {
       const limit = Number(options.limit ?? 20);
       if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw new UsageError('--limit is 1–500');
-      let query = deps.database.db.selectFrom('mail_outbox').selectAll().orderBy('id', 'desc').limit(limit);
-      if (options.status) query = query.where('status', '=', String(options.status) as 'queued');
-      if (options.to) query = query.where('to_address', '=', String(options.to).toLowerCase());
-      const rows = (await query.execute()).map((r) => ({
+      const status = options.status === undefined ? undefined : String(options.status);
+      if (status !== undefined && !MAIL_STATUSES.includes(status as MailStatus))
+        throw new UsageError(`--status is one of ${MAIL_STATUSES.join(', ')}`);
+      const found = await deps.mailer.list({
+        limit,
+        ...(status ? { status: status as MailStatus } : {}),
+        ...(options.to ? { to: String(options.to) } : {}),
+      });
+      const rows = found.map((r) => ({
         id: r.id,
         to: r.to_address,
         template: r.template,
@@ -42,7 +50,7 @@ export const mailCommands: Command[] = [
     async run(deps, { args }) {
       const id = Number(args[0]);
       if (!Number.isInteger(id)) throw new UsageError('ID is a number');
-      const row = await deps.database.db.selectFrom('mail_outbox').selectAll().where('id', '=', id).executeTakeFirst();
+      const row = await deps.mailer.get(id);
       if (!row) throw new AppError('not_found', { message: `No mail ${id}.` });
       const content = deps.mailer.read(row);
       const json = {

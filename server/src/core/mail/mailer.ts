@@ -11,7 +11,7 @@ import type { Kysely } from 'kysely';
 import type { Transporter } from 'nodemailer';
 import nodemailer from 'nodemailer';
 import type { Logger } from 'pino';
-import type { DB, MailRow } from '../../db/tables.ts';
+import type { DB, MailRow, MailStatus } from '../../db/tables.ts';
 import { decryptSecret, encryptSecret } from '../crypto/secrets.ts';
 import type { AppJobs } from '../jobs/catalog.ts';
 import type { JobContext, JobQueue } from '../jobs/queue.ts';
@@ -40,6 +40,10 @@ export interface Mailer {
   read(row: MailRow): RenderedMail | null;
   /** Queue delivery again for failed mail (staff CLI). */
   retry(outboxId: number): Promise<boolean>;
+  /** The newest outbox rows, optionally of one status or recipient (staff CLI). */
+  list(filter: { status?: MailStatus; to?: string; limit: number }): Promise<MailRow[]>;
+  /** One outbox row, or undefined (staff CLI). */
+  get(outboxId: number): Promise<MailRow | undefined>;
   close(): void;
 }
 
@@ -157,6 +161,15 @@ export function createMailer(options: MailerOptions): Mailer {
     },
 
     read,
+
+    list(filter) {
+      let query = db.selectFrom('mail_outbox').selectAll().orderBy('id', 'desc').limit(filter.limit);
+      if (filter.status) query = query.where('status', '=', filter.status);
+      if (filter.to) query = query.where('to_address', '=', filter.to.toLowerCase());
+      return query.execute();
+    },
+
+    get: (outboxId) => db.selectFrom('mail_outbox').selectAll().where('id', '=', outboxId).executeTakeFirst(),
 
     async retry(outboxId) {
       const row = await db
