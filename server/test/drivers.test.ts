@@ -9,14 +9,16 @@ import { after, before, describe, test } from 'node:test';
 import type WebSocket from 'ws';
 import { WebSocketServer } from 'ws';
 import { type ProxmoxEmulator, startProxmoxEmulator } from '../../emulators/src/proxmox/index.ts';
+import { seedDemoCatalog } from '../src/core/catalog/demo-seed.ts';
 import { AppError } from '../src/core/errors.ts';
-import type { NodeService } from '../src/core/nodes/node.service.ts';
+import { createNodeService, type NodeService } from '../src/core/nodes/node.service.ts';
 import { type Backends, createBackends } from '../src/core/services/backends.ts';
 import { createServiceStaff } from '../src/core/services/staff.ts';
 import type { NodeKind, NodeRow } from '../src/db/tables.ts';
 import type { ConsoleEvents } from '../src/upstreams/driver.ts';
 import type { ConsoleTicket } from '../src/upstreams/hypervisor.ts';
 import { DRIVERS, driverEntry, kindEntry, NoDriverError, nodeKinds } from '../src/upstreams/registry.ts';
+import { createTestDatabase } from './support/harness.ts';
 import { vmSpec } from './support/proxmox-fixtures.ts';
 
 let emulator: ProxmoxEmulator;
@@ -96,6 +98,43 @@ describe('driver registry', () => {
       code: 'hypervisor_not_configured',
       message: `The credentials of node ${broken.name} cannot be read.`,
     });
+  });
+});
+
+describe('nodes add takes its kinds and required credentials from the registry', () => {
+  test('unknown kind, missing credentials, and a node of a kind without a driver', async () => {
+    const scratch = await createTestDatabase();
+    try {
+      await seedDemoCatalog(scratch.database.db);
+      const nodes = createNodeService({ db: scratch.database.db, secretKey: Buffer.alloc(32, 7) });
+      const add = (kind: string, credentials: unknown, name = `n-${kind.toLowerCase()}`) =>
+        nodes.add({
+          name,
+          kind: kind as NodeKind,
+          locationCode: 'mum1',
+          endpoint: 'https://x.example',
+          credentials,
+          capacity: 1,
+        });
+      const fieldsOf = async (attempt: Promise<unknown>) => {
+        try {
+          await attempt;
+        } catch (error) {
+          assert.ok(error instanceof AppError && error.code === 'validation_failed', String(error));
+          return error.fields;
+        }
+        assert.fail('accepted');
+      };
+      assert.deepEqual(await fieldsOf(add('openstack', {})), { kind: 'must be proxmox, pterodactyl or cpanel' });
+      assert.deepEqual(await fieldsOf(add('toString', {})), { kind: 'must be proxmox, pterodactyl or cpanel' });
+      assert.deepEqual(await fieldsOf(add('proxmox', { token_id: 'a@pve!t' })), { credentials: 'needs token_secret' });
+      assert.deepEqual(await fieldsOf(add('cpanel', { username: '' })), { credentials: 'needs username, api_token' });
+      const panel = await add('pterodactyl', { api_key: 'k' });
+      assert.equal(panel.kind, 'pterodactyl');
+      assert.deepEqual(nodes.credentials(panel), { api_key: 'k' });
+    } finally {
+      await scratch.drop();
+    }
   });
 });
 
