@@ -1,6 +1,7 @@
 // The console WebSocket, /ws/console/?t=<ticket>: redeems a one-time ticket (from the token
-// surface's vnc/console actions), dials the node's console with the node's credentials, and
-// relays bytes both ways. The browser never learns the node's address or credentials.
+// surface's vnc/console actions), has the node's driver dial the node's console with the node's
+// credentials (deps.backends.openConsole), and relays bytes both ways. The browser never learns
+// the node's address or credentials.
 //
 // The ticket is redeemed before the upgrade (preValidation runs on the upgrade request), so an
 // unknown, used or expired one is an HTTP 401 in the token envelope, not a 101 and a close;
@@ -190,39 +191,23 @@ export async function consoleRoutes(app: FastifyInstance, { deps }: { deps: Deps
         return;
       }
       if (stopped) return;
-      const credentials = deps.nodes.credentials(node);
-      const settings = node.settings as { tls_insecure?: boolean; ca?: string };
-      const target = `${node.endpoint.replace(/^http/, 'ws')}${redeemed.upstream.websocketPath}`;
-      const up = new WebSocket(target, {
-        headers: { authorization: `PVEAPIToken=${credentials.token_id}=${credentials.token_secret}` },
-        rejectUnauthorized: settings.tls_insecure !== true,
-        ...(settings.ca ? { ca: settings.ca } : {}),
-        handshakeTimeout: 10_000,
-        maxPayload: UPSTREAM_MAX_PAYLOAD,
-        perMessageDeflate: false,
-      });
-      upstream = up;
-      let serialHandshake = redeemed.upstream.kind === 'serial';
-
       const flow = () => {
         pendingBytes = 0;
         for (const m of pending.splice(0)) pipe(client, up, m.data, m.binary);
         forward = (data, binary) => pipe(client, up, data, binary);
       };
-      up.on('open', () => {
-        // termproxy wants the user and the node's ticket first; the client never sees them.
-        if (serialHandshake) up.send(`${redeemed.upstream.user}:${redeemed.upstream.ticket}\n`);
-        else flow();
-      });
-      up.on('message', (data, binary) => {
-        if (serialHandshake) {
-          serialHandshake = false;
-          if (data.toString() !== 'OK') return stop(1011, 'the node refused the console');
-          flow();
-          return;
-        }
-        pipe(up, client, data, binary);
-      });
+      // The node's driver dials its console with the node's credentials and does any handshake.
+      const up = deps.backends.openConsole(
+        node,
+        redeemed.upstream,
+        {
+          ready: flow,
+          output: (data, binary) => pipe(up, client, data, binary),
+          refused: () => stop(1011, 'the node refused the console'),
+        },
+        { maxPayload: UPSTREAM_MAX_PAYLOAD },
+      );
+      upstream = up;
       up.on('error', (error) => {
         request.log.warn({ err: error, service: redeemed.serviceId }, 'console upstream failed');
         stop(1011, 'the node console is unreachable');

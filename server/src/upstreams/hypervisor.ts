@@ -1,6 +1,6 @@
 // The one seam between the platform and whatever runs virtual servers: every VM operation goes
-// through Hypervisor. The Proxmox VE driver (./proxmox/) implements it; the emulator in
-// emulators/ stands in for a real node in the demo and the tests.
+// through Hypervisor. The drivers that implement it are listed in ./registry.ts; the emulators
+// in emulators/ stand in for real nodes in the demo and the tests.
 //
 // Contract shared by every method:
 // - It resolves only when the operation has finished on the node (tasks are awaited), or it
@@ -10,6 +10,8 @@
 //   stopped, destroyed or handed out as a console: that VM is reported `not_found`.
 // - Methods that change state are safe to call again after a crash or a lost answer; each
 //   says below what "again" does.
+
+import type { NodeDriver } from './driver.ts';
 
 export type PowerState = 'running' | 'stopped' | 'starting' | 'stopping' | 'unknown';
 export type Timeframe = 'hour' | 'day' | 'week' | 'month' | 'year';
@@ -134,7 +136,7 @@ export class UpstreamError extends Error {
   }
 }
 
-export interface Hypervisor {
+export interface Hypervisor extends NodeDriver {
   /** The node answers, accepts our credentials and knows the configured node name: its software version. */
   ping(): Promise<{ version: string }>;
 

@@ -1,9 +1,11 @@
-// Upstream nodes: the Proxmox, Pterodactyl and cPanel servers services run on. Their API
-// credentials are sealed with SECRET_KEY (bound to the node's name) and opened only to build a
-// driver; nothing that lists nodes ever shows them.
+// Upstream nodes: the hypervisors and panels services run on, of the kinds upstreams/registry.ts
+// lists (with the credentials each kind needs). Their API credentials are sealed with SECRET_KEY
+// (bound to the node's name) and opened only to build a driver; nothing that lists nodes ever
+// shows them.
 
 import type { Kysely } from 'kysely';
 import type { DB, NodeKind, NodeRow } from '../../db/tables.ts';
+import { kindEntry, nodeKinds } from '../../upstreams/registry.ts';
 import { decryptSecret, encryptSecret } from '../crypto/secrets.ts';
 import { AppError } from '../errors.ts';
 
@@ -17,11 +19,9 @@ export interface NewNode {
   capacity: number;
 }
 
-const REQUIRED_CREDENTIALS: Record<NodeKind, string[]> = {
-  proxmox: ['token_id', 'token_secret'],
-  pterodactyl: ['api_key'],
-  cpanel: ['username', 'api_token'],
-};
+const KINDS = nodeKinds();
+/** "a, b or c" */
+const KIND_LIST = `${KINDS.slice(0, -1).join(', ')} or ${KINDS.at(-1)}`;
 
 function aad(name: string): string {
   return `node-credentials:${name}`;
@@ -32,7 +32,7 @@ export function createNodeService({ db, secretKey }: { db: Kysely<DB>; secretKey
     async add(input: NewNode): Promise<NodeRow> {
       const fields: Record<string, string> = {};
       if (!/^[a-z0-9][a-z0-9.-]{1,62}$/.test(input.name)) fields.name = 'must be 2–63 of a–z, 0–9, "." and "-"';
-      if (!(input.kind in REQUIRED_CREDENTIALS)) fields.kind = 'must be proxmox, pterodactyl or cpanel';
+      if (!KINDS.includes(input.kind)) fields.kind = `must be ${KIND_LIST}`;
       try {
         const url = new URL(input.endpoint);
         if (url.protocol !== 'https:' && url.protocol !== 'http:') fields.endpoint = 'must be an http(s) URL';
@@ -44,7 +44,7 @@ export function createNodeService({ db, secretKey }: { db: Kysely<DB>; secretKey
       if (credentials === null || typeof credentials !== 'object' || Array.isArray(credentials)) {
         fields.credentials = 'must be a JSON object';
       } else if (fields.kind === undefined) {
-        const missing = REQUIRED_CREDENTIALS[input.kind].filter(
+        const missing = kindEntry(input.kind).credentials.filter(
           (k) => typeof credentials[k] !== 'string' || credentials[k] === '',
         );
         if (missing.length > 0) fields.credentials = `needs ${missing.join(', ')}`;

@@ -1,54 +1,94 @@
-// Builds the driver for a node from its row: endpoint, sealed credentials and settings. Drivers
-// keep connections open, so one is kept per node and replaced when the node's row changes.
+// Builds the driver for a node from its row: endpoint, sealed credentials and settings, through
+// the driver registry (upstreams/registry.ts). Drivers keep connections open, so one is kept per
+// node and replaced when the node's row changes.
 
+import type WebSocket from 'ws';
 import type { NodeRow } from '../../db/tables.ts';
-import type { Hypervisor } from '../../upstreams/hypervisor.ts';
-import { createProxmoxHypervisor } from '../../upstreams/proxmox/hypervisor.ts';
+import type { ConsoleDialOptions, ConsoleEvents, DriverTiming, NodeDriver } from '../../upstreams/driver.ts';
+import type { ConsoleTicket, Hypervisor } from '../../upstreams/hypervisor.ts';
+import {
+  DRIVERS,
+  type DriverEntry,
+  type DriverRegistry,
+  driverEntry,
+  NoDriverError,
+} from '../../upstreams/registry.ts';
 import { AppError } from '../errors.ts';
 import type { NodeService } from '../nodes/node.service.ts';
 
-export interface DriverTiming {
-  requestTimeoutMs?: number;
-  taskTimeoutMs?: number;
-  pollIntervalMs?: number;
-}
+export type { DriverTiming } from '../../upstreams/driver.ts';
 
 export interface Backends {
-  /** The hypervisor driver of a Proxmox node; 409 hypervisor_not_configured for anything else. */
+  /** The hypervisor driver of an active node whose kind has one; 409 hypervisor_not_configured for anything else. */
   hypervisor(node: NodeRow | undefined | null): Hypervisor;
+  /**
+   * Probe an active node through its driver: what it runs (e.g. "<software> 8.2.4"). Throws
+   * NoDriverError ("no driver for … nodes yet") for a kind without a driver, AppError for an
+   * inactive node or unreadable credentials, the driver's UpstreamError when the node fails.
+   */
+  ping(node: NodeRow): Promise<{ detail: string }>;
+  /**
+   * Dial the console of `ticket` on the node that issued it (NodeDriver.openConsole); the node
+   * need not be active still. Throws as `ping` does before dialing.
+   */
+  openConsole(node: NodeRow, ticket: ConsoleTicket, events: ConsoleEvents, options: ConsoleDialOptions): WebSocket;
   close(): void;
 }
 
-export function createBackends(nodes: NodeService, timing: DriverTiming = {}): Backends {
-  const cache = new Map<number, { fingerprint: string; driver: Hypervisor & { close(): void } }>();
+export function createBackends(
+  nodes: NodeService,
+  timing: DriverTiming = {},
+  registry: DriverRegistry = DRIVERS,
+): Backends {
+  const cache = new Map<number, { fingerprint: string; driver: NodeDriver }>();
+
+  /** The node's driver, from the cache while the row is unchanged. */
+  function build(node: NodeRow, entry: DriverEntry): NodeDriver {
+    const fingerprint = `${node.kind}|${node.endpoint}|${node.credentials_sealed}|${JSON.stringify(node.settings)}`;
+    const cached = cache.get(node.id);
+    if (cached?.fingerprint === fingerprint) return cached.driver;
+    cached?.driver.close();
+    let credentials: Record<string, string>;
+    try {
+      credentials = nodes.credentials(node);
+    } catch {
+      throw new AppError('hypervisor_not_configured', {
+        message: `The credentials of node ${node.name} cannot be read.`,
+      });
+    }
+    const driver = entry.create(
+      { name: node.name, endpoint: node.endpoint, credentials, settings: node.settings },
+      timing,
+    );
+    cache.set(node.id, { fingerprint, driver });
+    return driver;
+  }
+
   return {
     hypervisor(node) {
-      if (node?.kind !== 'proxmox' || !node.active) throw new AppError('hypervisor_not_configured');
-      const fingerprint = `${node.endpoint}|${node.credentials_sealed}|${JSON.stringify(node.settings)}`;
-      const cached = cache.get(node.id);
-      if (cached?.fingerprint === fingerprint) return cached.driver;
-      cached?.driver.close();
-      let credentials: Record<string, string>;
+      if (!node?.active) throw new AppError('hypervisor_not_configured');
+      let entry: DriverEntry;
       try {
-        credentials = nodes.credentials(node);
-      } catch {
-        throw new AppError('hypervisor_not_configured', {
-          message: `The credentials of node ${node.name} cannot be read.`,
-        });
+        entry = driverEntry(node.kind, registry);
+      } catch (error) {
+        if (error instanceof NoDriverError) throw new AppError('hypervisor_not_configured');
+        throw error;
       }
-      const settings = node.settings as { node?: string; storage?: string; tls_insecure?: boolean; ca?: string };
-      const driver = createProxmoxHypervisor({
-        endpoint: node.endpoint,
-        node: settings.node ?? 'pve',
-        tokenId: credentials.token_id ?? '',
-        tokenSecret: credentials.token_secret ?? '',
-        ...(settings.storage ? { storage: settings.storage } : {}),
-        tls: { insecure: settings.tls_insecure === true, ...(settings.ca ? { ca: settings.ca } : {}) },
-        ...timing,
-      });
-      cache.set(node.id, { fingerprint, driver });
-      return driver;
+      if (entry.role !== 'hypervisor') throw new AppError('hypervisor_not_configured');
+      return build(node, entry) as Hypervisor;
     },
+
+    async ping(node) {
+      const entry = driverEntry(node.kind, registry);
+      if (!node.active) throw new AppError('hypervisor_not_configured');
+      const { version } = await build(node, entry).ping();
+      return { detail: `${entry.software} ${version}` };
+    },
+
+    openConsole(node, ticket, events, options) {
+      return build(node, driverEntry(node.kind, registry)).openConsole(ticket, events, options);
+    },
+
     close() {
       for (const { driver } of cache.values()) driver.close();
       cache.clear();

@@ -2,6 +2,7 @@
 // configuration can work at all (an http(s) endpoint without credentials in it, a token id of
 // the form USER@REALM!TOKENID). Problems are reported without echoing the values.
 
+import type { DriverTiming, NodeAccess } from '../driver.ts';
 import type { TlsOptions } from '../http.ts';
 import { UpstreamError } from '../hypervisor.ts';
 
@@ -64,5 +65,27 @@ export function resolveConfig(config: ProxmoxConfig): { resolved: ResolvedConfig
     problem: problem
       ? new UpstreamError('rejected', `Proxmox node ${config.node}: ${problem}`, { retryable: false })
       : null,
+  };
+}
+
+/** The settings a node row may carry for Proxmox VE (`nodes add --settings`). */
+interface ProxmoxSettings {
+  node?: string;
+  storage?: string;
+  tls_insecure?: boolean;
+  ca?: string;
+}
+
+/** A node row's endpoint, credentials ({token_id, token_secret}) and settings as a driver configuration. */
+export function parseProxmoxNode(node: NodeAccess, timing: DriverTiming = {}): ProxmoxConfig {
+  const settings = (node.settings ?? {}) as ProxmoxSettings;
+  return {
+    endpoint: node.endpoint,
+    node: settings.node ?? 'pve',
+    tokenId: node.credentials.token_id ?? '',
+    tokenSecret: node.credentials.token_secret ?? '',
+    ...(settings.storage ? { storage: settings.storage } : {}),
+    tls: { insecure: settings.tls_insecure === true, ...(settings.ca ? { ca: settings.ca } : {}) },
+    ...timing,
   };
 }

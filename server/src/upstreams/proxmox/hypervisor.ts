@@ -16,6 +16,7 @@ import {
 } from '../hypervisor.ts';
 import { ProxmoxClient } from './client.ts';
 import type { ProxmoxConfig } from './config.ts';
+import { openProxmoxConsole } from './console.ts';
 import { powerOf, type QemuStatus, toPoints, toStatus } from './mapping.ts';
 import * as power from './power.ts';
 import * as provision from './provision.ts';
@@ -108,6 +109,7 @@ export function createProxmoxHypervisor(config: ProxmoxConfig): Hypervisor {
     },
 
     console,
+    openConsole: (ticket, events, options) => openProxmoxConsole(config, ticket, events, options),
     reinstall: (vm: VmRef, spec: VmSpec) => provision.reinstall(client, vm, spec),
     destroy: (vm: VmRef) => provision.destroy(client, vm),
     close: () => client.close(),

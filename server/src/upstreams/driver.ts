@@ -1,0 +1,56 @@
+// What every upstream driver provides, whatever kind of node it speaks to: a health probe and
+// the node's console. The kind-specific interfaces (./hypervisor.ts, and next the game and web
+// panels) add their own operations on top; ./registry.ts says which driver serves which kind.
+
+import type WebSocket from 'ws';
+import type { ConsoleTicket } from './hypervisor.ts';
+
+/** A node as its driver is built from: the row's fields with its credentials unsealed. */
+export interface NodeAccess {
+  name: string;
+  endpoint: string;
+  /** Never log them or put them in an error. */
+  credentials: Record<string, string>;
+  /** The node row's settings JSON, as staff entered it (unchecked). */
+  settings: unknown;
+}
+
+/** Deadlines of a driver's calls (tests poll faster). */
+export interface DriverTiming {
+  requestTimeoutMs?: number;
+  taskTimeoutMs?: number;
+  pollIntervalMs?: number;
+}
+
+/** What the node's console tells the relay while it opens and once it runs. */
+export interface ConsoleEvents {
+  /** The console takes input from now on (after whatever handshake the node wants). */
+  ready(): void;
+  /** Output of the console; a handshake's answers are never passed on. */
+  output(data: WebSocket.RawData, binary: boolean): void;
+  /** The node answered the handshake with a refusal; the socket is left for the caller to end. */
+  refused(): void;
+}
+
+export interface ConsoleDialOptions {
+  /** The largest frame accepted from the node. */
+  maxPayload: number;
+}
+
+export interface NodeDriver {
+  /** The node answers and accepts our credentials: its software version. Throws UpstreamError. */
+  ping(): Promise<{ version: string }>;
+
+  /**
+   * Dial the node's console for a ticket the driver issued, with the node's own credentials
+   * (the browser never sees them). Returns at once with the socket, still connecting: input
+   * goes to it with `send` once `events.ready` was called; its `error` and `close` events, its
+   * flow control (pause, resume, bufferedAmount) and `terminate` are the caller's, its output
+   * comes through `events.output` (never a `message` listener of the caller's: that would see
+   * the handshake too).
+   */
+  openConsole(ticket: ConsoleTicket, events: ConsoleEvents, options: ConsoleDialOptions): WebSocket;
+
+  /** Close kept-alive connections; the driver must not be used afterwards. */
+  close(): void;
+}

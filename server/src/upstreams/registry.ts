@@ -1,0 +1,77 @@
+// Node kind → driver: what credentials a node of that kind needs, how its row becomes a driver
+// configuration, and the driver itself. The only file that knows every concrete driver; the
+// core reaches drivers through core/services/backends.ts, which builds them from this table.
+// A kind with `driver: null` can be added by staff but nothing can run on it yet.
+
+import type { NodeKind } from '../db/tables.ts';
+import type { DriverTiming, NodeAccess } from './driver.ts';
+import type { Hypervisor } from './hypervisor.ts';
+import { parseProxmoxNode } from './proxmox/config.ts';
+import { createProxmoxHypervisor } from './proxmox/hypervisor.ts';
+
+/** The kind of interface a driver implements, beyond NodeDriver. */
+export interface DriverRoles {
+  hypervisor: Hypervisor;
+}
+export type DriverRole = keyof DriverRoles;
+
+export interface DriverEntry<R extends DriverRole = DriverRole> {
+  role: R;
+  /** What the node runs, as `nodes check` names it before the version (e.g. "… 8.2.4"). */
+  software: string;
+  /** Build the driver of one node. Never throws: a configuration that cannot work fails every call. */
+  create(node: NodeAccess, timing: DriverTiming): DriverRoles[R];
+}
+
+export interface KindEntry {
+  /** Credential fields `nodes add` requires (non-empty strings). */
+  credentials: readonly string[];
+  /** Null: no driver for this kind yet. */
+  driver: DriverEntry | null;
+}
+
+export type DriverRegistry = Record<NodeKind, KindEntry>;
+
+export const DRIVERS: DriverRegistry = {
+  proxmox: {
+    credentials: ['token_id', 'token_secret'],
+    driver: {
+      role: 'hypervisor',
+      software: 'Proxmox VE',
+      create: (node, timing) => createProxmoxHypervisor(parseProxmoxNode(node, timing)),
+    },
+  },
+  pterodactyl: { credentials: ['api_key'], driver: null },
+  cpanel: { credentials: ['username', 'api_token'], driver: null },
+};
+
+/** No driver can serve this node: its kind has none yet, or the kind is unknown. */
+export class NoDriverError extends Error {
+  override name = 'NoDriverError';
+  readonly kind: string;
+  /** False: not a node kind at all (a programming error: the database allows only NodeKind). */
+  readonly known: boolean;
+  constructor(kind: string, known: boolean) {
+    super(known ? `no driver for ${kind} nodes yet` : `unknown node kind "${kind}"`);
+    this.kind = kind;
+    this.known = known;
+  }
+}
+
+/** The node kinds of a registry, in its order. */
+export function nodeKinds(registry: DriverRegistry = DRIVERS): NodeKind[] {
+  return Object.keys(registry) as NodeKind[];
+}
+
+/** The registry's entry for a kind; an unknown kind throws NoDriverError (known: false). */
+export function kindEntry(kind: string, registry: DriverRegistry = DRIVERS): KindEntry {
+  if (!Object.hasOwn(registry, kind)) throw new NoDriverError(kind, false);
+  return registry[kind as NodeKind];
+}
+
+/** The driver entry for a kind; NoDriverError for a kind without one, or an unknown kind. */
+export function driverEntry(kind: string, registry: DriverRegistry = DRIVERS): DriverEntry {
+  const entry = kindEntry(kind, registry).driver;
+  if (!entry) throw new NoDriverError(kind, true);
+  return entry;
+}
