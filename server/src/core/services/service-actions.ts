@@ -5,14 +5,13 @@
 // live_status_account, live_graph_account), counted on both surfaces alike.
 
 import type { Kysely } from 'kysely';
-import type { DB, Job, NodeRow, Service } from '../../db/tables.ts';
+import type { DB, Job, Service } from '../../db/tables.ts';
 import {
   type MetricPoint,
   type PowerState,
   TIMEFRAMES,
   type Timeframe,
   UpstreamError,
-  type VmRef,
   type VmStatus,
 } from '../../upstreams/hypervisor.ts';
 import type { Bus } from '../bus.ts';
@@ -20,51 +19,21 @@ import { AppError } from '../errors.ts';
 import type { AppJobs } from '../jobs/catalog.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { startJob } from '../jobs/service-jobs.ts';
+import { type Product, productOf, products } from '../products/index.ts';
+import { type LiveTarget, PROBE_TIMEOUT_MS, type ProductLive, withTimeout } from '../products/live.ts';
 import type { RateLimits } from '../ratelimit/rate-limits.ts';
 import type { Backends } from './backends.ts';
 import type { ServiceService } from './service.service.ts';
 
-export const SIGNALS = ['start', 'stop', 'restart', 'kill'] as const;
-export type Signal = (typeof SIGNALS)[number];
+/** Every power signal some product knows (a product without it refuses it as it refuses live reads). */
+export const SIGNALS = [...new Set(products().flatMap((p) => Object.keys(p.jobs.power)))];
+export type Signal = string;
 
 /** What each action does (both surfaces' OpenAPI descriptions). */
 export const POWER_DESCRIPTION =
   'start: power on. stop: graceful ACPI shutdown, forced off if the guest is still up after 60 s. ' +
   'restart: ACPI reboot, hard reset if the guest ignores it. kill: hard power-off at once (the server stays off). ' +
   'reinstall: {os, confirm = the label}; both required, the disk is replaced and a new root password set.';
-
-/** How long a live read may take before the answer is `unknown` (lists) or 503 (detail). */
-export const PROBE_TIMEOUT_MS = 2_500;
-
-/**
- * Lists show power states at most this old. A list asks each node once for all its VMs (not
- * once per server), and concurrent lists share that one request; a job that settles anywhere
- * drops what is cached, so a list never shows the state from before an action.
- */
-export const POWER_CACHE_MS = 3_000;
-
-type NodeListing = Map<number, { name: string; power: PowerState }>;
-
-function vmOf(service: Service): VmRef | null {
-  const external = service.external as { node?: string; vmid?: number; name?: string } | null;
-  return external && typeof external.vmid === 'number' && external.node && external.name
-    ? { node: external.node, vmid: external.vmid, name: external.name }
-    : null;
-}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new UpstreamError('timeout', `no answer within ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 function unreachable(error: unknown): AppError {
   return new AppError('node_unreachable', {
@@ -82,25 +51,17 @@ export function createServiceActions(options: {
   bus: Bus;
   limits: RateLimits;
 }) {
-  const { db, jobs, backends, services, limits } = options;
-  const listings = new Map<number, { at: number; listing: Promise<NodeListing> }>();
-  options.bus.subscribe((message) => {
-    if (message.topic === 'service' || message.topic === 'all') listings.clear();
-  });
-
-  /** The node's power listing, shared by concurrent callers and kept POWER_CACHE_MS. */
-  function listingOf(node: NodeRow | undefined): Promise<NodeListing> {
-    if (!node) return Promise.reject(new AppError('hypervisor_not_configured'));
-    const cached = listings.get(node.id);
-    if (cached && Date.now() - cached.at < POWER_CACHE_MS) return cached.listing;
-    const listing = withTimeout(backends.hypervisor(node).powerStates(), PROBE_TIMEOUT_MS);
-    const entry = { at: Date.now(), listing };
-    listings.set(node.id, entry);
-    // A failed probe is not kept: the next list asks again.
-    listing.catch(() => {
-      if (listings.get(node.id) === entry) listings.delete(node.id);
-    });
-    return listing;
+  const { db, jobs, backends, services, limits, bus } = options;
+  // Each product's live state, built on first use (its caches live as long as the process).
+  const lives = new Map<Product, ProductLive>();
+  function liveOf(product: Product): ProductLive | null {
+    if (!product.live) return null;
+    let live = lives.get(product);
+    if (!live) {
+      live = product.live({ db, backends, bus });
+      lives.set(product, live);
+    }
+    return live;
   }
 
   async function nodeOf(service: Service) {
@@ -109,20 +70,11 @@ export function createServiceActions(options: {
       : ((await db.selectFrom('nodes').selectAll().where('id', '=', service.node_id).executeTakeFirst()) ?? null);
   }
 
-  /** The VM of a service that must have one, with its driver. */
-  async function live(service: Service): Promise<{ vm: VmRef; hv: ReturnType<Backends['hypervisor']> }> {
-    const vm = vmOf(service);
-    if (service.type !== 'vps')
-      throw new AppError('hypervisor_not_configured', { message: 'This service is not a virtual server.' });
-    if (!vm || service.status === 'terminated' || service.status === 'failed') {
-      throw new AppError('no_vm', {
-        message:
-          service.status === 'provisioning'
-            ? 'The virtual machine is still being created.'
-            : 'This service has no virtual machine.',
-      });
-    }
-    return { vm, hv: backends.hypervisor(await nodeOf(service)) };
+  /** What runs the service, to be asked live; 409 when its product has no live state or it has nothing running. */
+  async function live(service: Service): Promise<LiveTarget> {
+    const product = liveOf(productOf(service.type));
+    if (!product) throw new AppError('hypervisor_not_configured', { message: 'This service is not a virtual server.' });
+    return product.target(service, await nodeOf(service));
   }
 
   function mutable(service: Service): void {
@@ -133,7 +85,7 @@ export function createServiceActions(options: {
   return {
     async power(accountId: number, serviceId: number, signal: string): Promise<Job> {
       const service = await services.own(accountId, serviceId);
-      if (!(SIGNALS as readonly string[]).includes(signal)) {
+      if (!SIGNALS.includes(signal)) {
         throw new AppError('bad_signal', {
           message: `Power signals are ${SIGNALS.join(', ')}.`,
           fields: { action: `must be one of ${SIGNALS.join(', ')}` },
@@ -189,10 +141,10 @@ export function createServiceActions(options: {
     ) {
       const service = await services.own(accountId, serviceId);
       mutable(service);
-      const { vm, hv } = await live(service);
+      const target = await live(service);
       if (gate) await gate(service);
       try {
-        return { service, upstream: await withTimeout(hv.console(vm, kind), PROBE_TIMEOUT_MS * 2) };
+        return { service, upstream: await withTimeout(target.console(kind), PROBE_TIMEOUT_MS * 2) };
       } catch (error) {
         if (error instanceof UpstreamError && /not running/.test(error.message)) {
           throw new AppError('conflict', { message: 'Start the server before opening its console.' });
@@ -219,10 +171,10 @@ export function createServiceActions(options: {
 
     async status(accountId: number, serviceId: number): Promise<{ service: Service; status: VmStatus }> {
       const service = await services.own(accountId, serviceId);
-      const { vm, hv } = await live(service);
+      const target = await live(service);
       await limits.consume('live_status_account', `account:${accountId}`);
       try {
-        return { service, status: await withTimeout(hv.status(vm), PROBE_TIMEOUT_MS) };
+        return { service, status: await withTimeout(target.status(), PROBE_TIMEOUT_MS) };
       } catch (error) {
         throw unreachable(error);
       }
@@ -236,10 +188,10 @@ export function createServiceActions(options: {
           fields: { timeframe: `must be one of ${TIMEFRAMES.join(', ')}` },
         });
       }
-      const { vm, hv } = await live(service);
+      const target = await live(service);
       await limits.consume('live_graph_account', `account:${accountId}`);
       try {
-        return await withTimeout(hv.metrics(vm, timeframe as Timeframe), PROBE_TIMEOUT_MS * 2);
+        return await withTimeout(target.metrics(timeframe as Timeframe), PROBE_TIMEOUT_MS * 2);
       } catch (error) {
         throw unreachable(error);
       }
@@ -251,21 +203,16 @@ export function createServiceActions(options: {
       const nodeIds = [...new Set(list.map((s) => s.node_id).filter((id): id is number => id !== null))];
       const nodes =
         nodeIds.length === 0 ? [] : await db.selectFrom('nodes').selectAll().where('id', 'in', nodeIds).execute();
+      const byProduct = new Map<Product, Service[]>();
+      for (const service of list) {
+        const product = productOf(service.type);
+        byProduct.set(product, [...(byProduct.get(product) ?? []), service]);
+      }
       await Promise.all(
-        list.map(async (service) => {
-          const vm = vmOf(service);
-          if (!vm || service.type !== 'vps' || service.status === 'terminated' || service.status === 'failed') {
-            out.set(service.id, null);
-            return;
-          }
-          try {
-            const listing = await listingOf(nodes.find((n) => n.id === service.node_id));
-            const entry = listing.get(vm.vmid);
-            // Gone from the node, or its vmid now names another VM: nothing we can vouch for.
-            out.set(service.id, entry && entry.name === vm.name ? entry.power : 'unknown');
-          } catch {
-            out.set(service.id, 'unknown');
-          }
+        [...byProduct].map(async ([product, group]) => {
+          const live = liveOf(product);
+          const states = live ? await live.powerStates(group, nodes) : new Map<number, PowerState | null>();
+          for (const service of group) out.set(service.id, states.get(service.id) ?? null);
         }),
       );
       return out;
