@@ -29,6 +29,7 @@ export function catalogOnlyProduct(options: {
   nodeKind: NodeKind;
   specRules: Record<string, SpecRule>;
   order: Pick<ProductOrder, 'keys' | 'domain' | 'eulaRequired'>;
+  wrongType: () => AppError;
 }): Product<null, null> {
   return {
     type: options.type,
@@ -50,5 +51,8 @@ export function catalogOnlyProduct(options: {
     login: () => null,
     jobs: noDriverJobs,
     live: null,
+    actions: [],
+    wrongType: options.wrongType,
+    refused: (service) => new AppError('no_vm', { message: `The service is ${service.status}.` }),
   };
 }

@@ -10,11 +10,14 @@
 //   (vps: an IPv4 address; the node slot is taken by the order service on `nodeKind`);
 // - its plan specs (checked when staff add a plan);
 // - the fields it adds to the service view and to the credentials;
-// - its jobs (./steps.ts: provisioning as steps with undo; the lifecycle hooks), see ./jobs.ts.
+// - its jobs (./steps.ts: provisioning as steps with undo; the lifecycle hooks), see ./jobs.ts;
+// - its live state (./live.ts) and its actions (./actions.ts), from which the routes are made.
 
 import type { Kysely, Transaction } from 'kysely';
 import type { DB, Location, NodeKind, PlanType, Service } from '../../db/tables.ts';
+import type { AppError } from '../errors.ts';
 import type { CheckedConfig, OrderProblems } from '../orders/order-input.ts';
+import type { ProductAction } from './actions.ts';
 import { gameProduct } from './game/index.ts';
 import type { ProductJobs } from './jobs.ts';
 import type { ProductLiveFactory } from './live.ts';
@@ -68,8 +71,14 @@ export interface Product<R = any, C = any> {
   login(username: string, ipv4: string): string | null;
   /** Provisioning, reinstall, power and the lifecycle hooks, run by the worker. */
   readonly jobs: ProductJobs<C>;
-  /** Live state (power, stats, graph, console); null: the product has none, such requests are 409. */
+  /** Live state (power, stats, graph, console); null: the product has none. */
   readonly live: ProductLiveFactory | null;
+  /** What a client may ask of a service of this product (./actions.ts). */
+  readonly actions: readonly ProductAction[];
+  /** The refusal of an action of this product on a service of another type. */
+  wrongType(): AppError;
+  /** The refusal of an action for the service's state (an action may have its own). */
+  refused(service: Service): AppError;
 }
 
 const REGISTRY = new Map<PlanType, Product>([
@@ -101,4 +110,14 @@ export function registerProduct(product: Product): () => void {
     if (previous) REGISTRY.set(product.type, previous);
     else REGISTRY.delete(product.type);
   };
+}
+
+/** The action `name` of the products, the service's own first (null: no product has it). */
+export function findAction(name: string, type?: PlanType): { product: Product; action: ProductAction } | null {
+  const ordered = type ? [productOf(type), ...products().filter((p) => p.type !== type)] : products();
+  for (const product of ordered) {
+    const action = product.actions.find((a) => a.name === name);
+    if (action) return { product, action };
+  }
+  return null;
 }

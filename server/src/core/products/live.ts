@@ -13,6 +13,7 @@ import {
   type VmStatus,
 } from '../../upstreams/hypervisor.ts';
 import type { Bus } from '../bus.ts';
+import { AppError } from '../errors.ts';
 import type { Backends } from '../services/backends.ts';
 
 export interface LiveEnv {
@@ -53,4 +54,13 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** The answer when the node does not answer a live read in time: 503, try again shortly. */
+export function unreachable(error: unknown): AppError {
+  return new AppError('node_unreachable', {
+    retryAfter: 10,
+    cause: error,
+    message: 'The server node did not answer; try again shortly.',
+  });
 }

@@ -1,46 +1,72 @@
-// What a client asks of a running service through its backend (spec 4.8): power signals and
-// reinstalls (queued as jobs, one at a time per service), and live reads (power state,
-// metrics) that give up after a few seconds rather than hang a request on a slow node. Live reads
-// reach the node every time, so each account has an allowance of them a minute (LIMITS
-// live_status_account, live_graph_account), counted on both surfaces alike.
+// What a client asks of a running service (spec 4.8): the actions of the service's product
+// (core/products/<type>/actions.ts), run by one dispatcher that checks ownership, the action's
+// parameters, the service's state and type in the order core/products/actions.ts describes;
+// and the live power of many services at once for lists. Live reads give up after a few
+// seconds rather than hang a request on a slow node.
 
 import type { Kysely } from 'kysely';
+import type { TProperties } from 'typebox';
 import type { DB, Job, Service } from '../../db/tables.ts';
-import {
-  type MetricPoint,
-  type PowerState,
-  TIMEFRAMES,
-  type Timeframe,
-  UpstreamError,
-  type VmStatus,
-} from '../../upstreams/hypervisor.ts';
+import type { ConsoleTicket, MetricPoint, PowerState, VmStatus } from '../../upstreams/hypervisor.ts';
 import type { Bus } from '../bus.ts';
 import { AppError } from '../errors.ts';
 import type { AppJobs } from '../jobs/catalog.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { startJob } from '../jobs/service-jobs.ts';
-import { type Product, productOf, products } from '../products/index.ts';
-import { type LiveTarget, PROBE_TIMEOUT_MS, type ProductLive, withTimeout } from '../products/live.ts';
+import type { ActionContext, ActionResult, ProductAction } from '../products/actions.ts';
+import { findAction, type Product, productOf, products } from '../products/index.ts';
+import type { LiveTarget, ProductLive } from '../products/live.ts';
 import type { RateLimits } from '../ratelimit/rate-limits.ts';
 import type { Backends } from './backends.ts';
 import type { ServiceService } from './service.service.ts';
 
 /** Every power signal some product knows (a product without it refuses it as it refuses live reads). */
 export const SIGNALS = [...new Set(products().flatMap((p) => Object.keys(p.jobs.power)))];
-export type Signal = string;
 
-/** What each action does (both surfaces' OpenAPI descriptions). */
-export const POWER_DESCRIPTION =
-  'start: power on. stop: graceful ACPI shutdown, forced off if the guest is still up after 60 s. ' +
-  'restart: ACPI reboot, hard reset if the guest ignores it. kill: hard power-off at once (the server stays off). ' +
-  'reinstall: {os, confirm = the label}; both required, the disk is replaced and a new root password set.';
+/** The product actions a surface route exposes, in registry order. */
+export function actionsOn(surface: 'session' | 'token', route: string) {
+  return products().flatMap((p) => p.actions.filter((a) => a.surfaces[surface] === route));
+}
 
-function unreachable(error: unknown): AppError {
-  return new AppError('node_unreachable', {
-    retryAfter: 10,
-    cause: error,
-    message: 'The server node did not answer; try again shortly.',
-  });
+/** A route's one-line list of its actions: `start | reinstall ({os, confirm = label})`. */
+export function listActions(surface: 'session' | 'token', route: string, separator: string): string {
+  const names = [...new Set(actionsOn(surface, route).map((a) => (a.usage ? `${a.name} (${a.usage})` : a.name)))];
+  return names.join(separator);
+}
+
+/** The route's action names as a sentence: `start, stop or reinstall`. */
+export function actionNames(surface: 'session' | 'token', route: string): string {
+  const names = [...new Set(actionsOn(surface, route).map((a) => a.name))];
+  return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
+}
+
+/** The parameters of every action of a route, each optional (one body schema for the route). */
+export function actionParams(surface: 'session' | 'token', route: string): TProperties {
+  const properties: TProperties = {};
+  for (const a of actionsOn(surface, route))
+    for (const [key, schema] of Object.entries(a.params.properties)) properties[key] ??= schema;
+  return properties;
+}
+
+/** What each action of a route does (both surfaces' OpenAPI descriptions), from the registry. */
+export function describeActions(surface: 'session' | 'token', route: string): string {
+  const seen = new Set<string>();
+  const parts: string[] = [];
+  for (const a of actionsOn(surface, route)) {
+    if (seen.has(a.name)) continue;
+    seen.add(a.name);
+    parts.push(`${a.name}: ${a.description}.`);
+  }
+  return parts.join(' ');
+}
+
+export interface RunOptions {
+  /** The refusal of a name no product knows (each surface words its own). */
+  unknown: () => AppError;
+  /** See ActionContext.gate. */
+  gate?: (service: Service) => Promise<void>;
+  /** Whether the calling route exposes the action; one it does not is refused as unknown. */
+  exposed?: (action: ProductAction) => boolean;
 }
 
 export function createServiceActions(options: {
@@ -70,66 +96,88 @@ export function createServiceActions(options: {
       : ((await db.selectFrom('nodes').selectAll().where('id', '=', service.node_id).executeTakeFirst()) ?? null);
   }
 
-  /** What runs the service, to be asked live; 409 when its product has no live state or it has nothing running. */
-  async function live(service: Service): Promise<LiveTarget> {
-    const product = liveOf(productOf(service.type));
-    if (!product) throw new AppError('hypervisor_not_configured', { message: 'This service is not a virtual server.' });
-    return product.target(service, await nodeOf(service));
+  /** What runs the service, to be asked live; 409 when it has nothing running. */
+  async function live(product: Product, service: Service): Promise<LiveTarget> {
+    const state = liveOf(product);
+    if (!state) throw product.wrongType();
+    return state.target(service, await nodeOf(service));
   }
 
-  function mutable(service: Service): void {
-    if (service.status === 'suspended') throw new AppError('suspended');
-    if (service.status !== 'active') throw new AppError('no_vm', { message: `The service is ${service.status}.` });
+  /** Run the action `name` on the caller's service (see core/products/actions.ts for the checks). */
+  async function run(
+    accountId: number,
+    serviceId: number,
+    name: string,
+    params: Record<string, unknown>,
+    opts: RunOptions,
+  ): Promise<{ service: Service; result: ActionResult }> {
+    const service = await services.own(accountId, serviceId);
+    const found = findAction(name, service.type);
+    if (!found || (opts.exposed && !opts.exposed(found.action))) throw opts.unknown();
+    const { product, action } = found;
+    const own = productOf(service.type);
+    const ctx: ActionContext = {
+      accountId,
+      service,
+      db,
+      limits,
+      startJob: (type, jobParams) =>
+        db
+          .transaction()
+          .execute((trx) =>
+            startJob(trx, jobs, { accountId, serviceId, type, ...(jobParams ? { params: jobParams } : {}) }),
+          ),
+      live: () => live(own, service),
+      ...(opts.gate ? { gate: opts.gate } : {}),
+    };
+    const checked = action.check ? await action.check(ctx, params) : params;
+    const refuseState = () => {
+      if (!action.states.includes(service.status)) throw action.refused?.(service) ?? product.refused(service);
+    };
+    const refuseType = () => {
+      if (own !== product) throw product.wrongType();
+    };
+    if (action.method === 'mutate') {
+      refuseState();
+      refuseType();
+    } else {
+      refuseType();
+      refuseState();
+    }
+    return { service, result: await action.handler(ctx, checked) };
+  }
+
+  const badSignal = () =>
+    new AppError('bad_signal', {
+      message: `Power signals are ${SIGNALS.join(', ')}.`,
+      fields: { action: `must be one of ${SIGNALS.join(', ')}` },
+    });
+
+  function expect<K extends ActionResult['kind']>(result: ActionResult, kind: K): Extract<ActionResult, { kind: K }> {
+    if (result.kind !== kind) throw new Error(`the action answered ${result.kind}, not ${kind}`);
+    return result as Extract<ActionResult, { kind: K }>;
   }
 
   return {
+    run,
+
+    /** A power signal or reinstall (session POST /services/action/): the job it queued. */
     async power(accountId: number, serviceId: number, signal: string): Promise<Job> {
-      const service = await services.own(accountId, serviceId);
-      if (!SIGNALS.includes(signal)) {
-        throw new AppError('bad_signal', {
-          message: `Power signals are ${SIGNALS.join(', ')}.`,
-          fields: { action: `must be one of ${SIGNALS.join(', ')}` },
-        });
+      if (signal === 'reinstall' || !SIGNALS.includes(signal)) {
+        await services.own(accountId, serviceId);
+        throw badSignal();
       }
-      mutable(service);
-      await live(service);
-      return db
-        .transaction()
-        .execute((trx) => startJob(trx, jobs, { accountId, serviceId, type: 'power', params: { signal } }));
+      const { result } = await run(accountId, serviceId, signal, {}, { unknown: badSignal });
+      return expect(result, 'job').job;
     },
 
     async reinstall(accountId: number, serviceId: number, input: { os: unknown; confirm: unknown }): Promise<Job> {
-      const service = await services.own(accountId, serviceId);
-      const confirmed = input.confirm === service.label;
-      if (typeof input.os !== 'string' || input.os.trim() === '') {
-        // Missing is a request-shape problem, reported with every other one; unknown is bad_os.
-        throw AppError.fields({
-          os: 'is required',
-          ...(confirmed ? {} : { confirm: 'must equal the service label' }),
-        });
-      }
-      if (!confirmed) {
-        throw new AppError('confirmation_mismatch', {
-          message: `Type the service's label (${service.label}) in confirm to reinstall it.`,
-          fields: { confirm: 'must equal the service label' },
-        });
-      }
-      const os = await db
-        .selectFrom('os_templates')
-        .select('slug')
-        .where('slug', '=', input.os.trim().toLowerCase())
-        .where('active', '=', true)
-        .executeTakeFirst();
-      if (!os) throw new AppError('bad_os', { fields: { os: 'is not an OS template of the catalog' } });
-      mutable(service);
-      await live(service);
-      return db
-        .transaction()
-        .execute((trx) => startJob(trx, jobs, { accountId, serviceId, type: 'reinstall', params: { os: os.slug } }));
+      const { result } = await run(accountId, serviceId, 'reinstall', input, { unknown: badSignal });
+      return expect(result, 'job').job;
     },
 
     /**
-     * A console ticket on the node for a running VM (the caller wraps it in one of ours).
+     * A console ticket on the node for a running service (the caller wraps it in one of ours).
      * `gate` runs once the service is known to be the caller's and able to have a console, just
      * before the node is asked (the caller's limits: a refused request never reaches the node).
      */
@@ -138,19 +186,16 @@ export function createServiceActions(options: {
       serviceId: number,
       kind: 'vnc' | 'serial',
       gate?: (service: Service) => Promise<void>,
-    ) {
-      const service = await services.own(accountId, serviceId);
-      mutable(service);
-      const target = await live(service);
-      if (gate) await gate(service);
-      try {
-        return { service, upstream: await withTimeout(target.console(kind), PROBE_TIMEOUT_MS * 2) };
-      } catch (error) {
-        if (error instanceof UpstreamError && /not running/.test(error.message)) {
-          throw new AppError('conflict', { message: 'Start the server before opening its console.' });
-        }
-        throw unreachable(error);
-      }
+    ): Promise<{ service: Service; upstream: ConsoleTicket }> {
+      const name = kind === 'vnc' ? 'vnc' : 'console';
+      const { service, result } = await run(
+        accountId,
+        serviceId,
+        name,
+        {},
+        { unknown: badSignal, ...(gate ? { gate } : {}) },
+      );
+      return { service, upstream: expect(result, 'console').upstream };
     },
 
     /** Terminate at once (token surface DELETE): `confirm` must equal the label. */
@@ -170,31 +215,13 @@ export function createServiceActions(options: {
     },
 
     async status(accountId: number, serviceId: number): Promise<{ service: Service; status: VmStatus }> {
-      const service = await services.own(accountId, serviceId);
-      const target = await live(service);
-      await limits.consume('live_status_account', `account:${accountId}`);
-      try {
-        return { service, status: await withTimeout(target.status(), PROBE_TIMEOUT_MS) };
-      } catch (error) {
-        throw unreachable(error);
-      }
+      const { service, result } = await run(accountId, serviceId, 'status', {}, { unknown: badSignal });
+      return { service, status: expect(result, 'status').status };
     },
 
     async graph(accountId: number, serviceId: number, timeframe: string): Promise<MetricPoint[]> {
-      const service = await services.own(accountId, serviceId);
-      if (!(TIMEFRAMES as readonly string[]).includes(timeframe)) {
-        throw new AppError('bad_timeframe', {
-          message: `Timeframes are ${TIMEFRAMES.join(', ')}.`,
-          fields: { timeframe: `must be one of ${TIMEFRAMES.join(', ')}` },
-        });
-      }
-      const target = await live(service);
-      await limits.consume('live_graph_account', `account:${accountId}`);
-      try {
-        return await withTimeout(target.metrics(timeframe as Timeframe), PROBE_TIMEOUT_MS * 2);
-      } catch (error) {
-        throw unreachable(error);
-      }
+      const { result } = await run(accountId, serviceId, 'graph', { timeframe }, { unknown: badSignal });
+      return expect(result, 'metrics').points;
     },
 
     /** Live power of many services at once; `unknown` where the node does not answer in time. */
@@ -221,3 +248,6 @@ export function createServiceActions(options: {
 }
 
 export type ServiceActions = ReturnType<typeof createServiceActions>;
+
+/** What the power actions and reinstall do (both surfaces' OpenAPI descriptions), from the registry. */
+export const POWER_DESCRIPTION = describeActions('session', 'action');

@@ -1,5 +1,6 @@
 // Game servers: ordered and sold today; provisioning arrives with the game panel driver.
 
+import { AppError } from '../../errors.ts';
 import { catalogOnlyProduct } from '../catalog-only.ts';
 
 export const gameProduct = catalogOnlyProduct({
@@ -17,4 +18,5 @@ export const gameProduct = catalogOnlyProduct({
     domain: 'refused',
     eulaRequired: 'must be true: the game server licence (e.g. the Minecraft EULA) must be accepted',
   },
+  wrongType: () => new AppError('not_game_service'),
 });

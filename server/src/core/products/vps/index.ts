@@ -2,7 +2,9 @@
 // made from an OS template with cloud-init. The example product: ../index.ts says what each
 // part is for.
 
+import { AppError } from '../../errors.ts';
 import type { Product } from '../index.ts';
+import { vpsActions, vpsRefused } from './actions.ts';
 import { createVpsLive } from './live.ts';
 import { releaseAddress, vpsOrder } from './order.ts';
 import { type VpsJob, vpsJobs } from './provision.ts';
@@ -25,4 +27,7 @@ export const vpsProduct: Product<Awaited<ReturnType<typeof vpsOrder.resolve>>, V
   login: (username, ipv4) => `ssh ${username}@${ipv4}`,
   jobs: vpsJobs,
   live: createVpsLive,
+  actions: vpsActions,
+  wrongType: () => new AppError('hypervisor_not_configured', { message: 'This service is not a virtual server.' }),
+  refused: vpsRefused,
 };

@@ -1,6 +1,7 @@
 // Web hosting: ordered and sold today (a domain is required); provisioning arrives with the
 // hosting panel driver.
 
+import { AppError } from '../../errors.ts';
 import { catalogOnlyProduct } from '../catalog-only.ts';
 
 export const webProduct = catalogOnlyProduct({
@@ -13,4 +14,5 @@ export const webProduct = catalogOnlyProduct({
     databases: { kind: 'int', min: 0, max: 1000 },
   },
   order: { keys: ['server_name', 'region', 'eula'], domain: 'required' },
+  wrongType: () => new AppError('not_web_service'),
 });
