@@ -37,6 +37,7 @@ export function catalogOnlyProduct(options: {
     specRules: options.specRules,
     order: {
       ...options.order,
+      reservesIpv4: false,
       resolve: async () => null,
       checkGiven: none,
       available: () => {},

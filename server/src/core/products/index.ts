@@ -35,6 +35,8 @@ export interface ProductOrder<R = unknown> {
   readonly keys: readonly string[];
   /** Whether an order names a domain (required) or must not (refused). */
   readonly domain: 'required' | 'refused';
+  /** Whether `reserve` takes an IPv4 address (the catalog shows `no_ipv4` when the pool is empty). */
+  readonly reservesIpv4: boolean;
   /** When set, `config.eula` must be true, and this says why. */
   readonly eulaRequired?: string;
   /**

@@ -31,6 +31,7 @@ async function resolveOs(trx: Kysely<DB>, config: CheckedConfig, problems: Order
 export const vpsOrder: ProductOrder<{ os: OsTemplate | null }> = {
   keys: ['server_name', 'hostname', 'os', 'region', 'ssh_keys', 'eula'],
   domain: 'refused',
+  reservesIpv4: true,
   resolve: async (trx, config, problems) => ({ os: await resolveOs(trx, config, problems) }),
   async checkGiven(trx, config, problems) {
     if (config.os !== null) await resolveOs(trx, config, problems);
