@@ -1,17 +1,22 @@
-// What every service job handler shares: load the job with its service and node, mark it
-// running, record progress, and finish it — succeeded, or failed after compensation — exactly
-// once. A handler that throws a retryable error leaves the job `running` for pg-boss to retry.
+// The runner of every service job: load the job with its service and node, mark it running,
+// open the service's product, run the job's steps (recording each), and settle it through the
+// lifecycle, succeeded or failed, exactly once. A retryable failure (not the last attempt)
+// leaves the job `running` and throws for pg-boss to try again with backoff; a permanent one
+// undoes the steps reached, in reverse, then settles. Knows no product: what a job does is
+// the product's (core/products/<type>/), what it changes is the lifecycle's.
 
-import { randomInt } from 'node:crypto';
-import { type Kysely, sql } from 'kysely';
-import type { Bus } from '../core/bus.ts';
+import type { Kysely } from 'kysely';
 import type { Deps } from '../core/deps.ts';
 import { AppError } from '../core/errors.ts';
 import type { JobContext } from '../core/jobs/queue.ts';
-import { setProgress } from '../core/jobs/service-jobs.ts';
+import { describeFailure, type Failure, finishJob, setProgress, withDetail } from '../core/jobs/service-jobs.ts';
+import { productOf } from '../core/products/index.ts';
+import type { JobEnv } from '../core/products/jobs.ts';
+import * as lifecycle from '../core/products/lifecycle.ts';
+import { type Step, stepRun } from '../core/products/steps.ts';
 import { recordEvent } from '../core/services/events.ts';
 import type { DB, Job, NodeRow, Plan, Service } from '../db/tables.ts';
-import { UpstreamError, type UpstreamErrorKind, type VmRef } from '../upstreams/hypervisor.ts';
+import { UpstreamError } from '../upstreams/hypervisor.ts';
 
 export interface LoadedJob {
   job: Job;
@@ -48,55 +53,12 @@ export async function markRunning(deps: Deps, job: Job): Promise<void> {
     .execute();
 }
 
-export const progress = (deps: Deps, job: Job, percent: number, step: string) =>
-  setProgress(deps.database.db, job.id, percent, step);
-
-/**
- * Why a job failed. `code` and `message` are for the client (the job record, events,
- * notifications): a message chosen by the kind of failure, never the node's own words, which
- * name its files, storages and vmids. `detail` is what actually happened, for staff (`jobs
- * show`, kept in the job's params as `error_detail`) and the logs.
- */
-export interface Failure {
-  code: string;
-  message: string;
-  detail: string;
-}
-
-const UPSTREAM_FAILURES: Record<UpstreamErrorKind, { code: string; message: string }> = {
-  unreachable: { code: 'node_unreachable', message: 'The server node did not answer.' },
-  timeout: { code: 'node_unreachable', message: 'The server node did not answer in time.' },
-  auth: { code: 'upstream_auth', message: "The server node refused the platform's credentials." },
-  not_found: { code: 'upstream_error', message: 'The virtual machine was not found on its node.' },
-  conflict: { code: 'upstream_error', message: 'The virtual machine was busy or not in a state that allows this.' },
-  rejected: { code: 'upstream_error', message: 'The server node refused the operation.' },
-  protocol: { code: 'upstream_error', message: 'The server node gave an answer the platform does not understand.' },
-};
-
-export function describeFailure(error: unknown): Failure {
-  if (error instanceof UpstreamError)
-    return { ...UPSTREAM_FAILURES[error.kind], detail: `${error.kind}: ${error.message}` };
-  // Our own refusals are written for clients already.
-  if (error instanceof AppError) return { code: error.code, message: error.message, detail: error.message };
-  return {
-    code: 'internal_error',
-    message: 'An internal error stopped the job.',
-    detail: error instanceof Error ? error.message : String(error),
-  };
-}
-
 /** Whether to let pg-boss try again, rather than give up now. */
 export function shouldRetry(error: unknown, context: JobContext): boolean {
   if (context.lastAttempt) return false;
   if (error instanceof UpstreamError) return error.retryable;
   return !(error instanceof AppError);
 }
-
-/** `params` with the staff-only detail of the last failure set (or, with null, removed). */
-const withDetail = (detail: string | null) =>
-  detail === null
-    ? sql<string>`params - 'error_detail'`
-    : sql<string>`params || jsonb_build_object('error_detail', ${detail.slice(0, 2000)}::text)`;
 
 /** Record a failed attempt that will be retried (the job stays running). */
 export async function noteRetry(deps: Deps, loaded: LoadedJob, error: unknown, context: JobContext): Promise<void> {
@@ -120,48 +82,90 @@ export async function noteRetry(deps: Deps, loaded: LoadedJob, error: unknown, c
   );
 }
 
-/** Settle a job; every process drops what it cached about the service (e.g. its power state). */
-export async function finishJob(db: Kysely<DB>, jobId: number, now: Date, failure?: Failure, bus?: Bus): Promise<void> {
-  const job = await db
-    .updateTable('jobs')
-    .set(
-      failure
-        ? {
-            status: 'failed',
-            finished_at: now,
-            error_code: failure.code,
-            error_message: failure.message,
-            params: withDetail(failure.detail),
-          }
-        : {
-            status: 'succeeded',
-            progress: 100,
-            step: 'done',
-            finished_at: now,
-            error_code: null,
-            error_message: null,
-            params: withDetail(null),
-          },
-    )
-    .where('id', '=', jobId)
-    .returning('service_id')
-    .executeTakeFirst();
-  if (bus && job) await bus.publish(db, { topic: 'service', id: job.service_id });
+/** How one job type runs: its steps, and how it settles. Provisioning gives up by undoing its steps and refunding; every other job leaves the service as it was. */
+interface JobPlan<C> {
+  steps: readonly Step<C>[];
+  done(trx: Parameters<typeof lifecycle.activated>[0], t: lifecycle.Transition, c: C): Promise<void>;
 }
 
-export function vmRefOf(service: Service): VmRef | null {
-  const external = service.external as { node?: string; vmid?: number; name?: string } | null;
-  if (!external || typeof external.vmid !== 'number' || !external.node || !external.name) return null;
-  return { node: external.node, vmid: external.vmid, name: external.name };
+// biome-ignore lint/suspicious/noExplicitAny: the product's own context type
+function planOf(loaded: LoadedJob): JobPlan<any> {
+  const { job, plan } = loaded;
+  const jobs = productOf(loaded.service.type).jobs;
+  switch (job.type) {
+    case 'provision':
+      return { steps: jobs.provision, done: (trx, t) => lifecycle.activated(trx, t, plan) };
+    case 'reinstall':
+      return {
+        steps: jobs.reinstall.steps,
+        done: async (trx, t, c) => {
+          await lifecycle.jobDone(trx, t);
+          await jobs.reinstall.done(trx, c);
+        },
+      };
+    case 'power': {
+      const signal = (job.params as { signal: string }).signal;
+      const power = jobs.power[signal];
+      if (!power) throw new AppError('bad_signal');
+      return {
+        steps: [{ name: job.type, progress: 10, run: power.run }],
+        done: (trx, t) => lifecycle.jobDone(trx, t, { kind: `power_${signal}`, message: power.done }),
+      };
+    }
+    case 'suspend':
+      return { steps: [{ name: job.type, progress: 10, run: jobs.suspend }], done: lifecycle.suspended };
+    case 'unsuspend':
+      return {
+        steps: [{ name: job.type, progress: 10, run: jobs.unsuspend }],
+        done: lifecycle.unsuspended,
+      };
+    case 'terminate':
+      return {
+        steps: [{ name: job.type, progress: 10, run: jobs.terminate }],
+        done: lifecycle.terminated,
+      };
+  }
 }
 
-/** The deterministic VM name of a service: how a re-run finds what an earlier run created. */
-export const vmName = (service: Pick<Service, 'id'>) => `hp-svc-${service.id}`;
-
-/** 20 characters from an unambiguous alphabet (~110 bits), with a digit and a symbol guaranteed. */
-export function generatePassword(): string {
-  const alphabet = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789';
-  let out = '';
-  for (let i = 0; i < 18; i++) out += alphabet[randomInt(alphabet.length)];
-  return `${out.slice(0, 9)}-${out.slice(9)}${randomInt(10)}`;
+/** Run one service job (either queue): see the header. */
+export async function runServiceJob(deps: Deps, jobId: number, context: JobContext): Promise<void> {
+  const db = deps.database.db;
+  const loaded = await loadJob(db, jobId);
+  if (!loaded) return;
+  // A provisioning job for a service that is no longer being provisioned has nothing to do.
+  if (loaded.service.status !== 'provisioning' && loaded.job.type === 'provision') {
+    await finishJob(db, jobId, deps.clock(), undefined, deps.bus);
+    return;
+  }
+  await markRunning(deps, loaded.job);
+  const env: JobEnv = { deps, ...loaded };
+  const transition = (): lifecycle.Transition => ({ ...loaded, now: deps.clock(), bus: deps.bus });
+  const refunds = loaded.job.type === 'provision';
+  const recorder = { reached: (progress: number, step: string) => setProgress(db, jobId, progress, step) };
+  // biome-ignore lint/suspicious/noExplicitAny: the product's own context type
+  let run: ReturnType<typeof stepRun<any>> | null = null;
+  try {
+    const plan = planOf(loaded);
+    const c = productOf(loaded.service.type).jobs.open(env);
+    run = stepRun(plan.steps, c, recorder, loaded.job.progress);
+    await run.run();
+    await db.transaction().execute((trx) => plan.done(trx, transition(), c));
+  } catch (error) {
+    if (shouldRetry(error, context)) {
+      await noteRetry(deps, loaded, error, context);
+      throw error;
+    }
+    const failure: Failure = describeFailure(error);
+    if (refunds) {
+      context.logger.warn({ err: error, job: jobId }, 'service job failed for good; compensating');
+      // Without the product's context (no driver for the node) there is nothing to undo with.
+      await run?.undo((step, cleanup) =>
+        deps.logger.warn({ err: cleanup, service: loaded.service.id, step: step.name }, 'could not undo a step'),
+      );
+      await db.transaction().execute((trx) => lifecycle.failedAndRefunded(trx, transition(), failure));
+    } else {
+      context.logger.warn({ err: error, job: jobId, detail: failure.detail }, 'service job failed');
+      await db.transaction().execute((trx) => lifecycle.jobFailed(trx, transition(), failure));
+    }
+  }
 }

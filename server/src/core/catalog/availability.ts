@@ -4,6 +4,7 @@
 
 import { type Kysely, sql } from 'kysely';
 import type { DB, PlanType } from '../../db/tables.ts';
+import { productOf } from '../products/index.ts';
 import { NODE_KIND_FOR } from './specs.ts';
 
 export type UnavailableReason = 'plan_inactive' | 'region_closed' | 'no_capacity' | 'no_ipv4' | 'not_sold_here';
@@ -55,6 +56,6 @@ function usedOnNode() {
 export function unavailableReason(type: PlanType, stock: LocationStock | undefined): UnavailableReason | null {
   if (!stock?.active) return 'region_closed';
   if (stock.slots[NODE_KIND_FOR[type]] <= 0) return 'no_capacity';
-  if (type === 'vps' && stock.ipv4Free <= 0) return 'no_ipv4';
+  if (productOf(type).order.reservesIpv4 && stock.ipv4Free <= 0) return 'no_ipv4';
   return null;
 }

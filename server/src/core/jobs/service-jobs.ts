@@ -3,8 +3,10 @@
 // id. A partial unique index allows one queued-or-running job per service, which is what
 // makes a second mutation answer 409 `locked` (or `reinstall_running`).
 
-import type { Kysely, Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB, Job, JobType } from '../../db/tables.ts';
+import { UpstreamError, type UpstreamErrorKind } from '../../upstreams/hypervisor.ts';
+import type { Bus } from '../bus.ts';
 import { AppError } from '../errors.ts';
 import type { AppJobs } from './catalog.ts';
 import type { JobQueue } from './queue.ts';
@@ -77,7 +79,83 @@ export async function lastJob(db: Kysely<DB>, serviceId: number): Promise<Job | 
     .executeTakeFirst();
 }
 
-/** Progress of a running job (the worker calls this at every step). */
+/**
+ * Progress of a running job (the worker calls this at every step). The recorded progress never
+ * moves back: an attempt that runs the steps again after a crash keeps the furthest one reached.
+ */
 export async function setProgress(db: Kysely<DB>, jobId: number, progress: number, step: string): Promise<void> {
-  await db.updateTable('jobs').set({ progress, step }).where('id', '=', jobId).execute();
+  await db
+    .updateTable('jobs')
+    .set((eb) => ({ progress: eb.fn('greatest', [eb.ref('progress'), eb.val(progress)]), step }))
+    .where('id', '=', jobId)
+    .execute();
+}
+
+/**
+ * Why a job failed. `code` and `message` are for the client (the job record, events,
+ * notifications): a message chosen by the kind of failure, never the node's own words, which
+ * name its files, storages and vmids. `detail` is what actually happened, for staff (`jobs
+ * show`, kept in the job's params as `error_detail`) and the logs.
+ */
+export interface Failure {
+  code: string;
+  message: string;
+  detail: string;
+}
+
+const UPSTREAM_FAILURES: Record<UpstreamErrorKind, { code: string; message: string }> = {
+  unreachable: { code: 'node_unreachable', message: 'The server node did not answer.' },
+  timeout: { code: 'node_unreachable', message: 'The server node did not answer in time.' },
+  auth: { code: 'upstream_auth', message: "The server node refused the platform's credentials." },
+  not_found: { code: 'upstream_error', message: 'The virtual machine was not found on its node.' },
+  conflict: { code: 'upstream_error', message: 'The virtual machine was busy or not in a state that allows this.' },
+  rejected: { code: 'upstream_error', message: 'The server node refused the operation.' },
+  protocol: { code: 'upstream_error', message: 'The server node gave an answer the platform does not understand.' },
+};
+
+export function describeFailure(error: unknown): Failure {
+  if (error instanceof UpstreamError)
+    return { ...UPSTREAM_FAILURES[error.kind], detail: `${error.kind}: ${error.message}` };
+  // Our own refusals are written for clients already.
+  if (error instanceof AppError) return { code: error.code, message: error.message, detail: error.message };
+  return {
+    code: 'internal_error',
+    message: 'An internal error stopped the job.',
+    detail: error instanceof Error ? error.message : String(error),
+  };
+}
+
+/** `params` with the staff-only detail of the last failure set (or, with null, removed). */
+export const withDetail = (detail: string | null) =>
+  detail === null
+    ? sql<string>`params - 'error_detail'`
+    : sql<string>`params || jsonb_build_object('error_detail', ${detail.slice(0, 2000)}::text)`;
+
+/** Settle a job; every process drops what it cached about the service (e.g. its power state). */
+export async function finishJob(db: Kysely<DB>, jobId: number, now: Date, failure?: Failure, bus?: Bus): Promise<void> {
+  const job = await db
+    .updateTable('jobs')
+    .set(
+      failure
+        ? {
+            status: 'failed',
+            finished_at: now,
+            error_code: failure.code,
+            error_message: failure.message,
+            params: withDetail(failure.detail),
+          }
+        : {
+            status: 'succeeded',
+            progress: 100,
+            step: 'done',
+            finished_at: now,
+            error_code: null,
+            error_message: null,
+            params: withDetail(null),
+          },
+    )
+    .where('id', '=', jobId)
+    .returning('service_id')
+    .executeTakeFirst();
+  if (bus && job) await bus.publish(db, { topic: 'service', id: job.service_id });
 }

@@ -3,12 +3,14 @@
 // here and the catalog lookups of the order service — and reported in one answer whose code
 // names the first (CONTRACT §2: every failing field at once).
 //
-// Only what the spec requires is required: a VPS order without `os` gets the default template
-// (order.service.ts), without `hostname` its label, and an order without `server_name` (or a
+// The checks of each field are shared; which fields an order of a plan may hold, and which are
+// required, is the plan's product's to say (core/products/, `order`). Only what the spec
+// requires is required: a VPS order without `os` gets the default template, without
+// `hostname` its label (core/products/vps/order.ts), and an order without `server_name` (or a
 // hostname or domain to take it from) a generated label.
 
-import type { PlanType } from '../../db/tables.ts';
 import { AppError, type ErrorCode } from '../errors.ts';
+import type { Product } from '../products/index.ts';
 
 export interface OrderInput {
   /** Plan id, or its label. */
@@ -27,9 +29,9 @@ export interface CheckedConfig {
   /** Null: none given or derivable; the order service generates one. */
   serverName: string | null;
   region: string | null;
-  /** Null: the label (VPS), or not a VPS. */
+  /** Null: none given (the product decides; a VPS takes its label), or not an option of the product. */
   hostname: string | null;
-  /** Null: the default template (VPS), or not a VPS. */
+  /** Null: none given (a VPS gets the default template), or not an option of the product. */
   os: string | null;
   sshKeys: string[];
   eula: boolean;
@@ -41,12 +43,6 @@ const HOSTNAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9
 const DOMAIN = /^(?=.{4,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z](?:[a-z0-9-]{0,61}[a-z0-9])$/;
 const SSH_KEY =
   /^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\.com) [A-Za-z0-9+/]{40,}={0,3}( [^\n\r]{0,200})?$/;
-
-const KEYS: Record<PlanType, string[]> = {
-  vps: ['server_name', 'hostname', 'os', 'region', 'ssh_keys', 'eula'],
-  game: ['server_name', 'region', 'eula'],
-  web: ['server_name', 'region', 'eula'],
-};
 
 /** Fields outside `config` keep their own name on every surface. */
 const TOP_LEVEL = new Set(['domain', 'plan', 'plan_id']);
@@ -98,18 +94,20 @@ export function orderFieldRules(config: unknown, domain: unknown, naming: FieldN
 }
 
 /**
- * Check `config` for a plan of `type`; null when the plan is unknown, which checks only the
+ * Check `config` for a plan of `product`; null when the plan is unknown, which checks only the
  * values given (the plan's own problem is reported beside them).
  */
 export function checkOrderConfig(
-  type: PlanType | null,
+  product: Product | null,
   config: Record<string, unknown>,
   domainRaw: unknown,
   problems: OrderProblems,
 ): CheckedConfig {
   const bad = (field: string, reason: string, code?: ErrorCode) => problems.add(field, reason, code);
-  if (type !== null)
-    for (const key of Object.keys(config)) if (!KEYS[type].includes(key)) bad(key, `is not an option of ${type} plans`);
+  const rules = product?.order ?? null;
+  if (product !== null && rules !== null)
+    for (const key of Object.keys(config))
+      if (!rules.keys.includes(key)) bad(key, `is not an option of ${product.type} plans`);
 
   const str = (key: string): string | null => {
     const v = config[key];
@@ -123,7 +121,7 @@ export function checkOrderConfig(
 
   let domain: string | null = null;
   const domainGiven = domainRaw !== undefined && domainRaw !== null && domainRaw !== '';
-  if (type === 'web' || (type === null && domainGiven)) {
+  if (rules?.domain === 'required' || (rules === null && domainGiven)) {
     if (!domainGiven) bad('domain', 'is required for web hosting', 'domain_required');
     else if (typeof domainRaw !== 'string' || !DOMAIN.test(domainRaw.trim().toLowerCase().replace(/\.$/, '')))
       bad('domain', 'must be a domain name such as example.in', 'bad_domain');
@@ -167,16 +165,15 @@ export function checkOrderConfig(
   }
   const eula = config.eula === true;
   if (config.eula !== undefined && typeof config.eula !== 'boolean') bad('eula', 'must be true or false');
-  else if (type === 'game' && !eula)
-    bad('eula', 'must be true: the game server licence (e.g. the Minecraft EULA) must be accepted');
+  else if (rules?.eulaRequired && !eula) bad('eula', rules.eulaRequired);
 
   // An unknown plan (null) keeps them, so that they are checked against the catalog too.
-  const vps = type === 'vps' || type === null;
+  const keeps = (key: string) => rules === null || rules.keys.includes(key);
   return {
     serverName,
     region,
-    hostname: vps ? hostname : null,
-    os: vps ? os : null,
+    hostname: keeps('hostname') ? hostname : null,
+    os: keeps('os') ? os : null,
     sshKeys,
     eula,
     domain,

@@ -1,19 +1,19 @@
 // Placing and renewing orders (spec 4.7, 4.8 renew; CONTRACT §3, §5). `place` runs inside the
 // caller's transaction (the idempotency layer owns it): it checks the plan, region and config,
-// takes a node slot and (virtual servers) an IPv4 address under locks, debits the wallet, and
+// takes a node slot and what the plan's product reserves (virtual servers: an IPv4 address)
+// under locks, debits the wallet, and
 // writes the order, the service, the provisioning job and its first event. Anything refused
 // rolls all of it back, so nothing is ever charged for an order that was not accepted.
 
 import type { Kysely, Transaction } from 'kysely';
-import type { DB, Job, Location, Order, OsTemplate, Plan, Service } from '../../db/tables.ts';
-import { allocateAddress } from '../catalog/ipv4.ts';
-import { NODE_KIND_FOR } from '../catalog/specs.ts';
+import type { DB, Job, Location, Order, Plan, Service } from '../../db/tables.ts';
 import { AppError } from '../errors.ts';
 import { publicId } from '../ids.ts';
 import type { AppJobs } from '../jobs/catalog.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { startJob } from '../jobs/service-jobs.ts';
 import { formatPaise } from '../money.ts';
+import { type Product, productOf, products } from '../products/index.ts';
 import { recordEvent } from '../services/events.ts';
 import type { Clock } from '../time.ts';
 import { post } from '../wallet/ledger.ts';
@@ -31,7 +31,7 @@ export interface Placed {
   job: Job;
   plan: Plan;
   location: Location;
-  /** The IPv4 address held for the service (virtual servers), already allocated. */
+  /** The IPv4 address the product reserved for the service (virtual servers), already allocated. */
   ipv4: string | null;
 }
 
@@ -53,18 +53,7 @@ async function findPlan(trx: Kysely<DB>, ref: number | string): Promise<Plan | u
     : query.where('label', '=', ref.trim().toLowerCase()).executeTakeFirst();
 }
 
-/** The template a VPS order without `os` gets: ubuntu-24.04 while it is active, else the oldest active one. */
-export const DEFAULT_OS_SLUG = 'ubuntu-24.04';
-
-const activeOs = (trx: Kysely<DB>, slug: string) =>
-  trx.selectFrom('os_templates').selectAll().where('slug', '=', slug).where('active', '=', true).executeTakeFirst();
-
-async function defaultOs(trx: Kysely<DB>): Promise<OsTemplate | undefined> {
-  return (
-    (await activeOs(trx, DEFAULT_OS_SLUG)) ??
-    trx.selectFrom('os_templates').selectAll().where('active', '=', true).orderBy('id').limit(1).executeTakeFirst()
-  );
-}
+export { DEFAULT_OS_SLUG } from '../products/vps/order.ts';
 
 const LABEL_TAKEN = 'is already the name of one of your services';
 
@@ -85,7 +74,7 @@ const usable = (trx: Kysely<DB>, plan: Plan, location: Location) =>
     .selectFrom('nodes')
     .select(['id', 'capacity'])
     .where('location_id', '=', location.id)
-    .where('kind', '=', NODE_KIND_FOR[plan.type])
+    .where('kind', '=', productOf(plan.type).nodeKind)
     .where('active', '=', true)
     .where('health', '<>', 'down')
     .orderBy('id');
@@ -138,7 +127,7 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
     input: OrderInput,
     naming: FieldNaming,
     accountId: number,
-  ): Promise<{ plan: Plan; location: Location; config: CheckedConfig; os: OsTemplate | null }> {
+  ): Promise<{ plan: Plan; product: Product; location: Location; config: CheckedConfig; resolved: unknown }> {
     const problems = new OrderProblems();
     const found = await findPlan(trx, input.plan);
     if (!found)
@@ -147,7 +136,8 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
         'is not a plan of the catalog',
         'validation_failed',
       );
-    const config = checkOrderConfig(found?.type ?? null, input.config, input.domain, problems);
+    const product = found ? productOf(found.type) : null;
+    const config = checkOrderConfig(product, input.config, input.domain, problems);
     const regions = found
       ? await trx
           .selectFrom('plan_locations')
@@ -160,11 +150,9 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
     let location = config.region === null ? undefined : regions.find((l) => l.code === config.region);
     if (found && config.region !== null && !location && regions.length > 0)
       problems.add('region', `must be one of ${regions.map((r) => r.code).join(', ')}`);
-    let os: OsTemplate | null = null;
-    if (config.os !== null || found?.type === 'vps') {
-      os = (config.os === null ? await defaultOs(trx) : await activeOs(trx, config.os)) ?? null;
-      if (!os && config.os !== null) problems.add('os', 'is not an OS template of the catalog');
-    }
+    let resolved: unknown = null;
+    if (product) resolved = await product.order.resolve(trx, config, problems);
+    else for (const p of products()) await p.order.checkGiven(trx, config, problems);
     if (found && config.serverName !== null && (await labelTaken(trx, accountId, config.serverName)))
       problems.add('server_name', LABEL_TAKEN);
     problems.throwIfAny(naming);
@@ -174,8 +162,9 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
     location ??= regions.find((l) => l.active) ?? regions[0];
     if (!location) throw AppError.unavailable('region_closed', 'This plan is not sold anywhere at the moment.');
     if (!location.active) throw AppError.unavailable('region_closed', `${location.name} is not taking orders.`);
-    if (plan.type === 'vps' && !os) throw AppError.unavailable('no_os', 'No OS template is available right now.');
-    return { plan, location, config, os: plan.type === 'vps' ? os : null };
+    const known = product as Product;
+    known.order.available(resolved);
+    return { plan, product: known, location, config, resolved };
   }
 
   return {
@@ -189,7 +178,7 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
       input: OrderInput,
       naming: FieldNaming = 'nested',
     ): Promise<Placed> {
-      const { plan, location, config, os } = await resolve(trx, input, naming, accountId);
+      const { plan, product, location, config, resolved } = await resolve(trx, input, naming, accountId);
       const orderId = publicId('order');
       // No name given or derivable: one from the order's id (random, so practically never taken).
       const label = config.serverName ?? `${plan.type}-${orderId.slice(-6)}`;
@@ -232,8 +221,7 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
           location_id: location.id,
           price_paise: plan.price_paise,
           config: JSON.stringify({
-            hostname: plan.type === 'vps' ? (config.hostname ?? label) : null,
-            os: os?.slug ?? null,
+            ...product.order.serviceConfig(config, label, resolved),
             ssh_keys: config.sshKeys,
             domain: config.domain,
             eula: config.eula,
@@ -257,9 +245,7 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
         .where('id', '=', order.id)
         .returningAll()
         .executeTakeFirstOrThrow();
-      const address = plan.type === 'vps' ? await allocateAddress(trx, location.id, service.id) : null;
-      if (plan.type === 'vps' && address === null)
-        throw AppError.unavailable('no_ipv4', `No IPv4 address is free in ${location.name} right now.`);
+      const { ipv4 } = await product.order.reserve(trx, service.id, location);
       const job = await startJob(trx, jobs, { accountId, serviceId: service.id, type: 'provision' });
       // Last, so the node row — shared by every order in the location — stays locked only until commit.
       const nodeId = await takeNodeSlot(trx, plan, location);
@@ -282,7 +268,7 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
         job,
         plan,
         location,
-        ipv4: address?.address ?? null,
+        ipv4,
       };
     },
 

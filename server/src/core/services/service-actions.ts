@@ -1,77 +1,72 @@
-// What a client asks of a running service through its backend (spec 4.8): power signals and
-// reinstalls (queued as jobs, one at a time per service), and live reads (power state,
-// metrics) that give up after a few seconds rather than hang a request on a slow node. Live reads
-// reach the node every time, so each account has an allowance of them a minute (LIMITS
-// live_status_account, live_graph_account), counted on both surfaces alike.
+// What a client asks of a running service (spec 4.8): the actions of the service's product
+// (core/products/<type>/actions.ts), run by one dispatcher that checks ownership, the action's
+// parameters, the service's state and type in the order core/products/actions.ts describes;
+// and the live power of many services at once for lists. Live reads give up after a few
+// seconds rather than hang a request on a slow node.
 
 import type { Kysely } from 'kysely';
-import type { DB, Job, NodeRow, Service } from '../../db/tables.ts';
-import {
-  type MetricPoint,
-  type PowerState,
-  TIMEFRAMES,
-  type Timeframe,
-  UpstreamError,
-  type VmRef,
-  type VmStatus,
-} from '../../upstreams/hypervisor.ts';
+import type { TProperties } from 'typebox';
+import type { DB, Job, Service } from '../../db/tables.ts';
+import type { ConsoleTicket, MetricPoint, PowerState, VmStatus } from '../../upstreams/hypervisor.ts';
 import type { Bus } from '../bus.ts';
 import { AppError } from '../errors.ts';
 import type { AppJobs } from '../jobs/catalog.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { startJob } from '../jobs/service-jobs.ts';
+import type { ActionContext, ActionResult, ProductAction } from '../products/actions.ts';
+import { findAction, type Product, productOf, products } from '../products/index.ts';
+import type { LiveTarget, ProductLive } from '../products/live.ts';
 import type { RateLimits } from '../ratelimit/rate-limits.ts';
 import type { Backends } from './backends.ts';
 import type { ServiceService } from './service.service.ts';
 
-export const SIGNALS = ['start', 'stop', 'restart', 'kill'] as const;
-export type Signal = (typeof SIGNALS)[number];
+/** Every power signal some product knows (a product without it refuses it as it refuses live reads). */
+export const SIGNALS = [...new Set(products().flatMap((p) => Object.keys(p.jobs.power)))];
 
-/** What each action does (both surfaces' OpenAPI descriptions). */
-export const POWER_DESCRIPTION =
-  'start: power on. stop: graceful ACPI shutdown, forced off if the guest is still up after 60 s. ' +
-  'restart: ACPI reboot, hard reset if the guest ignores it. kill: hard power-off at once (the server stays off). ' +
-  'reinstall: {os, confirm = the label}; both required, the disk is replaced and a new root password set.';
-
-/** How long a live read may take before the answer is `unknown` (lists) or 503 (detail). */
-export const PROBE_TIMEOUT_MS = 2_500;
-
-/**
- * Lists show power states at most this old. A list asks each node once for all its VMs (not
- * once per server), and concurrent lists share that one request; a job that settles anywhere
- * drops what is cached, so a list never shows the state from before an action.
- */
-export const POWER_CACHE_MS = 3_000;
-
-type NodeListing = Map<number, { name: string; power: PowerState }>;
-
-function vmOf(service: Service): VmRef | null {
-  const external = service.external as { node?: string; vmid?: number; name?: string } | null;
-  return external && typeof external.vmid === 'number' && external.node && external.name
-    ? { node: external.node, vmid: external.vmid, name: external.name }
-    : null;
+/** The product actions a surface route exposes, in registry order. */
+export function actionsOn(surface: 'session' | 'token', route: string) {
+  return products().flatMap((p) => p.actions.filter((a) => a.surfaces[surface] === route));
 }
 
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new UpstreamError('timeout', `no answer within ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
+/** A route's one-line list of its actions: `start | reinstall ({os, confirm = label})`. */
+export function listActions(surface: 'session' | 'token', route: string, separator: string): string {
+  const names = [...new Set(actionsOn(surface, route).map((a) => (a.usage ? `${a.name} (${a.usage})` : a.name)))];
+  return names.join(separator);
+}
+
+/** The route's action names as a sentence: `start, stop or reinstall`. */
+export function actionNames(surface: 'session' | 'token', route: string): string {
+  const names = [...new Set(actionsOn(surface, route).map((a) => a.name))];
+  return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
+}
+
+/** The parameters of every action of a route, each optional (one body schema for the route). */
+export function actionParams(surface: 'session' | 'token', route: string): TProperties {
+  const properties: TProperties = {};
+  for (const a of actionsOn(surface, route))
+    for (const [key, schema] of Object.entries(a.params.properties)) properties[key] ??= schema;
+  return properties;
+}
+
+/** What each action of a route does (both surfaces' OpenAPI descriptions), from the registry. */
+export function describeActions(surface: 'session' | 'token', route: string): string {
+  const seen = new Set<string>();
+  const parts: string[] = [];
+  for (const a of actionsOn(surface, route)) {
+    if (seen.has(a.name)) continue;
+    seen.add(a.name);
+    parts.push(`${a.name}: ${a.description}.`);
   }
+  return parts.join(' ');
 }
 
-function unreachable(error: unknown): AppError {
-  return new AppError('node_unreachable', {
-    retryAfter: 10,
-    cause: error,
-    message: 'The server node did not answer; try again shortly.',
-  });
+export interface RunOptions {
+  /** The refusal of a name no product knows (each surface words its own). */
+  unknown: () => AppError;
+  /** See ActionContext.gate. */
+  gate?: (service: Service) => Promise<void>;
+  /** Whether the calling route exposes the action; one it does not is refused as unknown. */
+  exposed?: (action: ProductAction) => boolean;
 }
 
 export function createServiceActions(options: {
@@ -82,25 +77,17 @@ export function createServiceActions(options: {
   bus: Bus;
   limits: RateLimits;
 }) {
-  const { db, jobs, backends, services, limits } = options;
-  const listings = new Map<number, { at: number; listing: Promise<NodeListing> }>();
-  options.bus.subscribe((message) => {
-    if (message.topic === 'service' || message.topic === 'all') listings.clear();
-  });
-
-  /** The node's power listing, shared by concurrent callers and kept POWER_CACHE_MS. */
-  function listingOf(node: NodeRow | undefined): Promise<NodeListing> {
-    if (!node) return Promise.reject(new AppError('hypervisor_not_configured'));
-    const cached = listings.get(node.id);
-    if (cached && Date.now() - cached.at < POWER_CACHE_MS) return cached.listing;
-    const listing = withTimeout(backends.hypervisor(node).powerStates(), PROBE_TIMEOUT_MS);
-    const entry = { at: Date.now(), listing };
-    listings.set(node.id, entry);
-    // A failed probe is not kept: the next list asks again.
-    listing.catch(() => {
-      if (listings.get(node.id) === entry) listings.delete(node.id);
-    });
-    return listing;
+  const { db, jobs, backends, services, limits, bus } = options;
+  // Each product's live state, built on first use (its caches live as long as the process).
+  const lives = new Map<Product, ProductLive>();
+  function liveOf(product: Product): ProductLive | null {
+    if (!product.live) return null;
+    let live = lives.get(product);
+    if (!live) {
+      live = product.live({ db, backends, bus });
+      lives.set(product, live);
+    }
+    return live;
   }
 
   async function nodeOf(service: Service) {
@@ -109,75 +96,88 @@ export function createServiceActions(options: {
       : ((await db.selectFrom('nodes').selectAll().where('id', '=', service.node_id).executeTakeFirst()) ?? null);
   }
 
-  /** The VM of a service that must have one, with its driver. */
-  async function live(service: Service): Promise<{ vm: VmRef; hv: ReturnType<Backends['hypervisor']> }> {
-    const vm = vmOf(service);
-    if (service.type !== 'vps')
-      throw new AppError('hypervisor_not_configured', { message: 'This service is not a virtual server.' });
-    if (!vm || service.status === 'terminated' || service.status === 'failed') {
-      throw new AppError('no_vm', {
-        message:
-          service.status === 'provisioning'
-            ? 'The virtual machine is still being created.'
-            : 'This service has no virtual machine.',
-      });
-    }
-    return { vm, hv: backends.hypervisor(await nodeOf(service)) };
+  /** What runs the service, to be asked live; 409 when it has nothing running. */
+  async function live(product: Product, service: Service): Promise<LiveTarget> {
+    const state = liveOf(product);
+    if (!state) throw product.wrongType();
+    return state.target(service, await nodeOf(service));
   }
 
-  function mutable(service: Service): void {
-    if (service.status === 'suspended') throw new AppError('suspended');
-    if (service.status !== 'active') throw new AppError('no_vm', { message: `The service is ${service.status}.` });
+  /** Run the action `name` on the caller's service (see core/products/actions.ts for the checks). */
+  async function run(
+    accountId: number,
+    serviceId: number,
+    name: string,
+    params: Record<string, unknown>,
+    opts: RunOptions,
+  ): Promise<{ service: Service; result: ActionResult }> {
+    const service = await services.own(accountId, serviceId);
+    const found = findAction(name, service.type);
+    if (!found || (opts.exposed && !opts.exposed(found.action))) throw opts.unknown();
+    const { product, action } = found;
+    const own = productOf(service.type);
+    const ctx: ActionContext = {
+      accountId,
+      service,
+      db,
+      limits,
+      startJob: (type, jobParams) =>
+        db
+          .transaction()
+          .execute((trx) =>
+            startJob(trx, jobs, { accountId, serviceId, type, ...(jobParams ? { params: jobParams } : {}) }),
+          ),
+      live: () => live(own, service),
+      ...(opts.gate ? { gate: opts.gate } : {}),
+    };
+    const checked = action.check ? await action.check(ctx, params) : params;
+    const refuseState = () => {
+      if (!action.states.includes(service.status)) throw action.refused?.(service) ?? product.refused(service);
+    };
+    const refuseType = () => {
+      if (own !== product) throw product.wrongType();
+    };
+    if (action.method === 'mutate') {
+      refuseState();
+      refuseType();
+    } else {
+      refuseType();
+      refuseState();
+    }
+    return { service, result: await action.handler(ctx, checked) };
+  }
+
+  const badSignal = () =>
+    new AppError('bad_signal', {
+      message: `Power signals are ${SIGNALS.join(', ')}.`,
+      fields: { action: `must be one of ${SIGNALS.join(', ')}` },
+    });
+
+  function expect<K extends ActionResult['kind']>(result: ActionResult, kind: K): Extract<ActionResult, { kind: K }> {
+    if (result.kind !== kind) throw new Error(`the action answered ${result.kind}, not ${kind}`);
+    return result as Extract<ActionResult, { kind: K }>;
   }
 
   return {
+    run,
+
+    /** A power signal or reinstall (session POST /services/action/): the job it queued. */
     async power(accountId: number, serviceId: number, signal: string): Promise<Job> {
-      const service = await services.own(accountId, serviceId);
-      if (!(SIGNALS as readonly string[]).includes(signal)) {
-        throw new AppError('bad_signal', {
-          message: `Power signals are ${SIGNALS.join(', ')}.`,
-          fields: { action: `must be one of ${SIGNALS.join(', ')}` },
-        });
+      if (signal === 'reinstall' || !SIGNALS.includes(signal)) {
+        await services.own(accountId, serviceId);
+        throw badSignal();
       }
-      mutable(service);
-      await live(service);
-      return db
-        .transaction()
-        .execute((trx) => startJob(trx, jobs, { accountId, serviceId, type: 'power', params: { signal } }));
+      const { result } = await run(accountId, serviceId, signal, {}, { unknown: badSignal });
+      return expect(result, 'job').job;
     },
 
     async reinstall(accountId: number, serviceId: number, input: { os: unknown; confirm: unknown }): Promise<Job> {
-      const service = await services.own(accountId, serviceId);
-      const confirmed = input.confirm === service.label;
-      if (typeof input.os !== 'string' || input.os.trim() === '') {
-        // Missing is a request-shape problem, reported with every other one; unknown is bad_os.
-        throw AppError.fields({
-          os: 'is required',
-          ...(confirmed ? {} : { confirm: 'must equal the service label' }),
-        });
-      }
-      if (!confirmed) {
-        throw new AppError('confirmation_mismatch', {
-          message: `Type the service's label (${service.label}) in confirm to reinstall it.`,
-          fields: { confirm: 'must equal the service label' },
-        });
-      }
-      const os = await db
-        .selectFrom('os_templates')
-        .select('slug')
-        .where('slug', '=', input.os.trim().toLowerCase())
-        .where('active', '=', true)
-        .executeTakeFirst();
-      if (!os) throw new AppError('bad_os', { fields: { os: 'is not an OS template of the catalog' } });
-      mutable(service);
-      await live(service);
-      return db
-        .transaction()
-        .execute((trx) => startJob(trx, jobs, { accountId, serviceId, type: 'reinstall', params: { os: os.slug } }));
+      const { result } = await run(accountId, serviceId, 'reinstall', input, { unknown: badSignal });
+      return expect(result, 'job').job;
     },
 
     /**
-     * A console ticket on the node for a running VM (the caller wraps it in one of ours).
+     * A console ticket on the node for a running service (the caller wraps it in one of ours).
      * `gate` runs once the service is known to be the caller's and able to have a console, just
      * before the node is asked (the caller's limits: a refused request never reaches the node).
      */
@@ -186,19 +186,16 @@ export function createServiceActions(options: {
       serviceId: number,
       kind: 'vnc' | 'serial',
       gate?: (service: Service) => Promise<void>,
-    ) {
-      const service = await services.own(accountId, serviceId);
-      mutable(service);
-      const { vm, hv } = await live(service);
-      if (gate) await gate(service);
-      try {
-        return { service, upstream: await withTimeout(hv.console(vm, kind), PROBE_TIMEOUT_MS * 2) };
-      } catch (error) {
-        if (error instanceof UpstreamError && /not running/.test(error.message)) {
-          throw new AppError('conflict', { message: 'Start the server before opening its console.' });
-        }
-        throw unreachable(error);
-      }
+    ): Promise<{ service: Service; upstream: ConsoleTicket }> {
+      const name = kind === 'vnc' ? 'vnc' : 'console';
+      const { service, result } = await run(
+        accountId,
+        serviceId,
+        name,
+        {},
+        { unknown: badSignal, ...(gate ? { gate } : {}) },
+      );
+      return { service, upstream: expect(result, 'console').upstream };
     },
 
     /** Terminate at once (token surface DELETE): `confirm` must equal the label. */
@@ -218,31 +215,13 @@ export function createServiceActions(options: {
     },
 
     async status(accountId: number, serviceId: number): Promise<{ service: Service; status: VmStatus }> {
-      const service = await services.own(accountId, serviceId);
-      const { vm, hv } = await live(service);
-      await limits.consume('live_status_account', `account:${accountId}`);
-      try {
-        return { service, status: await withTimeout(hv.status(vm), PROBE_TIMEOUT_MS) };
-      } catch (error) {
-        throw unreachable(error);
-      }
+      const { service, result } = await run(accountId, serviceId, 'status', {}, { unknown: badSignal });
+      return { service, status: expect(result, 'status').status };
     },
 
     async graph(accountId: number, serviceId: number, timeframe: string): Promise<MetricPoint[]> {
-      const service = await services.own(accountId, serviceId);
-      if (!(TIMEFRAMES as readonly string[]).includes(timeframe)) {
-        throw new AppError('bad_timeframe', {
-          message: `Timeframes are ${TIMEFRAMES.join(', ')}.`,
-          fields: { timeframe: `must be one of ${TIMEFRAMES.join(', ')}` },
-        });
-      }
-      const { vm, hv } = await live(service);
-      await limits.consume('live_graph_account', `account:${accountId}`);
-      try {
-        return await withTimeout(hv.metrics(vm, timeframe as Timeframe), PROBE_TIMEOUT_MS * 2);
-      } catch (error) {
-        throw unreachable(error);
-      }
+      const { result } = await run(accountId, serviceId, 'graph', { timeframe }, { unknown: badSignal });
+      return expect(result, 'metrics').points;
     },
 
     /** Live power of many services at once; `unknown` where the node does not answer in time. */
@@ -251,21 +230,16 @@ export function createServiceActions(options: {
       const nodeIds = [...new Set(list.map((s) => s.node_id).filter((id): id is number => id !== null))];
       const nodes =
         nodeIds.length === 0 ? [] : await db.selectFrom('nodes').selectAll().where('id', 'in', nodeIds).execute();
+      const byProduct = new Map<Product, Service[]>();
+      for (const service of list) {
+        const product = productOf(service.type);
+        byProduct.set(product, [...(byProduct.get(product) ?? []), service]);
+      }
       await Promise.all(
-        list.map(async (service) => {
-          const vm = vmOf(service);
-          if (!vm || service.type !== 'vps' || service.status === 'terminated' || service.status === 'failed') {
-            out.set(service.id, null);
-            return;
-          }
-          try {
-            const listing = await listingOf(nodes.find((n) => n.id === service.node_id));
-            const entry = listing.get(vm.vmid);
-            // Gone from the node, or its vmid now names another VM: nothing we can vouch for.
-            out.set(service.id, entry && entry.name === vm.name ? entry.power : 'unknown');
-          } catch {
-            out.set(service.id, 'unknown');
-          }
+        [...byProduct].map(async ([product, group]) => {
+          const live = liveOf(product);
+          const states = live ? await live.powerStates(group, nodes) : new Map<number, PowerState | null>();
+          for (const service of group) out.set(service.id, states.get(service.id) ?? null);
         }),
       );
       return out;
@@ -274,3 +248,6 @@ export function createServiceActions(options: {
 }
 
 export type ServiceActions = ReturnType<typeof createServiceActions>;
+
+/** What the power actions and reinstall do (both surfaces' OpenAPI descriptions), from the registry. */
+export const POWER_DESCRIPTION = describeActions('session', 'action');

@@ -1,8 +1,8 @@
 // Services as their owner sees and manages them (spec 4.8): list and detail, credentials
 // (decrypted for the owner only), the activity feed, and staff-reviewed suspend/terminate
 // requests. Every read and write is scoped by the owner: another account's id is 404 not_owner,
-// exactly like an id that does not exist. Power, status and metrics go through the backend
-// (service-backend.ts).
+// exactly like an id that does not exist. Power, status and metrics go through the service's
+// product (service-actions.ts).
 
 import { type Kysely, sql } from 'kysely';
 import type { DB, Job, Location, Plan, Service, ServiceRequest } from '../../db/tables.ts';
@@ -10,6 +10,7 @@ import { decryptSecret, encryptSecret } from '../crypto/secrets.ts';
 import { AppError } from '../errors.ts';
 import { lastJob } from '../jobs/service-jobs.ts';
 import { notify } from '../notifications/notification.service.ts';
+import { productOf } from '../products/index.ts';
 import type { Clock } from '../time.ts';
 import { listEvents, recordEvent } from './events.ts';
 
@@ -160,7 +161,7 @@ export function createServiceService(options: { db: Kysely<DB>; secretKey: Buffe
         username: opened.username,
         password: opened.password,
         ipv4: ip?.address ?? null,
-        ssh: ip && service.type === 'vps' ? `ssh ${opened.username}@${ip.address}` : null,
+        ssh: ip ? productOf(service.type).login(opened.username, ip.address) : null,
       };
     },
 

@@ -2,6 +2,7 @@
 
 import { Type } from 'typebox';
 import { formatPaise } from '../../core/money.ts';
+import { productOf } from '../../core/products/index.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import type { Job, Location, Plan, Service } from '../../db/tables.ts';
 
@@ -66,7 +67,7 @@ export interface ServiceExtras {
 }
 
 export function serviceView(service: Service, extras: ServiceExtras) {
-  const config = service.config as { hostname?: string | null; os?: string | null; domain?: string | null };
+  const fields = productOf(service.type).view(service);
   return {
     id: service.id,
     label: service.label,
@@ -76,9 +77,9 @@ export function serviceView(service: Service, extras: ServiceExtras) {
     plan: { id: extras.plan.id, label: extras.plan.label, name: extras.plan.name },
     region: { code: extras.location.code, name: extras.location.name },
     ipv4: extras.ipv4 ?? null,
-    hostname: config.hostname ?? null,
-    os: config.os ?? null,
-    domain: config.domain ?? null,
+    hostname: fields.hostname,
+    os: fields.os,
+    domain: fields.domain,
     price: { monthly: formatPaise(service.price_paise), currency: 'INR' as const },
     paid_until: service.period_end ? isoWithOffset(service.period_end) : null,
     created_at: isoWithOffset(service.created_at),

@@ -1,6 +1,7 @@
 // Spec 4.8: /api/v1/client/services/ — list and detail with live power, credentials, events,
 // sso; renew and staff-reviewed requests; status/ (live probe); graph/ (metrics);
-// action/ (power signals, reinstall). Every id is checked against the caller's account.
+// action/ (the product actions exposed there: power signals, reinstall; generated from the
+// registry in core/products/). Every id is checked against the caller's account.
 
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
@@ -8,7 +9,13 @@ import { freeTextProblem } from '../../core/accounts/rules.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import type { ServiceDetail } from '../../core/services/service.service.ts';
-import { POWER_DESCRIPTION } from '../../core/services/service-actions.ts';
+import {
+  actionNames,
+  actionParams,
+  describeActions,
+  listActions,
+  SIGNALS,
+} from '../../core/services/service-actions.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import { sessionErrors } from '../schemas.ts';
 import { PAGE_QUERY, PaginationSchema, pagination, signedIn } from './context.ts';
@@ -41,6 +48,13 @@ const LiveSchema = Type.Object({
   uptime_seconds: Type.Integer(),
   network: Type.Object({ in_bytes: Type.Integer(), out_bytes: Type.Integer() }),
 });
+
+/** A name no product exposes here: the answer these routes have always given. */
+const unknownAction = () =>
+  new AppError('bad_signal', {
+    message: `Power signals are ${SIGNALS.join(', ')}.`,
+    fields: { action: `must be one of ${SIGNALS.join(', ')}` },
+  });
 
 export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   const view = (detail: ServiceDetail, power: string | null | undefined, withJob: boolean) =>
@@ -293,34 +307,42 @@ export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps
     },
   );
 
+  // Generated from the product action registry (core/products/): every action a product
+  // exposes on this route, its parameters in the body, its description in the document.
   app.post(
     '/services/action/',
     {
       schema: {
         tags,
-        summary: 'Power signal (start, stop, restart, kill) or reinstall {os, confirm = label}; 202 with the job',
-        description: POWER_DESCRIPTION,
+        summary: `${listActions('session', 'action', ', ')}; 202 with the job`,
+        description: describeActions('session', 'action'),
         body: mutationBody({
           id: Type.Integer({ minimum: 1 }),
-          action: Type.String({ maxLength: 32, description: 'start, stop, restart, kill or reinstall' }),
-          os: Type.Optional(Type.String({ maxLength: 64 })),
-          confirm: Type.Optional(Type.String({ maxLength: 128 })),
+          action: Type.String({ maxLength: 32, description: actionNames('session', 'action') }),
+          ...actionParams('session', 'action'),
         }),
         response: { 202: okSchema({ job: JobSchema }), ...sessionErrors(401, 403, 404, 409, 422, 503) },
       },
     },
     async (request, reply) => {
       const session = signedIn(request);
-      const body = request.body as { id: number; action: string; os?: string; confirm?: string };
-      const job =
-        body.action === 'reinstall'
-          ? await deps.serviceActions.reinstall(session.account.id, body.id, { os: body.os, confirm: body.confirm })
-          : await deps.serviceActions.power(session.account.id, body.id, body.action);
-      return reply.code(202).send({
-        success: true as const,
-        message: body.action === 'reinstall' ? 'Reinstall started.' : `${body.action} sent.`,
-        job: jobView(job),
+      const {
+        id,
+        action,
+        csrf_token: _csrf,
+        ...params
+      } = request.body as {
+        id: number;
+        action: string;
+        csrf_token?: string;
+      } & Record<string, unknown>;
+      const accountId = session.account.id;
+      const { result } = await deps.serviceActions.run(accountId, id, action, params, {
+        unknown: () => unknownAction(),
+        exposed: (a) => a.surfaces.session === 'action',
       });
+      if (result.kind !== 'job') throw new Error(`${action} answered ${result.kind}`);
+      return reply.code(202).send({ success: true as const, message: result.message, job: jobView(result.job) });
     },
   );
 }

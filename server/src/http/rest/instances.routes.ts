@@ -10,7 +10,7 @@ import { keyFieldRule, requestKey, runIdempotent } from '../../core/idempotency.
 import { getOwnJob } from '../../core/jobs/service-jobs.ts';
 import { DEFAULT_OS_SLUG } from '../../core/orders/order.service.ts';
 import { type OrderInput, orderFieldRules } from '../../core/orders/order-input.ts';
-import { POWER_DESCRIPTION } from '../../core/services/service-actions.ts';
+import { actionParams, actionsOn, listActions, POWER_DESCRIPTION } from '../../core/services/service-actions.ts';
 import { OrderSchema, orderView } from '../client/orders.routes.ts';
 import { JobSchema, jobView, ServiceSchema, serviceView } from '../client/service-views.ts';
 import { tokenErrors } from '../schemas.ts';
@@ -18,7 +18,8 @@ import { principalOf } from './plugin.ts';
 import { IdParams, okSchema } from './views.ts';
 
 const tags = ['token: instances'];
-const ACTIONS = ['start', 'stop', 'restart', 'kill', 'reinstall', 'vnc', 'console'] as const;
+/** The product actions of POST /instances/{id}/{action} (core/products/), in registry order. */
+const ACTIONS = [...new Set(actionsOn('token', 'action').map((a) => a.name))];
 
 const DeployBody = Type.Object(
   {
@@ -280,13 +281,14 @@ export async function instanceRoutes(app: FastifyInstance, { deps }: { deps: Dep
     },
   );
 
+  // Generated from the product action registry: every action a product exposes here.
   app.post(
     '/instances/:id/:action',
     {
       config: { scope: 'instances.write' },
       schema: {
         tags,
-        summary: 'start | stop | restart | kill | reinstall ({os, confirm = label}) | vnc | console; 202',
+        summary: `${listActions('token', 'action', ' | ')}; 202`,
         description:
           `${POWER_DESCRIPTION} Power actions and reinstall answer with the job; vnc and console with a one-time ` +
           'ticket (60 s) for the WebSocket URL. Tickets: 6 a minute per instance, 20 per account, and at most 4 ' +
@@ -295,13 +297,7 @@ export async function instanceRoutes(app: FastifyInstance, { deps }: { deps: Dep
           { id: Type.Integer({ minimum: 1 }), action: Type.String({ maxLength: 32 }) },
           { additionalProperties: false },
         ),
-        body: Type.Object(
-          {
-            os: Type.Optional(Type.String({ maxLength: 64 })),
-            confirm: Type.Optional(Type.String({ maxLength: 128 })),
-          },
-          { additionalProperties: false },
-        ),
+        body: Type.Object(actionParams('token', 'action'), { additionalProperties: false }),
         response: {
           202: Type.Union([okSchema({ job: JobSchema }), okSchema({ console: TicketSchema })]),
           ...tokenErrors(404, 409, 422, 503),
@@ -311,23 +307,22 @@ export async function instanceRoutes(app: FastifyInstance, { deps }: { deps: Dep
     async (request, reply) => {
       const { accountId } = principalOf(request);
       const { id, action } = request.params as { id: number; action: string };
-      const body = (request.body ?? {}) as { os?: string; confirm?: string };
-      if (!(ACTIONS as readonly string[]).includes(action)) {
-        await deps.services.own(accountId, id);
-        throw new AppError('bad_signal', { message: `Actions are ${ACTIONS.join(', ')}.` });
-      }
-      if (action === 'vnc' || action === 'console') {
-        const ticket = await deps.consoles.issue(accountId, id, action === 'vnc' ? 'vnc' : 'serial');
+      const params = (request.body ?? {}) as Record<string, unknown>;
+      const unknown = () => new AppError('bad_signal', { message: `Actions are ${ACTIONS.join(', ')}.` });
+      const named = actionsOn('token', 'action').find((a) => a.name === action);
+      if (named?.console) {
+        const ticket = await deps.consoles.issue(accountId, id, named.console);
         return reply.code(202).send({ ok: true as const, console: ticket });
       }
-      const job =
-        action === 'reinstall'
-          ? await deps.serviceActions.reinstall(accountId, id, { os: body.os, confirm: body.confirm })
-          : await deps.serviceActions.power(accountId, id, action);
+      const { result } = await deps.serviceActions.run(accountId, id, action, params, {
+        unknown,
+        exposed: (a) => a.surfaces.token === 'action',
+      });
+      if (result.kind !== 'job') throw new Error(`${action} answered ${result.kind}`);
       return reply
         .code(202)
-        .header('Location', `/api/v1/jobs/${job.id}`)
-        .send({ ok: true as const, job: jobView(job) });
+        .header('Location', `/api/v1/jobs/${result.job.id}`)
+        .send({ ok: true as const, job: jobView(result.job) });
     },
   );
 

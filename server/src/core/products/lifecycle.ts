@@ -1,0 +1,162 @@
+// Every state transition of a service after it is ordered, in one place: activated, failed and
+// refunded, suspended, unsuspended, terminated, and a job that failed without changing the
+// service. Each runs in the caller's transaction and settles the job with it: the service
+// row, the job, the event, the client's notification and the refund commit together or not at
+// all. Product-agnostic: what the product reserved is given back through `product.release`.
+
+import type { Transaction } from 'kysely';
+import type { DB, Job, Plan, Service } from '../../db/tables.ts';
+import type { Bus } from '../bus.ts';
+import { type Failure, finishJob } from '../jobs/service-jobs.ts';
+import { formatPaise } from '../money.ts';
+import { notify } from '../notifications/notification.service.ts';
+import { addMonth } from '../orders/order.service.ts';
+import { recordEvent } from '../services/events.ts';
+import { post } from '../wallet/ledger.ts';
+import { productOf } from './index.ts';
+
+/** What every transition is about. */
+export interface Transition {
+  job: Job;
+  service: Service;
+  now: Date;
+  bus: Bus;
+}
+
+/** Provisioned: the service runs and its first month starts now. */
+export async function activated(trx: Transaction<DB>, t: Transition, plan: Pick<Plan, 'name'>): Promise<void> {
+  const { service, now } = t;
+  await trx
+    .updateTable('services')
+    .set({ status: 'active', activated_at: now, period_end: addMonth(now) })
+    .where('id', '=', service.id)
+    .execute();
+  await finishJob(trx, t.job.id, now, undefined, t.bus);
+  await recordEvent(trx, service.id, 'active', `${service.label} is up`);
+  await notify(trx, service.account_id, {
+    kind: 'service_active',
+    title: `${service.label} is ready`,
+    body: `Your ${plan.name} ${service.label} is running. Its login details are on the service page.`,
+    data: { service: service.id },
+  });
+}
+
+/**
+ * Provisioning gave up (its steps already undone): what the product reserved is released, the
+ * service failed, the charge refunded as a new ledger row, and the client told.
+ */
+export async function failedAndRefunded(trx: Transaction<DB>, t: Transition, failure: Failure): Promise<void> {
+  const { service, now } = t;
+  const order = await trx
+    .selectFrom('orders')
+    .selectAll()
+    .where('id', '=', service.order_id as number)
+    .forUpdate()
+    .executeTakeFirstOrThrow();
+  await productOf(service.type).release(trx, service.id);
+  await trx.updateTable('services').set({ status: 'failed' }).where('id', '=', service.id).execute();
+  await finishJob(trx, t.job.id, now, failure, t.bus);
+  await recordEvent(trx, service.id, 'failed', `Provisioning failed: ${failure.message}`, { code: failure.code });
+  if (order.status === 'paid') {
+    const refund = await post(trx, service.account_id, {
+      kind: 'refund',
+      amountPaise: BigInt(order.amount_paise),
+      referenceType: 'order',
+      referenceId: order.id,
+      note: `Refund of ${order.public_id}: provisioning failed`,
+    });
+    await trx
+      .updateTable('orders')
+      .set({ status: 'refunded', refund_transaction_id: refund.id })
+      .where('id', '=', order.id)
+      .execute();
+    await recordEvent(trx, service.id, 'refunded', `₹${formatPaise(order.amount_paise)} refunded to the wallet`, {
+      transaction: refund.public_id,
+    });
+  }
+  await notify(trx, service.account_id, {
+    kind: 'service_failed',
+    title: `${service.label} could not be set up`,
+    body: `We could not set up ${service.label}: ${failure.message} The ₹${formatPaise(order.amount_paise)} you paid is back in your wallet.`,
+    data: { service: service.id, order: order.public_id },
+  });
+}
+
+export async function suspended(trx: Transaction<DB>, t: Transition): Promise<void> {
+  const { service, now } = t;
+  await trx
+    .updateTable('services')
+    .set({ status: 'suspended', suspended_at: now })
+    .where('id', '=', service.id)
+    .execute();
+  await finishJob(trx, t.job.id, now, undefined, t.bus);
+  await recordEvent(trx, service.id, 'suspended', 'Suspended: the server is stopped and cannot be started');
+  await notify(trx, service.account_id, {
+    kind: 'service_suspended',
+    title: `${service.label} is suspended`,
+    body: `${service.label} has been suspended.`,
+    data: { service: service.id },
+  });
+}
+
+export async function unsuspended(trx: Transaction<DB>, t: Transition): Promise<void> {
+  const { service, now } = t;
+  await trx
+    .updateTable('services')
+    .set({ status: 'active', suspended_at: null })
+    .where('id', '=', service.id)
+    .execute();
+  await finishJob(trx, t.job.id, now, undefined, t.bus);
+  await recordEvent(trx, service.id, 'unsuspended', 'Suspension lifted; the server is starting');
+  await notify(trx, service.account_id, {
+    kind: 'service_unsuspended',
+    title: `${service.label} is no longer suspended`,
+    body: `The suspension of ${service.label} was lifted and it has been started again.`,
+    data: { service: service.id },
+  });
+}
+
+/** Terminated (upstream already deleted): what the product reserved is released, the credentials deleted. */
+export async function terminated(trx: Transaction<DB>, t: Transition): Promise<void> {
+  const { service, now } = t;
+  await productOf(service.type).release(trx, service.id);
+  await trx
+    .updateTable('services')
+    .set({ status: 'terminated', terminated_at: now, credentials_sealed: null })
+    .where('id', '=', service.id)
+    .execute();
+  await finishJob(trx, t.job.id, now, undefined, t.bus);
+  await recordEvent(
+    trx,
+    service.id,
+    'terminated',
+    'Terminated: the server and its disks were deleted and its IPv4 address released',
+  );
+  await notify(trx, service.account_id, {
+    kind: 'service_terminated',
+    title: `${service.label} was terminated`,
+    body: `${service.label} and its data were deleted.`,
+    data: { service: service.id },
+  });
+}
+
+/** A job that changes nothing about the service succeeded (power, reinstall): the event says what was done. */
+export async function jobDone(
+  trx: Transaction<DB>,
+  t: Transition,
+  event?: { kind: string; message: string },
+): Promise<void> {
+  await finishJob(trx, t.job.id, t.now, undefined, t.bus);
+  if (event) await recordEvent(trx, t.service.id, event.kind, event.message);
+}
+
+/** A job gave up and the service stays as it was (reinstall, power, suspension, termination). */
+export async function jobFailed(trx: Transaction<DB>, t: Transition, failure: Failure): Promise<void> {
+  await finishJob(trx, t.job.id, t.now, failure, t.bus);
+  if (t.job.type === 'reinstall')
+    await recordEvent(trx, t.service.id, 'reinstall_failed', `Reinstall failed: ${failure.message}`);
+  else
+    await recordEvent(trx, t.service.id, `${t.job.type}_failed`, `${t.job.type} failed: ${failure.message}`, {
+      code: failure.code,
+    });
+}

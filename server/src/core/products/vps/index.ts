@@ -1,0 +1,33 @@
+// The virtual server (VPS): a VM on a hypervisor node, with one IPv4 address of its location,
+// made from an OS template with cloud-init. The example product: ../index.ts says what each
+// part is for.
+
+import { AppError } from '../../errors.ts';
+import type { Product } from '../index.ts';
+import { vpsActions, vpsRefused } from './actions.ts';
+import { createVpsLive } from './live.ts';
+import { releaseAddress, vpsOrder } from './order.ts';
+import { type VpsJob, vpsJobs } from './provision.ts';
+
+export const vpsProduct: Product<Awaited<ReturnType<typeof vpsOrder.resolve>>, VpsJob> = {
+  type: 'vps',
+  nodeKind: 'proxmox',
+  specRules: {
+    vcpu: { kind: 'int', min: 1, max: 64 },
+    ram_mb: { kind: 'int', min: 512, max: 524_288 },
+    disk_gb: { kind: 'int', min: 10, max: 4096 },
+    bandwidth_tb: { kind: 'number', min: 0.1, max: 100 },
+  },
+  order: vpsOrder,
+  release: releaseAddress,
+  view(service) {
+    const config = service.config as { hostname?: string | null; os?: string | null; domain?: string | null };
+    return { hostname: config.hostname ?? null, os: config.os ?? null, domain: config.domain ?? null };
+  },
+  login: (username, ipv4) => `ssh ${username}@${ipv4}`,
+  jobs: vpsJobs,
+  live: createVpsLive,
+  actions: vpsActions,
+  wrongType: () => new AppError('hypervisor_not_configured', { message: 'This service is not a virtual server.' }),
+  refused: vpsRefused,
+};

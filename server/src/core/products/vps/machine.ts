@@ -1,0 +1,24 @@
+// A virtual server's identity on its node: the VM reference kept in `services.external`, and
+// the deterministic name by which a re-run finds what an earlier run created.
+
+import { randomInt } from 'node:crypto';
+import type { Service } from '../../../db/tables.ts';
+import type { VmRef } from '../../../upstreams/hypervisor.ts';
+
+/** The VM of a service, or null when it has none (yet). */
+export function vmRefOf(service: Pick<Service, 'external'>): VmRef | null {
+  const external = service.external as { node?: string; vmid?: number; name?: string } | null;
+  if (!external || typeof external.vmid !== 'number' || !external.node || !external.name) return null;
+  return { node: external.node, vmid: external.vmid, name: external.name };
+}
+
+/** The deterministic VM name of a service: how a re-run finds what an earlier run created. */
+export const vmName = (service: Pick<Service, 'id'>) => `hp-svc-${service.id}`;
+
+/** 20 characters from an unambiguous alphabet (~110 bits), with a digit and a symbol guaranteed. */
+export function generatePassword(): string {
+  const alphabet = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789';
+  let out = '';
+  for (let i = 0; i < 18; i++) out += alphabet[randomInt(alphabet.length)];
+  return `${out.slice(0, 9)}-${out.slice(9)}${randomInt(10)}`;
+}

@@ -1,0 +1,58 @@
+// Ordering a virtual server: hostname, OS template (the default one when none is named),
+// SSH keys; one IPv4 address of the location reserved in the ordering transaction and given
+// back when the service fails or is terminated.
+
+import type { Kysely, Transaction } from 'kysely';
+import type { DB, OsTemplate } from '../../../db/tables.ts';
+import { allocateAddress } from '../../catalog/ipv4.ts';
+import { AppError } from '../../errors.ts';
+import type { CheckedConfig, OrderProblems } from '../../orders/order-input.ts';
+import type { ProductOrder } from '../index.ts';
+
+/** The template a VPS order without `os` gets: ubuntu-24.04 while it is active, else the oldest active one. */
+export const DEFAULT_OS_SLUG = 'ubuntu-24.04';
+
+const activeOs = (trx: Kysely<DB>, slug: string) =>
+  trx.selectFrom('os_templates').selectAll().where('slug', '=', slug).where('active', '=', true).executeTakeFirst();
+
+async function defaultOs(trx: Kysely<DB>): Promise<OsTemplate | undefined> {
+  return (
+    (await activeOs(trx, DEFAULT_OS_SLUG)) ??
+    trx.selectFrom('os_templates').selectAll().where('active', '=', true).orderBy('id').limit(1).executeTakeFirst()
+  );
+}
+
+async function resolveOs(trx: Kysely<DB>, config: CheckedConfig, problems: OrderProblems) {
+  const os = (config.os === null ? await defaultOs(trx) : await activeOs(trx, config.os)) ?? null;
+  if (!os && config.os !== null) problems.add('os', 'is not an OS template of the catalog');
+  return os;
+}
+
+export const vpsOrder: ProductOrder<{ os: OsTemplate | null }> = {
+  keys: ['server_name', 'hostname', 'os', 'region', 'ssh_keys', 'eula'],
+  domain: 'refused',
+  reservesIpv4: true,
+  resolve: async (trx, config, problems) => ({ os: await resolveOs(trx, config, problems) }),
+  async checkGiven(trx, config, problems) {
+    if (config.os !== null) await resolveOs(trx, config, problems);
+  },
+  available({ os }) {
+    if (!os) throw AppError.unavailable('no_os', 'No OS template is available right now.');
+  },
+  serviceConfig: (config, label, { os }) => ({ hostname: config.hostname ?? label, os: os?.slug ?? null }),
+  async reserve(trx, serviceId, location) {
+    const address = await allocateAddress(trx, location.id, serviceId);
+    if (address === null)
+      throw AppError.unavailable('no_ipv4', `No IPv4 address is free in ${location.name} right now.`);
+    return { ipv4: address.address };
+  },
+};
+
+/** Give the service's IPv4 address back to the pool. */
+export async function releaseAddress(trx: Transaction<DB>, serviceId: number): Promise<void> {
+  await trx
+    .updateTable('ipv4_addresses')
+    .set({ status: 'free', service_id: null, allocated_at: null })
+    .where('service_id', '=', serviceId)
+    .execute();
+}

@@ -1,0 +1,202 @@
+// The worker's side of a virtual server: provisioning and reinstalling as steps, power signals,
+// and what suspending, lifting a suspension and terminating do on the node. Every step is
+// idempotent (the VM is found by its deterministic name before anything is created; the root
+// password is generated once and stored before the node sees it), so an attempt after a crash
+// or a lost answer continues where the last one was.
+
+import type { Hypervisor, VmRef, VmSpec } from '../../../upstreams/hypervisor.ts';
+import { recordEvent } from '../../services/events.ts';
+import { openCredentials, sealCredentials } from '../../services/service.service.ts';
+import type { JobEnv, ProductJobs } from '../jobs.ts';
+import type { Step } from '../steps.ts';
+import { generatePassword, vmName, vmRefOf } from './machine.ts';
+
+const NAMESERVERS = ['1.1.1.1', '8.8.8.8'];
+
+/** What a VPS job works with; the steps fill in `spec` and `vm` as they go. */
+export interface VpsJob {
+  env: JobEnv;
+  /** The node's driver; null for a lifecycle job of a service that never got a VM. */
+  hv: Hypervisor | null;
+  vm: VmRef | null;
+  spec?: VmSpec;
+}
+
+const driver = (c: VpsJob): Hypervisor => {
+  if (!c.hv) throw new Error('no driver for the node');
+  return c.hv;
+};
+
+async function credentialsOf(env: JobEnv, fresh: boolean): Promise<{ username: string; password: string }> {
+  const { deps, service } = env;
+  const existing = fresh ? null : openCredentials(deps.secretKey, service);
+  if (existing) return existing;
+  const credentials = { username: 'root', password: generatePassword() };
+  await deps.database.db
+    .updateTable('services')
+    .set({ credentials_sealed: sealCredentials(deps.secretKey, service.id, credentials) })
+    .where('id', '=', service.id)
+    .execute();
+  return credentials;
+}
+
+async function vmSpec(env: JobEnv, osSlug: string, password: string): Promise<VmSpec> {
+  const { deps, service, plan } = env;
+  const os = await deps.database.db
+    .selectFrom('os_templates')
+    .selectAll()
+    .where('slug', '=', osSlug)
+    .executeTakeFirst();
+  if (!os) throw new Error(`OS template ${osSlug} no longer exists`);
+  const ip = await deps.database.db
+    .selectFrom('ipv4_addresses')
+    .select(['address', 'prefix', 'gateway'])
+    .where('service_id', '=', service.id)
+    .executeTakeFirst();
+  if (!ip) throw new Error(`service ${service.id} holds no IPv4 address`);
+  const specs = plan.specs as { vcpu: number; ram_mb: number; disk_gb: number };
+  const config = service.config as { hostname?: string; ssh_keys?: string[] };
+  return {
+    name: vmName(service),
+    templateVmid: os.template_vmid,
+    cores: specs.vcpu,
+    memoryMb: specs.ram_mb,
+    diskGb: Math.max(specs.disk_gb, os.min_disk_gb),
+    cloudInit: {
+      hostname: config.hostname ?? service.label,
+      user: 'root',
+      password,
+      sshKeys: config.ssh_keys ?? [],
+      ipv4: { address: ip.address, prefix: ip.prefix, gateway: ip.gateway },
+      nameservers: NAMESERVERS,
+    },
+    tags: ['hostplane', `svc-${service.id}`, `acct-${service.account_id}`],
+  };
+}
+
+const start: Step<VpsJob> = {
+  name: 'starting',
+  progress: 80,
+  run: (c) => driver(c).start(c.vm as VmRef),
+};
+
+export const provisionSteps: readonly Step<VpsJob>[] = [
+  {
+    name: 'preparing',
+    progress: 5,
+    async run(c) {
+      const credentials = await credentialsOf(c.env, false);
+      c.spec = await vmSpec(c.env, (c.env.service.config as { os: string }).os, credentials.password);
+    },
+  },
+  {
+    name: 'creating the virtual machine',
+    progress: 20,
+    async run(c) {
+      const { deps, service } = c.env;
+      const vm = await driver(c).createVm(c.spec as VmSpec);
+      if (vmRefOf(service)?.vmid !== vm.vmid) {
+        await deps.database.db
+          .updateTable('services')
+          .set({ external: JSON.stringify(vm) })
+          .where('id', '=', service.id)
+          .execute();
+        await recordEvent(
+          deps.database.db,
+          service.id,
+          'vm_created',
+          `Virtual machine ${vm.vmid} created on ${vm.node}`,
+          {
+            vmid: vm.vmid,
+          },
+        );
+      }
+      c.vm = vm;
+    },
+    // Best effort: a VM left half-made would otherwise keep a node slot (found by name: the
+    // attempt that made it may have died before recording it).
+    async undo(c) {
+      try {
+        const vm = await driver(c).findVm(vmName(c.env.service));
+        if (vm) await driver(c).destroy(vm);
+      } catch (cleanup) {
+        c.env.deps.logger.warn(
+          { err: cleanup, service: c.env.service.id },
+          'could not remove the VM of a failed service',
+        );
+      }
+    },
+  },
+  start,
+];
+
+const reinstallSteps: readonly Step<VpsJob>[] = [
+  {
+    name: 'preparing',
+    progress: 5,
+    async run(c) {
+      const { deps, service, job } = c.env;
+      // A new password for the new system, kept before the node sees it so a re-run reuses it.
+      let credentials = openCredentials(deps.secretKey, service);
+      if (job.attempts === 0 || !credentials) credentials = await credentialsOf(c.env, true);
+      c.spec = await vmSpec(c.env, (job.params as { os: string }).os, credentials.password);
+    },
+  },
+  {
+    name: 'replacing the disk',
+    progress: 20,
+    async run(c) {
+      await driver(c).reinstall(c.vm as VmRef, c.spec as VmSpec);
+    },
+  },
+  start,
+];
+
+export const vpsJobs: ProductJobs<VpsJob> = {
+  open(env) {
+    const vm = vmRefOf(env.service);
+    // A service that never got a VM (failed provisioning) can still be suspended or terminated.
+    const needsNode = vm !== null || ['provision', 'reinstall', 'power'].includes(env.job.type);
+    const hv = needsNode ? env.deps.backends.hypervisor(env.node) : null;
+    if (env.job.type === 'reinstall' && !vm) throw new Error('the service has no VM to reinstall');
+    return { env, vm, hv };
+  },
+  provision: provisionSteps,
+  reinstall: {
+    steps: reinstallSteps,
+    async done(trx, c) {
+      const osSlug = (c.env.job.params as { os: string }).os;
+      await trx
+        .updateTable('services')
+        .set((eb) => ({
+          config: eb.fn('jsonb_set', [eb.ref('config'), eb.val('{os}'), eb.val(JSON.stringify(osSlug))]) as never,
+        }))
+        .where('id', '=', c.env.service.id)
+        .execute();
+      await recordEvent(trx, c.env.service.id, 'reinstalled', `Reinstalled with ${osSlug}; the root password changed`);
+    },
+  },
+  power: {
+    start: { run: (c) => driver(c).start(vmOrThrow(c)), done: 'Started' },
+    // A graceful ACPI shutdown, forced after a minute if the guest ignores it.
+    stop: { run: (c) => driver(c).shutdown(vmOrThrow(c), 60), done: 'Stopped' },
+    // An ACPI reboot, reset if the guest ignores it.
+    restart: { run: (c) => driver(c).reboot(vmOrThrow(c)), done: 'Restarted' },
+    // Pull the plug: off at once, no shutdown asked of the guest. The server stays off.
+    kill: { run: (c) => driver(c).stop(vmOrThrow(c)), done: 'Powered off (hard)' },
+  },
+  async suspend(c) {
+    if (c.vm) await driver(c).stop(c.vm);
+  },
+  async unsuspend(c) {
+    if (c.vm) await driver(c).start(c.vm);
+  },
+  async terminate(c) {
+    if (c.vm) await driver(c).destroy(c.vm);
+  },
+};
+
+function vmOrThrow(c: VpsJob): VmRef {
+  if (!c.vm) throw new Error('the service has no VM');
+  return c.vm;
+}
