@@ -11,6 +11,7 @@ let t: TestApp;
 
 before(async () => {
   t = await createTestApp({
+    // Probe routes are hidden from the OpenAPI document (documented routes need an operationId).
     extend(app) {
       const body = Type.Object(
         {
@@ -30,16 +31,16 @@ before(async () => {
             fieldRules: (b: Record<string, unknown>): Record<string, string> =>
               typeof b.note === 'string' && b.note.length < 5 ? { note: 'must be 5+ characters' } : {},
           },
-          schema: { body },
+          schema: { hide: true, body },
         },
         async (request) => ({ echoed: request.body }),
       );
       for (const prefix of ['/api/v1/client/probe/', '/api/v1/probe', '/cloud/v1/probe']) {
-        app.post(prefix, { schema: { body } }, async (request) => ({ echoed: request.body }));
-        app.get(`${prefix.replace(/\/$/, '')}/boom`, async () => {
+        app.post(prefix, { schema: { hide: true, body } }, async (request) => ({ echoed: request.body }));
+        app.get(`${prefix.replace(/\/$/, '')}/boom`, { schema: { hide: true } }, async () => {
           throw new Error('SELECT secret FROM internals -- stack detail');
         });
-        app.get(`${prefix.replace(/\/$/, '')}/refused`, async () => {
+        app.get(`${prefix.replace(/\/$/, '')}/refused`, { schema: { hide: true } }, async () => {
           throw new AppError('locked_out', { retryAfter: 42 });
         });
       }

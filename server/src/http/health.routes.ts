@@ -1,6 +1,7 @@
 // GET /api/v1/health/ (spec 4.2): public, legacy `{status, data}` envelope. 200 while the
 // database answers, 503 with `data.status: "unhealthy"` when it does not.
 
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../core/deps.ts';
@@ -18,12 +19,15 @@ const HealthData = Type.Object({
 
 const HealthEnvelope = (status: 'success' | 'error') => Type.Object({ status: Type.Literal(status), data: HealthData });
 
-export async function healthRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+export async function healthRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const probe = createHealthProbe(deps.database);
   app.get(
     '/api/v1/health/',
     {
       schema: {
+        operationId: 'getHealth',
+        security: [],
         tags: ['health'],
         summary: 'Service and database health',
         response: { 200: HealthEnvelope('success'), 503: HealthEnvelope('error') },

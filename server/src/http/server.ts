@@ -15,14 +15,15 @@ import type { Logger } from 'pino';
 import type { Deps } from '../core/deps.ts';
 import { AppError } from '../core/errors.ts';
 import { redactQuery } from '../logging.ts';
-import { clientIp } from './client/context.ts';
 import { clientSurface } from './client/plugin.ts';
 import { consoleRoutes } from './console.ts';
 import { healthRoutes } from './health.routes.ts';
 import { pageRoutes } from './pages.ts';
 import { registerErrorHandling, toAppError } from './plugins/errors.ts';
-import { OPENAPI_PATH, registerOpenApi } from './plugins/openapi.ts';
+import { registerOpenApi } from './plugins/openapi.ts';
+import { underTokenPrefix } from './plugins/token-auth.ts';
 import { registerValidation } from './plugins/validation.ts';
+import { clientIp } from './request-context.ts';
 import { restSurface } from './rest/plugin.ts';
 import { errorBody, sendError, surfaceOf } from './surfaces.ts';
 
@@ -105,12 +106,19 @@ export function buildServer(deps: Deps): FastifyInstance {
     return payload;
   });
 
-  // Every token-surface call of a token holder is logged (spec §1), unknown routes and refused
-  // tokens included. Calls with no token, or one we do not know, have no holder who could ever
-  // read the row: they go to the access log and an in-process counter only (security review F8).
+  // Every call of a token holder to a route behind token auth (plugins/token-auth.ts, whatever
+  // its prefix) is logged (spec §1), refused tokens included, and so are calls to unknown routes
+  // under a token-auth prefix. Calls with no token, or one we do not know, have no holder who
+  // could ever read the row: they go to the access log and an in-process counter only (security
+  // review F8).
+  app.decorate('tokenPrefixes', [] as string[]);
   app.addHook('onResponse', async (request, reply) => {
     const path = request.url.split('?', 1)[0] ?? '';
-    if (surfaceOf(path) !== 'token' || !path.startsWith('/api/v1/') || path === OPENAPI_PATH) return;
+    const unknownRoute = request.is404 || request.routeOptions.url === undefined;
+    const logged = unknownRoute
+      ? surfaceOf(path) === 'token' && underTokenPrefix(app, path)
+      : request.routeOptions.config.tokenAuth === true;
+    if (!logged) return;
     let principal: { tokenId: number; accountId: number } | null = request.principal ?? null;
     // Refused tokens (expired, revoked, wrong address) and unknown routes (tickets, DNS, typos)
     // have no principal: the call still goes to the log of the token it was made with. Unknown

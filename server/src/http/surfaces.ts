@@ -2,6 +2,7 @@
 // The error handler, the not-found handler and the routes all go through here, so a surface's
 // envelope is defined in exactly one place.
 
+import type { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppError } from '../core/errors.ts';
 
@@ -79,4 +80,12 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
       // Pre-serialised, so a route's response schema can never reshape or drop error fields.
       .send(JSON.stringify(errorBody(surfaceOf(request.url), error, request.id)))
   );
+}
+
+/**
+ * Send what is not the route's schema-typed answer, as it is: JSON already serialised (a stored
+ * idempotent answer, a cached list) or a file stream. Fastify does not serialise either again.
+ */
+export function sendAsIs(reply: { send(payload: never): FastifyReply }, body: string | Readable): FastifyReply {
+  return reply.send(body as never);
 }

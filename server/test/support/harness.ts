@@ -89,7 +89,7 @@ export interface TestAppOptions {
   worker?: boolean;
   overrides?: DepsOverrides;
   /** Add routes before the server is ready (to exercise shared plumbing from a test). */
-  extend?: (app: FastifyInstance) => void;
+  extend?: (app: FastifyInstance, deps: Deps) => void;
 }
 
 export interface TestApp {
@@ -124,7 +124,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   });
   if (options.worker) await startWorker(deps);
   const app = buildServer(deps);
-  options.extend?.(app);
+  options.extend?.(app, deps);
   await app.ready();
   let closed = false;
   return {

@@ -1,5 +1,6 @@
 // Spec 4.4: GET/POST /api/v1/client/account/ — the profile, renaming, password change.
 
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { profileProblems } from '../../core/accounts/rules.ts';
@@ -11,11 +12,13 @@ import { AccountSchema, accountView, mutationBody, okSchema } from './views.ts';
 
 const tags = ['account'];
 
-export async function accountRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+export async function accountRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  const app = root.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/account/',
     {
       schema: {
+        operationId: 'getAccount',
         tags,
         summary: 'The signed-in account and the session CSRF token',
         response: { 200: okSchema({ account: AccountSchema, csrf_token: Type.String() }), ...sessionErrors(401) },
@@ -38,6 +41,7 @@ export async function accountRoutes(app: FastifyInstance, { deps }: { deps: Deps
     {
       config: { fieldRules: profileProblems },
       schema: {
+        operationId: 'updateAccount',
         tags,
         summary: 'Rename, or change the password (needs current_password; ends the other sessions)',
         body: mutationBody({
@@ -54,7 +58,7 @@ export async function accountRoutes(app: FastifyInstance, { deps }: { deps: Deps
     async (request, reply) => {
       const session = signedIn(request);
       await limit(deps, reply, [['account_update', `account:${session.account.id}`]]);
-      const body = request.body as { name?: string; current_password?: string; password?: string };
+      const body = request.body;
       const { account, endedSessions } = await deps.accounts.update(session.account.id, body, session.idHash);
       return {
         success: true as const,

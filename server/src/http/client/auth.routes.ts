@@ -2,6 +2,7 @@
 // verify, logout. Public routes except logout; login and logout check CSRF, and so does every
 // public route whose body comes as a form rather than JSON (see plugin.ts).
 
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import {
@@ -46,7 +47,8 @@ function newPasswordProblem(body: Record<string, unknown>): Record<string, strin
   return problem ? { password: problem } : {};
 }
 
-export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+export async function authRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const signedInBody = (signedIn: Awaited<ReturnType<Deps['auth']['login']>>, message: string) => ({
     success: true as const,
     message,
@@ -63,6 +65,7 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
     {
       config: { access: 'public' },
       schema: {
+        operationId: 'getCsrfToken',
         tags,
         summary: 'Start an anonymous session and get its CSRF token (needed by login)',
         response: { 200: okSchema({ csrf_token: Type.String() }), ...sessionErrors(429) },
@@ -84,6 +87,7 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
     {
       config: { access: 'public', fieldRules: registrationProblems },
       schema: {
+        operationId: 'register',
         tags,
         summary: 'Create an account; a verification link is e-mailed',
         description:
@@ -94,7 +98,7 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
       },
     },
     async (request, reply) => {
-      const body = request.body as { name: string; email: string; username: string; password: string };
+      const body = request.body;
       // A registration refused for the format of its fields (a typo) does not use up the allowance;
       // one refused because the e-mail or username is taken does (else probing for them is free).
       const account = await limited(deps, reply, [['register_ip', clientRateKey(request)]], () =>
@@ -113,6 +117,7 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
     {
       config: { access: 'public', csrf: true, fieldRules: identifierProblem },
       schema: {
+        operationId: 'login',
         tags,
         summary: 'Sign in with e-mail or username and password',
         description:
@@ -130,7 +135,7 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
     },
     async (request, reply) => {
       await limit(deps, reply, [['login_ip', clientRateKey(request)]]);
-      const body = request.body as { identifier?: string; email?: string; password: string; remember?: boolean };
+      const body = request.body;
       const missing = identifierProblem(body);
       if (missing.identifier) throw AppError.fields(missing);
       const identifier = (body.identifier ?? body.email) as string;
@@ -149,6 +154,7 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
     {
       config: { access: 'public', fieldRules: otpProblems },
       schema: {
+        operationId: 'otpLogin',
         tags,
         summary: 'Sign in with a one-time code sent by e-mail',
         description:
@@ -168,12 +174,7 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
       },
     },
     async (request, reply) => {
-      const body = request.body as {
-        action: 'request' | 'verify';
-        identifier: string;
-        code?: string;
-        remember?: boolean;
-      };
+      const body = request.body;
       const key = normalizeIdentifier(body.identifier);
       if (body.action === 'request') {
         await limit(deps, reply, [
@@ -208,6 +209,7 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
     {
       config: { access: 'public' },
       schema: {
+        operationId: 'forgotPassword',
         tags,
         summary: 'Mail a password-reset link (valid 1 hour); the same answer whether or not the account exists',
         body: mutationBody({ identifier: Str(320, 'e-mail address or username') }),
@@ -215,7 +217,7 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
       },
     },
     async (request, reply) => {
-      const { identifier } = request.body as { identifier: string };
+      const { identifier } = request.body;
       await limit(deps, reply, [
         ['forgot_ip', clientRateKey(request)],
         ['forgot_identifier', normalizeIdentifier(identifier)],
@@ -233,6 +235,7 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
     {
       config: { access: 'public', fieldRules: newPasswordProblem },
       schema: {
+        operationId: 'resetPassword',
         tags,
         summary: 'Set a new password with the token from a reset link; ends every session',
         body: mutationBody({ token: Str(200), password: Str(1024) }),
@@ -241,7 +244,7 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
     },
     async (request, reply) => {
       await limit(deps, reply, [['reset_ip', clientRateKey(request)]]);
-      const { token, password } = request.body as { token: string; password: string };
+      const { token, password } = request.body;
       const { revokedTokens } = await deps.auth.resetPassword(token, password);
       return {
         success: true as const,
@@ -258,6 +261,7 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
     {
       config: { access: 'public' },
       schema: {
+        operationId: 'verifyEmail',
         tags,
         summary: 'Verify the e-mail address with the token from the verification link',
         body: mutationBody({ token: Str(200) }),
@@ -266,7 +270,7 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
     },
     async (request, reply) => {
       await limit(deps, reply, [['verify_ip', clientRateKey(request)]]);
-      const { token } = request.body as { token: string };
+      const { token } = request.body;
       const account = await deps.accounts.verifyEmail(token);
       return {
         success: true as const,
@@ -281,6 +285,7 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
     {
       config: { access: 'client' },
       schema: {
+        operationId: 'logout',
         tags,
         summary: 'End the session (server-side) and clear the cookie',
         response: { 200: okSchema({}), ...sessionErrors(401, 403) },

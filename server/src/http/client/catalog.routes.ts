@@ -1,59 +1,25 @@
 // Spec 4.5: GET /api/v1/client/catalog/ — active plans with live availability per region,
 // the regions, OS templates and games; `?plan_id=` one plan (unknown or retired: 404).
 
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { CatalogPlan } from '../../core/catalog/catalog.service.ts';
 import type { Deps } from '../../core/deps.ts';
-import { CURRENCY, formatPaise } from '../../core/money.ts';
+import { CURRENCY } from '../../core/money.ts';
 import { sessionErrors } from '../schemas.ts';
+import { PlanSchema, planView } from '../views/plan.view.ts';
 import { okSchema } from './views.ts';
 
-const RegionSchema = Type.Object({
-  code: Type.String(),
-  name: Type.String(),
-  city: Type.String(),
-  available: Type.Boolean(),
-  reason: Type.Union([Type.String(), Type.Null()], {
-    description: 'why not orderable: region_closed, no_capacity, no_ipv4',
-  }),
-});
+// The plan view moved to http/views/plan.view.ts; re-exported for the routes that import it here.
+export { PlanSchema, planView };
 
-export const PlanSchema = Type.Object({
-  id: Type.Integer(),
-  label: Type.String({ description: 'usable instead of the id when ordering' }),
-  name: Type.String(),
-  type: Type.Union([Type.Literal('vps'), Type.Literal('game'), Type.Literal('web')]),
-  specs: Type.Record(Type.String(), Type.Unknown()),
-  price: Type.Object({ monthly: Type.String({ description: 'INR, two decimals' }), currency: Type.Literal('INR') }),
-  available: Type.Boolean(),
-  regions: Type.Array(RegionSchema),
-});
-
-export function planView({ plan, regions, available }: CatalogPlan) {
-  return {
-    id: plan.id,
-    label: plan.label,
-    name: plan.name,
-    type: plan.type,
-    specs: plan.specs,
-    price: { monthly: formatPaise(plan.price_paise), currency: 'INR' as const },
-    available,
-    regions: regions.map((r) => ({
-      code: r.location.code,
-      name: r.location.name,
-      city: r.location.city,
-      available: r.available,
-      reason: r.reason,
-    })),
-  };
-}
-
-export async function catalogRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+export async function catalogRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  const app = root.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/catalog/',
     {
       schema: {
+        operationId: 'getCatalog',
         tags: ['catalog'],
         summary: 'The catalog: plans, availability, regions, pricing (or one plan with ?plan_id=)',
         querystring: Type.Object(
@@ -92,7 +58,7 @@ export async function catalogRoutes(app: FastifyInstance, { deps }: { deps: Deps
       },
     },
     async (request) => {
-      const { plan_id: planId } = request.query as { plan_id?: number };
+      const { plan_id: planId } = request.query;
       if (planId !== undefined) {
         return { success: true as const, message: 'Plan loaded.', plan: planView(await deps.catalog.plan(planId)) };
       }

@@ -7,47 +7,13 @@ import type { LoadedSession } from '../../core/auth/sessions.ts';
 import { SESSION_COOKIE, SESSION_POLICY } from '../../core/auth/sessions.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
-import { normalizeIp, rateKeyIp } from '../../core/net/ip.ts';
 import type { LimitName, LimitState } from '../../core/ratelimit/rate-limits.ts';
 import { setRateLimitHeaders } from '../surfaces.ts';
 
-export interface ClientSession {
-  /** The cookie's session id (possibly anonymous: no row), or null without a usable cookie. */
-  id: string | null;
-  /** The signed-in session, or null when anonymous. */
-  loaded: LoadedSession | null;
-}
+export type { ClientSession } from '../plugins/session-auth.ts';
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    clientSession: ClientSession;
-  }
-  interface FastifyContextConfig {
-    /** `client` routes need a signed-in session; `public` ones do not. */
-    access?: 'public' | 'client';
-    /** Check the CSRF token (default: every non-GET route with `client` access). */
-    csrf?: boolean;
-    /** Accepts a file part in a multipart body (streamed to a temporary file). */
-    uploads?: boolean;
-  }
-}
-
-export function clientIp(request: FastifyRequest): string {
-  // A socket destroyed before the answer (e.g. a refused WebSocket upgrade) has no address left.
-  const ip = request.ip as string | undefined;
-  if (ip === undefined) return 'unknown';
-  return normalizeIp(ip) ?? ip;
-}
-
-/** The client's key for per-IP rate limits: an IPv4 address, or the /64 of an IPv6 one (rateKeyIp). */
-export function clientRateKey(request: FastifyRequest): string {
-  return rateKeyIp(clientIp(request));
-}
-
-export function clientInfo(request: FastifyRequest): { ip: string | null; userAgent: string | null } {
-  const ua = request.headers['user-agent'];
-  return { ip: clientIp(request), userAgent: typeof ua === 'string' ? ua : null };
-}
+// Moved to http/request-context.ts (every surface uses them); re-exported for the routes here.
+export { clientInfo, clientIp, clientRateKey } from '../request-context.ts';
 
 /** The signed-in session of a `client` route (the access hook has already refused anonymous callers). */
 export function signedIn(request: FastifyRequest): LoadedSession {
@@ -114,11 +80,22 @@ export function clearSessionCookie(deps: Deps, reply: FastifyReply): void {
   });
 }
 
+const PAGE_DEFAULT = 1;
+const PER_PAGE_DEFAULT = 20;
+
 /** `?page=&per_page=` of list routes: page ≥ 1, 1–100 rows (default 20). */
 export const PAGE_QUERY = {
-  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, default: 1 })),
-  per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, default: PAGE_DEFAULT })),
+  per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: PER_PAGE_DEFAULT })),
 };
+
+/**
+ * The page a PAGE_QUERY asked for. Validation has already filled in the defaults; the schema's
+ * type cannot say so (the fields are optional to the client), so they are named here once more.
+ */
+export function pageOf(q: { page?: number; per_page?: number }): { page: number; perPage: number } {
+  return { page: q.page ?? PAGE_DEFAULT, perPage: q.per_page ?? PER_PAGE_DEFAULT };
+}
 
 export const PaginationSchema = Type.Object({
   page: Type.Integer(),

@@ -1,6 +1,7 @@
 // Spec 4.11: GET /api/v1/client/notifications/ (paginated, with the unread count);
 // POST {action: "read", id} marks one read (another account's id is 404), {action: "read_all"} all.
 
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../../core/deps.ts';
@@ -8,7 +9,7 @@ import { AppError } from '../../core/errors.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import type { Notification } from '../../db/tables.ts';
 import { sessionErrors } from '../schemas.ts';
-import { PAGE_QUERY, PaginationSchema, pagination, signedIn } from './context.ts';
+import { PAGE_QUERY, PaginationSchema, pageOf, pagination, signedIn } from './context.ts';
 import { mutationBody, okSchema } from './views.ts';
 
 const NotificationSchema = Type.Object({
@@ -35,12 +36,14 @@ function view(n: Notification) {
   };
 }
 
-export async function notificationRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+export async function notificationRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['notifications'];
   app.get(
     '/notifications/',
     {
       schema: {
+        operationId: 'listNotifications',
         tags,
         summary: 'Your notifications, newest first, with the unread count',
         querystring: Type.Object(
@@ -59,10 +62,11 @@ export async function notificationRoutes(app: FastifyInstance, { deps }: { deps:
     },
     async (request) => {
       const session = signedIn(request);
-      const q = request.query as { page: number; per_page: number; unread?: boolean };
+      const q = request.query;
+      const { page, perPage } = pageOf(q);
       const list = await deps.notifications.list(session.account.id, {
-        page: q.page,
-        perPage: q.per_page,
+        page,
+        perPage,
         unreadOnly: q.unread ?? false,
       });
       return {
@@ -70,7 +74,7 @@ export async function notificationRoutes(app: FastifyInstance, { deps }: { deps:
         message: 'Notifications loaded.',
         notifications: list.rows.map(view),
         unread: list.unread,
-        pagination: pagination(q.page, q.per_page, list.total),
+        pagination: pagination(page, perPage, list.total),
       };
     },
   );
@@ -79,6 +83,7 @@ export async function notificationRoutes(app: FastifyInstance, { deps }: { deps:
     '/notifications/',
     {
       schema: {
+        operationId: 'markNotificationsRead',
         tags,
         summary: 'Mark one notification read ({action:"read", id}) or all ({action:"read_all"})',
         body: mutationBody({
@@ -93,7 +98,7 @@ export async function notificationRoutes(app: FastifyInstance, { deps }: { deps:
     },
     async (request) => {
       const session = signedIn(request);
-      const body = request.body as { action: 'read' | 'read_all'; id?: number };
+      const body = request.body;
       if (body.action === 'read_all') {
         const marked = await deps.notifications.markAllRead(session.account.id);
         return { success: true as const, message: `${marked} notification(s) marked read.`, marked };

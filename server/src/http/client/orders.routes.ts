@@ -2,47 +2,25 @@
 // from the wallet, idempotently (CONTRACT §5): the same key and payload replays the first
 // answer with `Idempotent-Replayed: true`; another payload is 409 idempotency_conflict.
 
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../../core/deps.ts';
-import { keyFieldRule, requestKey, runIdempotent } from '../../core/idempotency.ts';
+import { keyFieldRule, requestKey } from '../../core/idempotency.ts';
 import { formatPaise } from '../../core/money.ts';
+import { deploy } from '../../core/orders/deploy.ts';
 import { DEFAULT_OS_SLUG, type Placed } from '../../core/orders/order.service.ts';
 import { orderFieldRules } from '../../core/orders/order-input.ts';
-import { isoWithOffset } from '../../core/time.ts';
-import type { Order } from '../../db/tables.ts';
+import { deployDeps } from '../deploy.ts';
 import { sessionErrors } from '../schemas.ts';
-import { PAGE_QUERY, PaginationSchema, pagination, signedIn } from './context.ts';
-import { JobSchema, jobView, ServiceSchema, serviceView } from './service-views.ts';
+import { sendAsIs } from '../surfaces.ts';
+import { OrderSchema, orderView } from '../views/order.view.ts';
+import { JobSchema, jobView, ServiceSchema, serviceView } from '../views/service.view.ts';
+import { PAGE_QUERY, PaginationSchema, pageOf, pagination, signedIn } from './context.ts';
 import { mutationBody, okSchema } from './views.ts';
 
-export const OrderSchema = Type.Object({
-  id: Type.Integer(),
-  public_id: Type.String({ description: 'order_…' }),
-  kind: Type.String({ description: 'new or renewal' }),
-  status: Type.String({ description: 'unpaid, paid, refunded or cancelled' }),
-  plan_id: Type.Integer(),
-  service_id: Type.Union([Type.Integer(), Type.Null()]),
-  amount: Type.String(),
-  currency: Type.Literal('INR'),
-  created_at: Type.String({ format: 'date-time' }),
-  paid_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-});
-
-export function orderView(o: Order) {
-  return {
-    id: o.id,
-    public_id: o.public_id,
-    kind: o.kind,
-    status: o.status,
-    plan_id: o.plan_id,
-    service_id: o.service_id,
-    amount: formatPaise(o.amount_paise),
-    currency: 'INR' as const,
-    created_at: isoWithOffset(o.created_at),
-    paid_at: o.paid_at ? isoWithOffset(o.paid_at) : null,
-  };
-}
+// The order view moved to http/views/order.view.ts; re-exported for the routes that import it here.
+export { OrderSchema, orderView };
 
 export function placedBody(placed: Placed) {
   return {
@@ -54,12 +32,14 @@ export function placedBody(placed: Placed) {
   };
 }
 
-export async function orderRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+export async function orderRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['orders'];
   app.get(
     '/orders/',
     {
       schema: {
+        operationId: 'listOrders',
         tags,
         summary: 'Your orders, newest first; ?id= one',
         querystring: Type.Object(
@@ -77,7 +57,7 @@ export async function orderRoutes(app: FastifyInstance, { deps }: { deps: Deps }
     },
     async (request) => {
       const session = signedIn(request);
-      const q = request.query as { page: number; per_page: number; id?: number };
+      const q = request.query;
       if (q.id !== undefined) {
         return {
           success: true as const,
@@ -85,12 +65,13 @@ export async function orderRoutes(app: FastifyInstance, { deps }: { deps: Deps }
           order: orderView(await deps.orders.get(session.account.id, q.id)),
         };
       }
-      const list = await deps.orders.list(session.account.id, q.page, q.per_page);
+      const { page, perPage } = pageOf(q);
+      const list = await deps.orders.list(session.account.id, page, perPage);
       return {
         success: true as const,
         message: 'Orders loaded.',
         orders: list.rows.map(orderView),
-        pagination: pagination(q.page, q.per_page, list.total),
+        pagination: pagination(page, perPage, list.total),
       };
     },
   );
@@ -105,6 +86,7 @@ export async function orderRoutes(app: FastifyInstance, { deps }: { deps: Deps }
         }),
       },
       schema: {
+        operationId: 'placeOrder',
         tags,
         summary: 'Order a plan, paid from the wallet; provisioning starts at once',
         description:
@@ -132,37 +114,19 @@ export async function orderRoutes(app: FastifyInstance, { deps }: { deps: Deps }
     },
     async (request, reply) => {
       const session = signedIn(request);
-      const body = request.body as {
-        plan_id: number;
-        config?: Record<string, unknown>;
-        domain?: string | null;
-        idempotency_key?: string;
-      };
+      const body = request.body;
       const key = requestKey(body.idempotency_key, request.headers['idempotency-key']);
       const input = { plan: body.plan_id, config: body.config ?? {}, domain: body.domain ?? null };
-      const idempotent = { accountId: session.account.id, key, scope: 'client.orders', payload: input };
-      // The per-account deploy allowance (deploy_account, shared with the token surface's
-      // POST /instances), counted inside the idempotent run: a replay (answered from the stored
-      // record) and a twin still in progress (409) never count, even when the allowance is spent.
-      const quotaKey = `account:${session.account.id}`;
-      let counted = false;
-      let answer: Awaited<ReturnType<typeof runIdempotent>>;
-      try {
-        answer = await runIdempotent(deps.database.db, idempotent, async (trx) => {
-          await deps.limits.consume('deploy_account', quotaKey);
-          counted = true;
-          return { status: 201, body: placedBody(await deps.orders.place(trx, session.account.id, input)) };
-        });
-      } catch (error) {
-        // Only orders that were placed count against the hourly allowance.
-        if (counted) await deps.limits.refund('deploy_account', quotaKey);
-        throw error;
-      }
+      // The deploy allowance (deploy_account) is shared with the token surface's POST /instances.
+      const answer = await deploy(deployDeps(deps), {
+        accountId: session.account.id,
+        input,
+        idempotency: { key, scope: 'client.orders', payload: input },
+        naming: 'nested',
+        render: placedBody,
+      });
       if (answer.replayed) reply.header('Idempotent-Replayed', 'true');
-      return reply
-        .code(answer.status as 201)
-        .type('application/json; charset=utf-8')
-        .send(answer.body);
+      return sendAsIs(reply.code(answer.status as 201).type('application/json; charset=utf-8'), answer.body);
     },
   );
 }

@@ -2,6 +2,7 @@
 // (never the secret), `?id=&action=logs` a token's recent calls; POST {name, scopes, expires_at?,
 // allowed_cidrs?} creates one and shows its secret once; POST {action: "revoke", id} revokes.
 
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../../core/deps.ts';
@@ -46,18 +47,23 @@ function view(t: ApiToken, now: Date) {
   };
 }
 
-export async function tokenRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+/** Calls shown by ?action=logs without ?limit= (validation fills it in; the type cannot say so). */
+const LOG_LIMIT_DEFAULT = 100;
+
+export async function tokenRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  const app = root.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/tokens/',
     {
       schema: {
+        operationId: 'listTokens',
         tags,
         summary: "Your API tokens (never their secrets); ?id=&action=logs a token's latest calls",
         querystring: Type.Object(
           {
             id: Type.Optional(Type.Integer({ minimum: 1 })),
             action: Type.Optional(Type.Literal('logs')),
-            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: LOG_LIMIT_DEFAULT })),
           },
           { additionalProperties: false },
         ),
@@ -85,7 +91,7 @@ export async function tokenRoutes(app: FastifyInstance, { deps }: { deps: Deps }
     },
     async (request) => {
       const session = signedIn(request);
-      const q = request.query as { id?: number; action?: 'logs'; limit: number };
+      const q = request.query;
       const now = deps.clock();
       if (q.id === undefined) {
         if (q.action) throw AppError.fields({ id: 'is required with action' });
@@ -98,7 +104,7 @@ export async function tokenRoutes(app: FastifyInstance, { deps }: { deps: Deps }
       const token = await deps.tokens.get(session.account.id, q.id);
       if (q.action !== 'logs') return { success: true as const, message: 'Token loaded.', token: view(token, now) };
       await deps.requestLog.flush();
-      const calls = await deps.tokens.logs(session.account.id, q.id, q.limit);
+      const calls = await deps.tokens.logs(session.account.id, q.id, q.limit ?? LOG_LIMIT_DEFAULT);
       return {
         success: true as const,
         message: `${calls.length} call(s).`,
@@ -122,6 +128,7 @@ export async function tokenRoutes(app: FastifyInstance, { deps }: { deps: Deps }
         fieldRules: (body) => (body.action === 'revoke' ? {} : checkNewToken(body, deps.clock()).fields),
       },
       schema: {
+        operationId: 'createOrRevokeToken',
         tags,
         summary: 'Create a token (the secret is shown once), or {action: "revoke", id}',
         description:
@@ -145,14 +152,7 @@ export async function tokenRoutes(app: FastifyInstance, { deps }: { deps: Deps }
     },
     async (request, reply) => {
       const session = signedIn(request);
-      const body = request.body as {
-        action?: 'create' | 'revoke';
-        id?: number;
-        name?: string;
-        scopes?: string[];
-        expires_at?: string | null;
-        allowed_cidrs?: string[];
-      };
+      const body = request.body;
       if (body.action === 'revoke') {
         if (body.id === undefined) throw AppError.fields({ id: 'is required' });
         const token = await deps.tokens.revoke(session.account.id, body.id);

@@ -3,6 +3,7 @@
 // ?id=&action=screenshot the proof, as an attachment, to its owner only).
 
 import { createReadStream } from 'node:fs';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { CONTENT_TYPES, type ReceivedUpload } from '../../core/deposits/uploads.ts';
@@ -12,7 +13,8 @@ import { CURRENCY, formatPaise } from '../../core/money.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import type { Deposit, LedgerRow } from '../../db/tables.ts';
 import { sessionErrors } from '../schemas.ts';
-import { limited, PAGE_QUERY, PaginationSchema, pagination, signedIn } from './context.ts';
+import { sendAsIs } from '../surfaces.ts';
+import { limited, PAGE_QUERY, PaginationSchema, pageOf, pagination, signedIn } from './context.ts';
 import { okSchema } from './views.ts';
 
 const Money = Type.String({ description: 'INR amount, two decimals; debits are negative' });
@@ -74,13 +76,15 @@ function depositView(d: Deposit) {
   };
 }
 
-export async function walletRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+export async function walletRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['wallet'];
 
   app.get(
     '/wallet/',
     {
       schema: {
+        operationId: 'getWallet',
         tags,
         summary: 'Wallet balance and transaction history (newest first)',
         querystring: Type.Object(PAGE_QUERY, { additionalProperties: false }),
@@ -96,17 +100,17 @@ export async function walletRoutes(app: FastifyInstance, { deps }: { deps: Deps 
     },
     async (request) => {
       const session = signedIn(request);
-      const q = request.query as { page: number; per_page: number };
+      const { page: pageNo, perPage } = pageOf(request.query);
       const [balance, page] = await Promise.all([
         deps.wallet.balance(session.account.id),
-        deps.wallet.history(session.account.id, q.page, q.per_page),
+        deps.wallet.history(session.account.id, pageNo, perPage),
       ]);
       return {
         success: true as const,
         message: 'Wallet loaded.',
         wallet: { balance: formatPaise(balance), currency: CURRENCY as 'INR' },
         transactions: page.rows.map(transactionView),
-        pagination: pagination(q.page, q.per_page, page.total),
+        pagination: pagination(pageNo, perPage, page.total),
       };
     },
   );
@@ -116,6 +120,7 @@ export async function walletRoutes(app: FastifyInstance, { deps }: { deps: Deps 
     {
       config: { uploads: true },
       schema: {
+        operationId: 'submitDeposit',
         tags,
         summary: 'Report a UPI/bank deposit for staff approval (multipart/form-data)',
         description:
@@ -146,7 +151,7 @@ export async function walletRoutes(app: FastifyInstance, { deps }: { deps: Deps 
         });
       }
       const key = `account:${session.account.id}`;
-      const body = (request.body ?? {}) as { amount?: unknown; txn_ref?: unknown };
+      const body: Partial<typeof request.body> = request.body ?? {};
       // A submission refused for its content does not use up the client's allowance.
       const deposit = await limited(
         deps,
@@ -174,6 +179,7 @@ export async function walletRoutes(app: FastifyInstance, { deps }: { deps: Deps 
     '/wallet/deposit/',
     {
       schema: {
+        operationId: 'listDeposits',
         tags,
         summary: 'Your deposits with their status; ?id= one; ?id=&action=screenshot its proof file',
         querystring: Type.Object(
@@ -195,7 +201,7 @@ export async function walletRoutes(app: FastifyInstance, { deps }: { deps: Deps 
     },
     async (request, reply) => {
       const session = signedIn(request);
-      const q = request.query as { page: number; per_page: number; id?: number; action?: 'screenshot' };
+      const q = request.query;
       if (q.action !== undefined && q.id === undefined) {
         throw AppError.fields({ id: `is required with action=${q.action}` });
       }
@@ -203,21 +209,22 @@ export async function walletRoutes(app: FastifyInstance, { deps }: { deps: Deps 
         const deposit = await deps.deposits.getOwn(session.account.id, q.id);
         if (q.action === 'screenshot') {
           const extension = deposit.screenshot_type === 'jpeg' ? 'jpg' : deposit.screenshot_type;
-          return reply
+          reply
             .type(CONTENT_TYPES[deposit.screenshot_type])
             .header('Content-Disposition', `attachment; filename="deposit-${deposit.public_id}.${extension}"`)
             .header('Cache-Control', 'private, no-store')
-            .header('Content-Security-Policy', "default-src 'none'; sandbox")
-            .send(createReadStream(deps.deposits.screenshotPath(deposit)));
+            .header('Content-Security-Policy', "default-src 'none'; sandbox");
+          return sendAsIs(reply, createReadStream(deps.deposits.screenshotPath(deposit)));
         }
         return { success: true as const, message: 'Deposit loaded.', deposit: depositView(deposit) };
       }
-      const list = await deps.deposits.listOwn(session.account.id, q.page, q.per_page);
+      const { page, perPage } = pageOf(q);
+      const list = await deps.deposits.listOwn(session.account.id, page, perPage);
       return {
         success: true as const,
         message: 'Deposits loaded.',
         deposits: list.rows.map(depositView),
-        pagination: pagination(q.page, q.per_page, list.total),
+        pagination: pagination(page, perPage, list.total),
       };
     },
   );

@@ -1,21 +1,24 @@
 // GET /api/v1/me (read): the account, its wallet and the calling token's scopes.
 
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../../core/deps.ts';
 import { formatPaise } from '../../core/money.ts';
 import { isoWithOffset } from '../../core/time.ts';
-import { AccountSchema, accountView } from '../client/views.ts';
 import { tokenErrors } from '../schemas.ts';
+import { AccountSchema, accountView } from '../views/account.view.ts';
 import { principalOf } from './plugin.ts';
 import { okSchema } from './views.ts';
 
-export async function accountRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+export async function accountRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  const app = root.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/me',
     {
       config: { scope: 'read' },
       schema: {
+        operationId: 'getMe',
         tags: ['token: account'],
         summary: 'The account, its wallet and this token',
         response: {

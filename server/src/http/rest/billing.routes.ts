@@ -1,22 +1,25 @@
 // GET /billing and /invoices (billing.read), GET /status (read).
 
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../../core/deps.ts';
 import { formatPaise } from '../../core/money.ts';
-import { OrderSchema, orderView } from '../client/orders.routes.ts';
 import { tokenErrors } from '../schemas.ts';
+import { OrderSchema, orderView } from '../views/order.view.ts';
 import { principalOf } from './plugin.ts';
 import { okSchema } from './views.ts';
 
 const Money = Type.Object({ amount: Type.String(), currency: Type.Literal('INR') });
 
-export async function billingRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+export async function billingRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  const app = root.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/billing',
     {
       config: { scope: 'billing.read' },
       schema: {
+        operationId: 'getBilling',
         tags: ['token: billing'],
         summary: 'Wallet balance, monthly run-rate of active services, unpaid orders',
         response: {
@@ -50,6 +53,7 @@ export async function billingRoutes(app: FastifyInstance, { deps }: { deps: Deps
     {
       config: { scope: 'billing.read' },
       schema: {
+        operationId: 'listInvoices',
         tags: ['token: billing'],
         summary: 'Order history, the last 100',
         response: { 200: okSchema({ invoices: Type.Array(OrderSchema) }), ...tokenErrors() },
@@ -67,6 +71,7 @@ export async function billingRoutes(app: FastifyInstance, { deps }: { deps: Deps
     {
       config: { scope: 'read' },
       schema: {
+        operationId: 'getStatus',
         tags: ['token: status'],
         summary: 'Node fleet health per location and kind, and the states of your instances',
         response: {

@@ -2,13 +2,15 @@
 // that staff changes to plans invalidate through the bus (it is the most-called route); the
 // others read live (availability and IPv4 stock change with every order).
 
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import { formatPaise } from '../../core/money.ts';
-import { PlanSchema, planView } from '../client/catalog.routes.ts';
 import { tokenErrors } from '../schemas.ts';
+import { sendAsIs } from '../surfaces.ts';
+import { PlanSchema, planView } from '../views/plan.view.ts';
 import { okSchema } from './views.ts';
 
 const tags = ['token: catalog'];
@@ -19,7 +21,8 @@ const OsSchema = Type.Object({
   version: Type.String(),
 });
 
-export async function catalogRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+export async function catalogRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  const app = root.withTypeProvider<TypeBoxTypeProvider>();
   let plansBody: string | null = null;
   deps.bus.subscribe((message) => {
     if (message.topic === 'catalog' || message.topic === 'all') plansBody = null;
@@ -32,6 +35,7 @@ export async function catalogRoutes(app: FastifyInstance, { deps }: { deps: Deps
     {
       config: { scope: 'read' },
       schema: {
+        operationId: 'listPlans',
         tags,
         summary: 'Every active plan (vps, game, web) with specs and the monthly INR price',
         response: { 200: okSchema({ plans: Type.Array(PlanSchema) }), ...tokenErrors() },
@@ -43,7 +47,7 @@ export async function catalogRoutes(app: FastifyInstance, { deps }: { deps: Deps
         plansBody = JSON.stringify({ ok: true, plans: plans.map(planView) });
         plansAt = Date.now();
       }
-      return reply.type('application/json; charset=utf-8').send(plansBody);
+      return sendAsIs(reply.type('application/json; charset=utf-8'), plansBody);
     },
   );
 
@@ -52,6 +56,7 @@ export async function catalogRoutes(app: FastifyInstance, { deps }: { deps: Deps
     {
       config: { scope: 'read' },
       schema: {
+        operationId: 'listLocations',
         tags,
         summary: 'Zones with live availability per service type, free IPv4 addresses, and the OS list',
         response: {
@@ -98,6 +103,7 @@ export async function catalogRoutes(app: FastifyInstance, { deps }: { deps: Deps
     {
       config: { scope: 'read' },
       schema: {
+        operationId: 'listOsTemplates',
         tags,
         summary: 'The OS template catalogue',
         response: { 200: okSchema({ os: Type.Array(OsSchema) }), ...tokenErrors() },
@@ -116,6 +122,7 @@ export async function catalogRoutes(app: FastifyInstance, { deps }: { deps: Deps
     {
       config: { scope: 'read' },
       schema: {
+        operationId: 'getQuote',
         tags,
         summary: 'Price and spec of a plan, by `plan_id` or by `plan` (its label)',
         body: Type.Object(
@@ -132,7 +139,7 @@ export async function catalogRoutes(app: FastifyInstance, { deps }: { deps: Deps
       },
     },
     async (request) => {
-      const body = request.body as { plan_id?: number; plan?: string };
+      const body = request.body;
       if (body.plan_id === undefined && body.plan === undefined)
         throw AppError.fields({ plan: 'plan_id or plan (a label) is required' }, 'Send plan_id or plan.');
       if (body.plan_id !== undefined && body.plan !== undefined)

@@ -2,22 +2,27 @@
 // the session surface. Deploys are idempotent and limited to 10 an hour per account, decided
 // before any charge; a wallet that cannot cover one answers 402 with what is missing.
 
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { type Static, Type } from 'typebox';
+import { Type } from 'typebox';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
-import { keyFieldRule, requestKey, runIdempotent } from '../../core/idempotency.ts';
+import { type IdempotentAnswer, keyFieldRule, requestKey } from '../../core/idempotency.ts';
 import { getOwnJob } from '../../core/jobs/service-jobs.ts';
+import { deploy } from '../../core/orders/deploy.ts';
 import { DEFAULT_OS_SLUG } from '../../core/orders/order.service.ts';
 import { type OrderInput, orderFieldRules } from '../../core/orders/order-input.ts';
 import { actionParams, actionsOn, listActions, POWER_DESCRIPTION } from '../../core/services/service-actions.ts';
-import { OrderSchema, orderView } from '../client/orders.routes.ts';
-import { JobSchema, jobView, ServiceSchema, serviceView } from '../client/service-views.ts';
+import { deployDeps } from '../deploy.ts';
 import { tokenErrors } from '../schemas.ts';
+import { sendAsIs } from '../surfaces.ts';
+import { OrderSchema, orderView } from '../views/order.view.ts';
+import { JobSchema, jobView, ServiceSchema, serviceView } from '../views/service.view.ts';
 import { principalOf } from './plugin.ts';
 import { IdParams, okSchema } from './views.ts';
 
 const tags = ['token: instances'];
+const INSTANCES_PER_PAGE = 50;
 /** The product actions of POST /instances/{id}/{action} (core/products/), in registry order. */
 const ACTIONS = [...new Set(actionsOn('token', 'action').map((a) => a.name))];
 
@@ -60,18 +65,20 @@ const TicketSchema = Type.Object({
   expires_at: Type.String({ format: 'date-time' }),
 });
 
-export async function instanceRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+export async function instanceRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  const app = root.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/instances',
     {
       config: { scope: 'read' },
       schema: {
+        operationId: 'listInstances',
         tags,
         summary: 'Your instances with their live power state',
         querystring: Type.Object(
           {
             page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
-            per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+            per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: INSTANCES_PER_PAGE })),
           },
           { additionalProperties: false },
         ),
@@ -86,8 +93,10 @@ export async function instanceRoutes(app: FastifyInstance, { deps }: { deps: Dep
     },
     async (request) => {
       const { accountId } = principalOf(request);
-      const q = request.query as { page: number; per_page: number };
-      const list = await deps.services.list(accountId, q.page, q.per_page);
+      // Validation has filled in the defaults; the schema's type cannot say so.
+      const page = request.query.page ?? 1;
+      const perPage = request.query.per_page ?? INSTANCES_PER_PAGE;
+      const list = await deps.services.list(accountId, page, perPage);
       const power = await deps.serviceActions.powerStates(list.rows.map((d) => d.service));
       return {
         ok: true as const,
@@ -99,7 +108,7 @@ export async function instanceRoutes(app: FastifyInstance, { deps }: { deps: Dep
             power: power.get(d.service.id) ?? null,
           }),
         ),
-        pagination: { page: q.page, per_page: q.per_page, total: list.total },
+        pagination: { page, per_page: perPage, total: list.total },
       };
     },
   );
@@ -115,6 +124,7 @@ export async function instanceRoutes(app: FastifyInstance, { deps }: { deps: Dep
         }),
       },
       schema: {
+        operationId: 'deployInstance',
         tags,
         summary: 'Deploy: order and pay from the wallet; 201 with order, instance and job (Location: the job)',
         description:
@@ -132,40 +142,28 @@ export async function instanceRoutes(app: FastifyInstance, { deps }: { deps: Dep
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      const body = request.body as Static<typeof DeployBody>;
+      const body = request.body;
       const key = requestKey(body.idempotency_key, request.headers['idempotency-key']);
       const input: OrderInput = { plan: body.plan, config: deployConfig(body), domain: body.domain ?? null };
       // The key is not part of the payload: in the body or in the header, it is the same request.
       const { idempotency_key: _key, ...payload } = body;
-      const idempotent = { accountId: principal.accountId, key, scope: 'rest.instances', payload };
-      // The per-account deploy allowance (deploy_account, shared with the session surface's
-      // POST /orders/), counted inside the idempotent run: a replay (answered from the stored
-      // record) and a twin still in progress (409) never count, even when the allowance is spent.
-      const quotaKey = `account:${principal.accountId}`;
-      let counted = false;
-      let answer: Awaited<ReturnType<typeof runIdempotent>>;
+      let answer: IdempotentAnswer;
       try {
-        answer = await runIdempotent(deps.database.db, idempotent, async (trx) => {
-          await deps.limits.consume('deploy_account', quotaKey);
-          counted = true;
-          const placed = await deps.orders.place(trx, principal.accountId, input, 'flat');
-          return {
-            status: 201,
-            body: {
-              ok: true,
-              order: orderView(placed.order),
-              instance: serviceView(placed.service, {
-                plan: placed.plan,
-                location: placed.location,
-                ipv4: placed.ipv4,
-              }),
-              job: jobView(placed.job),
-            },
-          };
+        // The deploy allowance (deploy_account) is shared with the session surface's POST /orders/.
+        answer = await deploy(deployDeps(deps), {
+          accountId: principal.accountId,
+          input,
+          idempotency: { key, scope: 'rest.instances', payload },
+          naming: 'flat',
+          render: (placed) => ({
+            ok: true,
+            order: orderView(placed.order),
+            instance: serviceView(placed.service, { plan: placed.plan, location: placed.location, ipv4: placed.ipv4 }),
+            job: jobView(placed.job),
+          }),
         });
       } catch (error) {
-        // Only deploys that happened count against the hourly allowance.
-        if (counted) await deps.limits.refund('deploy_account', quotaKey);
+        // The token surface answers a wallet that cannot pay with 402 and where to top it up.
         if (error instanceof AppError && error.code === 'insufficient_funds') {
           throw new AppError('insufficient_funds', {
             status: 402,
@@ -178,10 +176,7 @@ export async function instanceRoutes(app: FastifyInstance, { deps }: { deps: Dep
       if (answer.replayed) reply.header('Idempotent-Replayed', 'true');
       const jobId = (JSON.parse(answer.body) as { job?: { id: number } }).job?.id;
       if (jobId !== undefined) reply.header('Location', `/api/v1/jobs/${jobId}`);
-      return reply
-        .code(answer.status as 201)
-        .type('application/json; charset=utf-8')
-        .send(answer.body);
+      return sendAsIs(reply.code(answer.status as 201).type('application/json; charset=utf-8'), answer.body);
     },
   );
 
@@ -190,6 +185,7 @@ export async function instanceRoutes(app: FastifyInstance, { deps }: { deps: Dep
     {
       config: { scope: 'read' },
       schema: {
+        operationId: 'getInstance',
         tags,
         summary: 'One instance with its credentials and last job (secret: not cached)',
         params: IdParams,
@@ -215,7 +211,7 @@ export async function instanceRoutes(app: FastifyInstance, { deps }: { deps: Dep
     },
     async (request, reply) => {
       const { accountId } = principalOf(request);
-      const { id } = request.params as { id: number };
+      const { id } = request.params;
       const detail = await deps.services.detail(accountId, id);
       const power = await deps.serviceActions.powerStates([detail.service]);
       let credentials: { username: string; password: string; ssh: string | null } | null = null;
@@ -266,7 +262,7 @@ export async function instanceRoutes(app: FastifyInstance, { deps }: { deps: Dep
     },
     async (request) => {
       const { accountId } = principalOf(request);
-      const { id } = request.params as { id: number };
+      const { id } = request.params;
       const { status } = await deps.serviceActions.status(accountId, id);
       return {
         ok: true as const,
@@ -331,6 +327,7 @@ export async function instanceRoutes(app: FastifyInstance, { deps }: { deps: Dep
     {
       config: { scope: 'instances.write' },
       schema: {
+        operationId: 'deleteInstance',
         tags,
         summary: 'Terminate: deletes the server and its disks, releases its IPv4; body `confirm` must equal the label',
         params: IdParams,
@@ -340,8 +337,8 @@ export async function instanceRoutes(app: FastifyInstance, { deps }: { deps: Dep
     },
     async (request, reply) => {
       const { accountId } = principalOf(request);
-      const { id } = request.params as { id: number };
-      const job = await deps.serviceActions.terminate(accountId, id, (request.body as { confirm: string }).confirm);
+      const { id } = request.params;
+      const job = await deps.serviceActions.terminate(accountId, id, request.body.confirm);
       return reply
         .code(202)
         .header('Location', `/api/v1/jobs/${job.id}`)
@@ -354,6 +351,7 @@ export async function instanceRoutes(app: FastifyInstance, { deps }: { deps: Dep
     {
       config: { scope: 'read' },
       schema: {
+        operationId: 'getJob',
         tags,
         summary: 'A job: status, progress, step, error',
         params: IdParams,
@@ -362,7 +360,7 @@ export async function instanceRoutes(app: FastifyInstance, { deps }: { deps: Dep
     },
     async (request) => {
       const { accountId } = principalOf(request);
-      const { id } = request.params as { id: number };
+      const { id } = request.params;
       return { ok: true as const, job: jobView(await getOwnJob(deps.database.db, accountId, id)) };
     },
   );

@@ -1,8 +1,8 @@
 // The token surface's success envelope, `{"ok": true, …payload}` (spec 4.0).
 
-import { type TObject, type TProperties, Type } from 'typebox';
+import { type TProperties, Type } from 'typebox';
 
-export function okSchema<P extends TProperties>(payload: P): TObject {
+export function okSchema<P extends TProperties>(payload: P) {
   // Closed, so that in a union of answers the serializer picks the branch that fits exactly.
   return Type.Object({ ok: Type.Literal(true), ...payload }, { additionalProperties: false });
 }

@@ -1,0 +1,93 @@
+// Bearer-token auth for a token surface (spec 4.1, §5), as a plugin any prefix registers in its
+// own scope: `Authorization: Bearer svc_…` and nothing else (no query-string or body tokens,
+// cookies ignored), the token's IPv4 allow-list, 600 requests a minute per token, and the scope
+// each route declares next to its schema. Every route of the scope must declare one (refused at
+// boot otherwise); the OpenAPI document shows it as `x-required-scope` with `bearer` security.
+// Routes of the scope are marked `tokenAuth`, which the request log keys on (server.ts), and the
+// scope's prefix is remembered so calls to unknown routes under it are logged too.
+
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { Deps } from '../../core/deps.ts';
+import { AppError } from '../../core/errors.ts';
+import { grants, type Principal, type RouteScope } from '../../core/tokens/token.service.ts';
+import { clientIp, clientRateKey } from '../request-context.ts';
+import { setRateLimitHeaders } from '../surfaces.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+  interface FastifyContextConfig {
+    /** The token scope a token-surface route needs. */
+    scope?: RouteScope;
+    /** Set by the token-auth plugin on every route it guards: the call goes to the request log. */
+    tokenAuth?: boolean;
+  }
+  interface FastifyInstance {
+    /** The prefixes under which token auth is registered (shared by the whole app; see server.ts). */
+    tokenPrefixes: string[];
+  }
+}
+
+/** The authenticated token of a route behind token auth. */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new AppError('invalid_token');
+  return request.principal;
+}
+
+/** Whether `path` lies under a prefix where token auth is registered. */
+export function underTokenPrefix(app: FastifyInstance, path: string): boolean {
+  return app.tokenPrefixes.some((prefix) => path.startsWith(`${prefix}/`));
+}
+
+async function tokenAuthPlugin(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  if (!app.hasDecorator('tokenPrefixes')) throw new Error('token auth needs the root decorated with tokenPrefixes');
+  app.tokenPrefixes.push(app.prefix);
+  if (!app.hasRequestDecorator('principal')) app.decorateRequest('principal', null);
+
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.scope) throw new Error(`token-surface route ${route.method} ${route.url} declares no scope`);
+    route.config = { ...route.config, tokenAuth: true };
+    const schema = (route.schema ?? {}) as Record<string, unknown>;
+    route.schema = {
+      ...schema,
+      security: [{ bearer: [] }],
+      'x-required-scope': route.config.scope,
+    } as typeof route.schema;
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    const required = request.routeOptions.config.scope;
+    if (!required) return;
+    const ip = clientIp(request);
+    const header = request.headers.authorization;
+    const match = typeof header === 'string' ? /^Bearer\s+(\S+)$/i.exec(header) : null;
+    reply.header('WWW-Authenticate', 'Bearer realm="hostplane"');
+    let principal: Principal;
+    try {
+      if (!match)
+        throw new AppError('invalid_token', { message: 'Send the API token as `Authorization: Bearer svc_…`.' });
+      principal = await deps.tokens.authenticate(match[1] as string, ip);
+    } catch (error) {
+      // Guessing tokens costs: bad tokens are limited per address.
+      if (error instanceof AppError && error.code === 'invalid_token')
+        await deps.limits.consume('token_auth_fail_ip', clientRateKey(request));
+      throw error;
+    }
+    reply.removeHeader('WWW-Authenticate');
+    request.principal = principal;
+    setRateLimitHeaders(reply, await deps.limits.consume('token_requests', `token:${principal.tokenId}`));
+    if (!grants(principal.scopes, required)) {
+      throw new AppError('insufficient_scope', {
+        message: `This route needs the "${required}" scope; the token has ${principal.scopes.join(', ')}.`,
+        details: { required, granted: principal.scopes },
+      });
+    }
+  });
+}
+
+// Not encapsulated (what fastify-plugin does): the hooks apply to the scope that registers it.
+(tokenAuthPlugin as unknown as Record<symbol, boolean>)[Symbol.for('skip-override')] = true;
+
+/** Register in a surface's scope, before its routes: `await app.register(tokenAuth, { deps })`. */
+export const tokenAuth: FastifyPluginAsync<{ deps: Deps }> = tokenAuthPlugin;

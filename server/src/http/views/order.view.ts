@@ -1,0 +1,34 @@
+// How an order looks, on every surface.
+
+import { Type } from 'typebox';
+import { formatPaise } from '../../core/money.ts';
+import { isoWithOffset } from '../../core/time.ts';
+import type { Order } from '../../db/tables.ts';
+
+export const OrderSchema = Type.Object({
+  id: Type.Integer(),
+  public_id: Type.String({ description: 'order_…' }),
+  kind: Type.String({ description: 'new or renewal' }),
+  status: Type.String({ description: 'unpaid, paid, refunded or cancelled' }),
+  plan_id: Type.Integer(),
+  service_id: Type.Union([Type.Integer(), Type.Null()]),
+  amount: Type.String(),
+  currency: Type.Literal('INR'),
+  created_at: Type.String({ format: 'date-time' }),
+  paid_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+
+export function orderView(o: Order) {
+  return {
+    id: o.id,
+    public_id: o.public_id,
+    kind: o.kind,
+    status: o.status,
+    plan_id: o.plan_id,
+    service_id: o.service_id,
+    amount: formatPaise(o.amount_paise),
+    currency: 'INR' as const,
+    created_at: isoWithOffset(o.created_at),
+    paid_at: o.paid_at ? isoWithOffset(o.paid_at) : null,
+  };
+}

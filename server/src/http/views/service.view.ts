@@ -1,0 +1,89 @@
+// How services and jobs look, on every surface (session and token show the same fields).
+
+import { Type } from 'typebox';
+import { formatPaise } from '../../core/money.ts';
+import { productOf } from '../../core/products/index.ts';
+import { isoWithOffset } from '../../core/time.ts';
+import type { Job, Location, Plan, Service } from '../../db/tables.ts';
+
+const Time = Type.String({ format: 'date-time' });
+const NullableTime = Type.Union([Time, Type.Null()]);
+
+export const JobSchema = Type.Object({
+  id: Type.Integer(),
+  type: Type.String({ description: 'provision, power, reinstall, suspend, unsuspend or terminate' }),
+  status: Type.String({ description: 'queued, running, succeeded or failed' }),
+  progress: Type.Integer({ minimum: 0, maximum: 100 }),
+  step: Type.Union([Type.String(), Type.Null()]),
+  error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()]),
+  created_at: Time,
+  started_at: NullableTime,
+  finished_at: NullableTime,
+  resource: Type.Object({ type: Type.Literal('service'), id: Type.Integer() }),
+});
+
+export function jobView(job: Job) {
+  return {
+    id: job.id,
+    type: job.type,
+    status: job.status,
+    progress: job.progress,
+    step: job.step,
+    error: job.error_code ? { code: job.error_code, message: job.error_message ?? '' } : null,
+    created_at: isoWithOffset(job.created_at),
+    started_at: job.started_at ? isoWithOffset(job.started_at) : null,
+    finished_at: job.finished_at ? isoWithOffset(job.finished_at) : null,
+    resource: { type: 'service' as const, id: job.service_id },
+  };
+}
+
+export const POWER_STATES = ['running', 'stopped', 'starting', 'stopping', 'unknown'] as const;
+
+export const ServiceSchema = Type.Object({
+  id: Type.Integer(),
+  label: Type.String({ description: 'the name; DELETE and reinstall confirmations must equal it' }),
+  type: Type.String({ description: 'vps, game or web' }),
+  status: Type.String({ description: 'pending, provisioning, active, suspended, failed or terminated' }),
+  power: Type.Union([Type.String({ description: 'running, stopped, starting, stopping or unknown' }), Type.Null()]),
+  plan: Type.Object({ id: Type.Integer(), label: Type.String(), name: Type.String() }),
+  region: Type.Object({ code: Type.String(), name: Type.String() }),
+  ipv4: Type.Union([Type.String(), Type.Null()]),
+  hostname: Type.Union([Type.String(), Type.Null()]),
+  os: Type.Union([Type.String(), Type.Null()]),
+  domain: Type.Union([Type.String(), Type.Null()]),
+  price: Type.Object({ monthly: Type.String(), currency: Type.Literal('INR') }),
+  paid_until: NullableTime,
+  created_at: Time,
+  activated_at: NullableTime,
+  last_job: Type.Optional(Type.Union([JobSchema, Type.Null()])),
+});
+
+export interface ServiceExtras {
+  plan: Pick<Plan, 'id' | 'label' | 'name'>;
+  location: Pick<Location, 'code' | 'name'>;
+  ipv4?: string | null;
+  power?: (typeof POWER_STATES)[number] | null;
+  lastJob?: Job | null;
+}
+
+export function serviceView(service: Service, extras: ServiceExtras) {
+  const fields = productOf(service.type).view(service);
+  return {
+    id: service.id,
+    label: service.label,
+    type: service.type,
+    status: service.status,
+    power: extras.power ?? null,
+    plan: { id: extras.plan.id, label: extras.plan.label, name: extras.plan.name },
+    region: { code: extras.location.code, name: extras.location.name },
+    ipv4: extras.ipv4 ?? null,
+    hostname: fields.hostname,
+    os: fields.os,
+    domain: fields.domain,
+    price: { monthly: formatPaise(service.price_paise), currency: 'INR' as const },
+    paid_until: service.period_end ? isoWithOffset(service.period_end) : null,
+    created_at: isoWithOffset(service.created_at),
+    activated_at: service.activated_at ? isoWithOffset(service.activated_at) : null,
+    ...(extras.lastJob !== undefined ? { last_job: extras.lastJob ? jobView(extras.lastJob) : null } : {}),
+  };
+}
