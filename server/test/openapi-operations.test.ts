@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import Fastify from 'fastify';
-import { OPERATION_ID_PENDING, registerOpenApi } from '../src/http/plugins/openapi.ts';
+import { registerOpenApi } from '../src/http/plugins/openapi.ts';
 import { createTestApp, type TestApp } from './support/harness.ts';
 
 interface Operation {
@@ -25,7 +25,7 @@ before(async () => {
     Object.entries(ops).map(([method, op]) => ({
       method: method.toUpperCase(),
       path,
-      // The route as Fastify names it, as OPERATION_ID_PENDING lists it.
+      // The route as Fastify names it.
       route: `${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`,
       op,
     })),
@@ -45,19 +45,10 @@ describe('OpenAPI operations', () => {
     assert.ok(operations.length >= 41, `${operations.length} operations`);
     const seen = new Map<string, string>();
     for (const { route, op } of operations) {
-      if (op.operationId === undefined) {
-        assert.ok(OPERATION_ID_PENDING.has(route), `${route} has no operationId`);
-        continue;
-      }
+      assert.ok(op.operationId !== undefined, `${route} has no operationId`);
       assert.match(op.operationId, /^[a-z][A-Za-z0-9]*$/, `${route}: camelCase`);
       assert.equal(seen.get(op.operationId), undefined, `${route} repeats the operationId ${op.operationId}`);
       seen.set(op.operationId, route);
-    }
-    // A pending entry whose route now names itself must go (so the allowance only shrinks).
-    for (const pending of OPERATION_ID_PENDING) {
-      const found = operations.find((o) => o.route === pending);
-      assert.ok(found, `pending ${pending} is not a documented route`);
-      assert.equal(found.op.operationId, undefined, `${pending} has an operationId now: remove it from the list`);
     }
   });
 

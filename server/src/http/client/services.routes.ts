@@ -3,6 +3,7 @@
 // action/ (the product actions exposed there: power signals, reinstall; generated from the
 // registry in core/products/). Every id is checked against the caller's account.
 
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { freeTextProblem } from '../../core/accounts/rules.ts';
@@ -18,9 +19,9 @@ import {
 } from '../../core/services/service-actions.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import { sessionErrors } from '../schemas.ts';
-import { PAGE_QUERY, PaginationSchema, pagination, signedIn } from './context.ts';
-import { OrderSchema, orderView } from './orders.routes.ts';
-import { JobSchema, jobView, ServiceSchema, serviceView } from './service-views.ts';
+import { OrderSchema, orderView } from '../views/order.view.ts';
+import { JobSchema, jobView, ServiceSchema, serviceView } from '../views/service.view.ts';
+import { PAGE_QUERY, PaginationSchema, pageOf, pagination, signedIn } from './context.ts';
 import { mutationBody, okSchema } from './views.ts';
 
 const tags = ['services'];
@@ -56,7 +57,8 @@ const unknownAction = () =>
     fields: { action: `must be one of ${SIGNALS.join(', ')}` },
   });
 
-export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const view = (detail: ServiceDetail, power: string | null | undefined, withJob: boolean) =>
     serviceView(detail.service, {
       plan: detail.plan,
@@ -71,6 +73,7 @@ export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps
     {
       schema: {
         tags,
+        operationId: 'getServices',
         summary: 'Your services with live power state; ?id= one; &action=credentials|events|sso',
         description:
           'credentials are secret: the answer is not cached (Cache-Control: no-store). sso is 409 for backends without single sign-on.',
@@ -97,22 +100,18 @@ export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps
     },
     async (request, reply) => {
       const session = signedIn(request);
-      const q = request.query as {
-        page: number;
-        per_page: number;
-        id?: number;
-        action?: 'credentials' | 'events' | 'sso';
-      };
+      const q = request.query;
+      const { page, perPage } = pageOf(q);
       const accountId = session.account.id;
       if (q.id === undefined) {
         if (q.action !== undefined) throw AppError.fields({ id: 'is required with action' });
-        const list = await deps.services.list(accountId, q.page, q.per_page);
+        const list = await deps.services.list(accountId, page, perPage);
         const power = await deps.serviceActions.powerStates(list.rows.map((d) => d.service));
         return {
           success: true as const,
           message: 'Services loaded.',
           services: list.rows.map((d) => view(d, power.get(d.service.id), false)),
-          pagination: pagination(q.page, q.per_page, list.total),
+          pagination: pagination(page, perPage, list.total),
         };
       }
       if (q.action === 'credentials') {
@@ -157,6 +156,7 @@ export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps
     {
       schema: {
         tags,
+        operationId: 'updateService',
         summary: 'renew (charged to the wallet), request_suspend or request_terminate (reviewed by staff)',
         body: mutationBody({
           id: Type.Integer({ minimum: 1 }),
@@ -190,11 +190,7 @@ export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps
     },
     async (request) => {
       const session = signedIn(request);
-      const body = request.body as {
-        id: number;
-        action: 'renew' | 'request_suspend' | 'request_terminate';
-        note?: string;
-      };
+      const body = request.body;
       const noteProblem = body.note === undefined ? null : freeTextProblem(body.note, { multiline: true });
       if (noteProblem) throw AppError.fields({ note: noteProblem });
       if (body.action === 'renew') {
@@ -226,6 +222,7 @@ export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps
     {
       schema: {
         tags,
+        operationId: 'getServiceStatus',
         summary: 'Live power probe of a virtual server (60 a minute per account, both surfaces: then 429)',
         querystring: Type.Object(IdQuery, { additionalProperties: false }),
         response: {
@@ -236,7 +233,7 @@ export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps
     },
     async (request) => {
       const session = signedIn(request);
-      const { id } = request.query as { id: number };
+      const { id } = request.query;
       const { status } = await deps.serviceActions.status(session.account.id, id);
       return {
         success: true as const,
@@ -260,6 +257,7 @@ export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps
     {
       schema: {
         tags,
+        operationId: 'getServiceGraph',
         summary: 'Metrics time series: timeframe hour, day, week, month or year (20 a minute per account: then 429)',
         querystring: Type.Object(
           { ...IdQuery, timeframe: Type.String({ maxLength: 16 }) },
@@ -287,7 +285,7 @@ export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps
     },
     async (request) => {
       const session = signedIn(request);
-      const { id, timeframe } = request.query as { id: number; timeframe: string };
+      const { id, timeframe } = request.query;
       const points = await deps.serviceActions.graph(session.account.id, id, timeframe);
       return {
         success: true as const,
@@ -314,6 +312,7 @@ export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps
     {
       schema: {
         tags,
+        operationId: 'runServiceAction',
         summary: `${listActions('session', 'action', ', ')}; 202 with the job`,
         description: describeActions('session', 'action'),
         body: mutationBody({
@@ -326,16 +325,7 @@ export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps
     },
     async (request, reply) => {
       const session = signedIn(request);
-      const {
-        id,
-        action,
-        csrf_token: _csrf,
-        ...params
-      } = request.body as {
-        id: number;
-        action: string;
-        csrf_token?: string;
-      } & Record<string, unknown>;
+      const { id, action, csrf_token: _csrf, ...params } = request.body;
       const accountId = session.account.id;
       const { result } = await deps.serviceActions.run(accountId, id, action, params, {
         unknown: () => unknownAction(),

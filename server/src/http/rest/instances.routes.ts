@@ -244,6 +244,7 @@ export async function instanceRoutes(root: FastifyInstance, { deps }: { deps: De
       config: { scope: 'read' },
       schema: {
         tags,
+        operationId: 'getInstanceStats',
         summary: 'Live power, CPU, memory and uptime',
         params: IdParams,
         response: {
@@ -284,6 +285,7 @@ export async function instanceRoutes(root: FastifyInstance, { deps }: { deps: De
       config: { scope: 'instances.write' },
       schema: {
         tags,
+        operationId: 'runInstanceAction',
         summary: `${listActions('token', 'action', ' | ')}; 202`,
         description:
           `${POWER_DESCRIPTION} Power actions and reinstall answer with the job; vnc and console with a one-time ` +
@@ -302,8 +304,8 @@ export async function instanceRoutes(root: FastifyInstance, { deps }: { deps: De
     },
     async (request, reply) => {
       const { accountId } = principalOf(request);
-      const { id, action } = request.params as { id: number; action: string };
-      const params = (request.body ?? {}) as Record<string, unknown>;
+      const { id, action } = request.params;
+      const params: Record<string, unknown> = request.body ?? {};
       const unknown = () => new AppError('bad_signal', { message: `Actions are ${ACTIONS.join(', ')}.` });
       const named = actionsOn('token', 'action').find((a) => a.name === action);
       if (named?.console) {
