@@ -133,13 +133,13 @@ export const catalogCommands: Command[] = [
   {
     noun: 'os',
     verb: 'add',
-    summary: 'Add an OS template (a Proxmox template VM id)',
+    summary: "Add an OS template (the id of the hypervisor's template VM)",
     args: ['SLUG'],
     options: {
       name: { type: 'string', required: true, description: 'display name' },
       family: { type: 'string', required: true, description: 'e.g. ubuntu' },
       version: { type: 'string', required: true, description: 'e.g. 24.04' },
-      'template-vmid': { type: 'string', required: true, description: 'Proxmox template VM id' },
+      'template-vmid': { type: 'string', required: true, description: "the hypervisor's template VM id" },
       'min-disk': { type: 'string', description: 'minimum disk in GB (default 10)' },
     },
     async run(deps, { args, options }) {

@@ -4,6 +4,7 @@
 
 import { isoWithOffset } from '../../core/time.ts';
 import type { NodeKind } from '../../db/tables.ts';
+import { DRIVERS, nodeKinds } from '../../upstreams/registry.ts';
 import { type Command, type CommandInput, jsonOption, requiredOption, table, UsageError } from '../command.ts';
 import type { InputReader } from '../inputs.ts';
 
@@ -60,10 +61,12 @@ export const nodeCommands: Command[] = [
   {
     noun: 'nodes',
     verb: 'add',
-    summary: 'Add a node: proxmox {token_id,token_secret}, pterodactyl {api_key}, cpanel {username,api_token}',
+    summary: `Add a node: ${nodeKinds()
+      .map((kind) => `${kind} {${DRIVERS[kind].credentials.join(',')}}`)
+      .join(', ')}`,
     args: ['NAME'],
     options: {
-      kind: { type: 'string', required: true, description: 'proxmox, pterodactyl or cpanel' },
+      kind: { type: 'string', required: true, description: nodeKinds().join(', ') },
       location: { type: 'string', required: true, description: 'location code' },
       endpoint: { type: 'string', required: true, description: 'API base URL, e.g. https://pve1.example.in:8006' },
       'credentials-file': {

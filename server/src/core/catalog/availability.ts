@@ -3,8 +3,8 @@
 // The reasons are the `unavailable:<reason>` codes orders answer with.
 
 import { type Kysely, sql } from 'kysely';
-import type { DB, PlanType } from '../../db/tables.ts';
-import { productOf } from '../products/index.ts';
+import type { DB, NodeKind, PlanType } from '../../db/tables.ts';
+import { productOf, products } from '../products/index.ts';
 import { NODE_KIND_FOR } from './specs.ts';
 
 export type UnavailableReason = 'plan_inactive' | 'region_closed' | 'no_capacity' | 'no_ipv4' | 'not_sold_here';
@@ -14,7 +14,7 @@ export interface LocationStock {
   active: boolean;
   ipv4Free: number;
   /** Free service slots on usable nodes, per node kind. */
-  slots: Record<'proxmox' | 'pterodactyl' | 'cpanel', number>;
+  slots: Partial<Record<NodeKind, number>>;
 }
 
 /** Stock of every location in three queries. Slots are node capacity minus the live services placed on it. */
@@ -22,7 +22,7 @@ export async function locationStock(db: Kysely<DB>): Promise<Map<number, Locatio
   const locations = await db.selectFrom('locations').select(['id', 'active']).execute();
   const { rows: ips } = await sql<{ location_id: number; free: string }>`
     select location_id, count(*) as free from ipv4_addresses where status = 'free' group by location_id`.execute(db);
-  const { rows: nodes } = await sql<{ location_id: number; kind: 'proxmox' | 'pterodactyl' | 'cpanel'; free: string }>`
+  const { rows: nodes } = await sql<{ location_id: number; kind: NodeKind; free: string }>`
     select n.location_id, n.kind, sum(greatest(n.capacity - ${usedOnNode()}, 0)) as free
     from nodes n
     where n.active and n.health <> 'down'
@@ -33,7 +33,7 @@ export async function locationStock(db: Kysely<DB>): Promise<Map<number, Locatio
       locationId: l.id,
       active: l.active,
       ipv4Free: 0,
-      slots: { proxmox: 0, pterodactyl: 0, cpanel: 0 },
+      slots: {},
     });
   }
   for (const row of ips) {
@@ -55,7 +55,20 @@ function usedOnNode() {
 /** Why a plan of `type` cannot be ordered in a location with this stock, or null when it can. */
 export function unavailableReason(type: PlanType, stock: LocationStock | undefined): UnavailableReason | null {
   if (!stock?.active) return 'region_closed';
-  if (stock.slots[NODE_KIND_FOR[type]] <= 0) return 'no_capacity';
+  if ((stock.slots[NODE_KIND_FOR[type]] ?? 0) <= 0) return 'no_capacity';
   if (productOf(type).order.reservesIpv4 && stock.ipv4Free <= 0) return 'no_ipv4';
   return null;
+}
+
+/**
+ * Per plan type, whether this location has what an order needs now: a node of the product's kind
+ * with room, and a free IPv4 address when the product reserves one (the catalog's `available`).
+ */
+export function availableTypes(stock: LocationStock): Record<PlanType, boolean> {
+  return Object.fromEntries(
+    products().map((p) => [
+      p.type,
+      (stock.slots[p.nodeKind] ?? 0) > 0 && (!p.order.reservesIpv4 || stock.ipv4Free > 0),
+    ]),
+  ) as Record<PlanType, boolean>;
 }

@@ -243,7 +243,7 @@ export function createCatalogService({ db, bus }: { db: Kysely<DB>; bus: Bus }) 
       if (!/^[a-z0-9-]{2,32}$/.test(input.family)) fields.family = 'must be a lower-case family such as ubuntu';
       if (input.version.trim() === '') fields.version = 'is required';
       if (!Number.isInteger(input.templateVmid) || input.templateVmid < 100)
-        fields.template_vmid = 'must be a Proxmox VM id (100 or more)';
+        fields.template_vmid = 'must be a template VM id (100 or more)';
       if (Object.keys(fields).length > 0) throw AppError.fields(fields);
       try {
         return await db

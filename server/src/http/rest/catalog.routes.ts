@@ -5,6 +5,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { availableTypes } from '../../core/catalog/availability.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import { formatPaise } from '../../core/money.ts';
@@ -87,11 +88,7 @@ export async function catalogRoutes(root: FastifyInstance, { deps }: { deps: Dep
           city: location.city,
           country: location.country,
           ipv4_free: stock.ipv4Free,
-          available: {
-            vps: stock.slots.proxmox > 0 && stock.ipv4Free > 0,
-            game: stock.slots.pterodactyl > 0,
-            web: stock.slots.cpanel > 0,
-          },
+          available: availableTypes(stock),
         })),
         os: catalog.os.map((o) => ({ slug: o.slug, name: o.name, family: o.family, version: o.version })),
       };
