@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Deps } from '../../core/deps.ts';
 import { formatPaise } from '../../core/money.ts';
 import { isoWithOffset } from '../../core/time.ts';
-import type { Job, ServiceStatus } from '../../db/tables.ts';
+import type { Job, JobStatus, ServiceStatus } from '../../db/tables.ts';
 import { type Command, clean, idArg, keyValues, requiredOption, table, UsageError } from '../command.ts';
 
 const SERVICE_STATUSES: readonly ServiceStatus[] = [
@@ -40,7 +40,7 @@ function jobRow(job: Job) {
 async function settle(deps: Deps, jobId: number, ms = 60_000): Promise<Job> {
   const deadline = Date.now() + ms;
   for (;;) {
-    const job = await deps.database.db.selectFrom('jobs').selectAll().where('id', '=', jobId).executeTakeFirstOrThrow();
+    const { job } = await deps.serviceStaff.job(jobId);
     if (job.status === 'succeeded' || job.status === 'failed' || Date.now() > deadline || !deps.jobs.working)
       return job;
     await sleep(250);
@@ -118,14 +118,15 @@ export const serviceCommands: Command[] = [
     async run(deps, { options }) {
       const limit = options.limit === undefined ? 50 : idArg(String(options.limit), '--limit');
       if (limit > 1000) throw new UsageError('--limit is at most 1000');
-      let query = deps.database.db.selectFrom('jobs').selectAll().orderBy('id', 'desc').limit(limit);
-      if (options.status) {
-        if (!['queued', 'running', 'succeeded', 'failed'].includes(String(options.status)))
-          throw new UsageError('--status is queued, running, succeeded or failed');
-        query = query.where('status', '=', String(options.status) as 'queued');
-      }
-      if (options.service) query = query.where('service_id', '=', idArg(String(options.service), '--service'));
-      const rows = (await query.execute()).map(jobRow);
+      const status = options.status === undefined ? undefined : String(options.status);
+      if (status !== undefined && !['queued', 'running', 'succeeded', 'failed'].includes(status))
+        throw new UsageError('--status is queued, running, succeeded or failed');
+      const jobs = await deps.serviceStaff.listJobs({
+        limit,
+        ...(status ? { status: status as JobStatus } : {}),
+        ...(options.service ? { serviceId: idArg(String(options.service), '--service') } : {}),
+      });
+      const rows = jobs.map(jobRow);
       return {
         json: rows,
         text: table(rows, ['id', 'type', 'service', 'status', 'progress', 'attempts', 'error', 'created_at']),
@@ -168,21 +169,15 @@ export const serviceCommands: Command[] = [
       status: { type: 'string', description: 'a service status' },
     },
     async run(deps, { options }) {
-      let query = deps.database.db
-        .selectFrom('services')
-        .innerJoin('accounts', 'accounts.id', 'services.account_id')
-        .selectAll('services')
-        .select('accounts.email')
-        .orderBy('services.id', 'desc')
-        .limit(200);
-      if (options.account)
-        query = query.where('services.account_id', '=', (await deps.accounts.find(String(options.account))).id);
-      if (options.status) {
-        if (!(SERVICE_STATUSES as readonly string[]).includes(String(options.status)))
-          throw new UsageError(`--status is ${SERVICE_STATUSES.join(', ')}`);
-        query = query.where('services.status', '=', String(options.status) as ServiceStatus);
-      }
-      const rows = (await query.execute()).map((s) => ({
+      const status = options.status === undefined ? undefined : String(options.status);
+      if (status !== undefined && !(SERVICE_STATUSES as readonly string[]).includes(status))
+        throw new UsageError(`--status is ${SERVICE_STATUSES.join(', ')}`);
+      const services = await deps.serviceStaff.listServices({
+        limit: 200,
+        ...(options.account ? { accountId: (await deps.accounts.find(String(options.account))).id } : {}),
+        ...(status ? { status: status as ServiceStatus } : {}),
+      });
+      const rows = services.map((s) => ({
         id: s.id,
         label: s.label,
         type: s.type,

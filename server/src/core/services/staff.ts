@@ -2,7 +2,7 @@
 // runs as a job through the backend), retrying jobs, lifting suspensions, checking nodes.
 
 import type { Kysely } from 'kysely';
-import type { DB, Job, ServiceEvent, ServiceRequest } from '../../db/tables.ts';
+import type { DB, Job, JobStatus, Service, ServiceEvent, ServiceRequest, ServiceStatus } from '../../db/tables.ts';
 import { AppError } from '../errors.ts';
 import type { AppJobs } from '../jobs/catalog.ts';
 import type { JobQueue } from '../jobs/queue.ts';
@@ -72,6 +72,32 @@ export function createServiceStaff(options: {
           throw new AppError('conflict', { message: `Service ${serviceId} is ${service.status}, not suspended.` });
         return startJob(trx, jobs, { accountId: service.account_id, serviceId, type: 'unsuspend' });
       });
+    },
+
+    /** Jobs, newest first, optionally of one status or service. */
+    listJobs(filter: { status?: JobStatus; serviceId?: number; limit: number }): Promise<Job[]> {
+      let query = db.selectFrom('jobs').selectAll().orderBy('id', 'desc').limit(filter.limit);
+      if (filter.status) query = query.where('status', '=', filter.status);
+      if (filter.serviceId !== undefined) query = query.where('service_id', '=', filter.serviceId);
+      return query.execute();
+    },
+
+    /** Services of every account (or one), newest first, with the owner's e-mail. */
+    listServices(filter: {
+      accountId?: number;
+      status?: ServiceStatus;
+      limit: number;
+    }): Promise<(Service & { email: string })[]> {
+      let query = db
+        .selectFrom('services')
+        .innerJoin('accounts', 'accounts.id', 'services.account_id')
+        .selectAll('services')
+        .select('accounts.email')
+        .orderBy('services.id', 'desc')
+        .limit(filter.limit);
+      if (filter.accountId !== undefined) query = query.where('services.account_id', '=', filter.accountId);
+      if (filter.status) query = query.where('services.status', '=', filter.status);
+      return query.execute();
     },
 
     /** A job with its service's latest events. */
