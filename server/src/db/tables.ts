@@ -2,7 +2,7 @@
 // Conventions: ids are `integer generated always as identity` (JS number); money is bigint
 // paise (JS string from pg, converted with BigInt in the core); times are timestamptz (Date).
 
-import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+import type { ColumnType, Generated, Selectable } from 'kysely';
 
 /** A timestamptz the database fills in by default. */
 type CreatedAt = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -387,12 +387,10 @@ export interface DB {
 }
 
 export type Account = Selectable<AccountsTable>;
-export type NewAccount = Insertable<AccountsTable>;
 export type Session = Selectable<SessionsTable>;
 export type MailRow = Selectable<MailOutboxTable>;
 export type Location = Selectable<LocationsTable>;
 export type OsTemplate = Selectable<OsTemplatesTable>;
-export type Game = Selectable<GamesTable>;
 export type Plan = Selectable<PlansTable>;
 export type NodeRow = Selectable<NodesTable>;
 export type LedgerRow = Selectable<WalletTransactionsTable>;

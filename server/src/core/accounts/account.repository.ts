@@ -1,6 +1,6 @@
 // Queries on accounts. Functions take the executor first (the root db or a transaction).
 
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Account, DB } from '../../db/tables.ts';
 
 export type Executor = Kysely<DB>;
@@ -16,10 +16,6 @@ export async function findByIdentifier(db: Executor, identifier: string): Promis
     .selectAll()
     .where(identifier.includes('@') ? 'email' : 'username', '=', identifier)
     .executeTakeFirst();
-}
-
-export async function lockById(trx: Transaction<DB>, id: number): Promise<Account | undefined> {
-  return trx.selectFrom('accounts').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
 export async function emailOrUsernameTaken(db: Executor, email: string, username: string) {

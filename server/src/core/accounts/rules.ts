@@ -41,10 +41,6 @@ export function normalizeIdentifier(raw: string): string {
   return raw.trim().toLowerCase();
 }
 
-export function isEmailIdentifier(identifier: string): boolean {
-  return identifier.includes('@');
-}
-
 export function nameProblem(raw: string): string | null {
   const name = raw.trim();
   const length = [...name].length;

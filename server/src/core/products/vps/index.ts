@@ -2,11 +2,12 @@
 // made from an OS template with cloud-init. The example product: ../index.ts says what each
 // part is for.
 
+import { releaseAddress } from '../../catalog/ipv4.ts';
 import { AppError } from '../../errors.ts';
 import type { Product } from '../index.ts';
 import { vpsActions, vpsRefused } from './actions.ts';
 import { createVpsLive } from './live.ts';
-import { releaseAddress, vpsOrder } from './order.ts';
+import { vpsOrder } from './order.ts';
 import { type VpsJob, vpsJobs } from './provision.ts';
 
 export const vpsProduct: Product<Awaited<ReturnType<typeof vpsOrder.resolve>>, VpsJob> = {
@@ -19,7 +20,10 @@ export const vpsProduct: Product<Awaited<ReturnType<typeof vpsOrder.resolve>>, V
     bandwidth_tb: { kind: 'number', min: 0.1, max: 100 },
   },
   order: vpsOrder,
-  release: releaseAddress,
+  // Gives back the IPv4 address `order.reserve` took.
+  release: async (trx, serviceId) => {
+    await releaseAddress(trx, serviceId);
+  },
   view(service) {
     const config = service.config as { hostname?: string | null; os?: string | null; domain?: string | null };
     return { hostname: config.hostname ?? null, os: config.os ?? null, domain: config.domain ?? null };

@@ -2,7 +2,7 @@
 // SSH keys; one IPv4 address of the location reserved in the ordering transaction and given
 // back when the service fails or is terminated.
 
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { DB, OsTemplate } from '../../../db/tables.ts';
 import { allocateAddress } from '../../catalog/ipv4.ts';
 import { AppError } from '../../errors.ts';
@@ -47,12 +47,3 @@ export const vpsOrder: ProductOrder<{ os: OsTemplate | null }> = {
     return { ipv4: address.address };
   },
 };
-
-/** Give the service's IPv4 address back to the pool. */
-export async function releaseAddress(trx: Transaction<DB>, serviceId: number): Promise<void> {
-  await trx
-    .updateTable('ipv4_addresses')
-    .set({ status: 'free', service_id: null, allocated_at: null })
-    .where('service_id', '=', serviceId)
-    .execute();
-}
