@@ -1,6 +1,7 @@
 // The composition root's factory: everything a request handler, a job or a staff command
 // needs, wired once. The HTTP surfaces, the worker and the admin CLI all take a Deps.
 
+import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
@@ -65,9 +66,25 @@ export interface DepsOverrides {
   driverTiming?: DriverTiming;
 }
 
+/** Connections of the PostgreSQL rate-limit store's own pool. */
+const RATE_LIMIT_POOL_SIZE = 4;
+
 function rateLimitStore(config: Config, database: Database): RateLimitStore {
   if (config.redisUrl) return { kind: 'redis', url: config.redisUrl };
-  if (database.engine === 'postgresql') return { kind: 'postgres', pool: database.pool };
+  if (database.engine === 'postgresql') {
+    // A pool of its own: limits are consumed inside transactions (a deploy counts inside its
+    // idempotent run), and on the shared pool every connection could be held by such a
+    // transaction waiting for a connection to count on, so no request would finish. The store's
+    // statements never wait for anything else, so its own small pool cannot deadlock.
+    const pool = new pg.Pool({
+      connectionString: database.url,
+      max: RATE_LIMIT_POOL_SIZE,
+      idleTimeoutMillis: 30_000,
+      application_name: 'hostplane-ratelimit',
+    });
+    pool.on('error', () => {});
+    return { kind: 'postgres', pool, owned: true };
+  }
   return { kind: 'memory' };
 }
 

@@ -88,6 +88,8 @@ export interface TestAppOptions {
   /** Run the job worker in-process too. */
   worker?: boolean;
   overrides?: DepsOverrides;
+  /** Count rate limits in Redis when the run has REDIS_URL (default); false: the engine's own store. */
+  redis?: boolean;
   /** Add routes before the server is ready (to exercise shared plumbing from a test). */
   extend?: (app: FastifyInstance, deps: Deps) => void;
 }
@@ -112,7 +114,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     LOG_LEVEL: 'info',
     PUBLIC_URL: 'http://localhost:8080',
     ...(testDb.url ? { DATABASE_URL: testDb.url } : {}),
-    ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
+    ...(redisUrl && options.redis !== false ? { REDIS_URL: redisUrl } : {}),
     ...options.env,
   });
   const logs = new LogCapture();

@@ -90,7 +90,11 @@ export interface RateLimits {
   close(): Promise<void>;
 }
 
-export type RateLimitStore = { kind: 'memory' } | { kind: 'redis'; url: string } | { kind: 'postgres'; pool: pg.Pool };
+export type RateLimitStore =
+  | { kind: 'memory' }
+  | { kind: 'redis'; url: string }
+  /** `owned`: the pool is the store's own, ended by close(). */
+  | { kind: 'postgres'; pool: pg.Pool; owned?: boolean };
 
 export function createRateLimits(store: RateLimitStore, keyPrefix = 'hp'): RateLimits {
   const redis =
@@ -184,6 +188,7 @@ export function createRateLimits(store: RateLimitStore, keyPrefix = 'hp'): RateL
     },
     async close() {
       redis?.disconnect();
+      if (store.kind === 'postgres' && store.owned) await store.pool.end();
     },
   };
 }
