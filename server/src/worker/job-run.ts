@@ -8,13 +8,16 @@
 import type { Kysely } from 'kysely';
 import type { Deps } from '../core/deps.ts';
 import { AppError } from '../core/errors.ts';
+import * as jobRepo from '../core/jobs/job.repository.ts';
 import type { JobContext } from '../core/jobs/queue.ts';
-import { describeFailure, type Failure, finishJob, setProgress, withDetail } from '../core/jobs/service-jobs.ts';
+import { describeFailure, type Failure, finishJob, setProgress } from '../core/jobs/service-jobs.ts';
+import * as nodes from '../core/nodes/node.repository.ts';
 import { productOf } from '../core/products/index.ts';
 import type { JobEnv } from '../core/products/jobs.ts';
 import * as lifecycle from '../core/products/lifecycle.ts';
 import { type Step, stepRun } from '../core/products/steps.ts';
 import { recordEvent } from '../core/services/events.ts';
+import * as services from '../core/services/service.repository.ts';
 import type { DB, Job, NodeRow, Plan, Service } from '../db/tables.ts';
 import { UpstreamError } from '../upstreams/hypervisor.ts';
 
@@ -26,31 +29,16 @@ export interface LoadedJob {
 }
 
 export async function loadJob(db: Kysely<DB>, jobId: number): Promise<LoadedJob | null> {
-  const job = await db.selectFrom('jobs').selectAll().where('id', '=', jobId).executeTakeFirst();
+  const job = await jobRepo.findForWorker(db, jobId);
   if (!job || job.status === 'succeeded' || job.status === 'failed') return null; // already settled
-  const service = await db
-    .selectFrom('services')
-    .selectAll()
-    .where('id', '=', job.service_id)
-    .executeTakeFirstOrThrow();
+  const service = await services.findForJob(db, job.service_id);
   const plan = await db.selectFrom('plans').selectAll().where('id', '=', service.plan_id).executeTakeFirstOrThrow();
-  const node =
-    service.node_id === null
-      ? null
-      : ((await db.selectFrom('nodes').selectAll().where('id', '=', service.node_id).executeTakeFirst()) ?? null);
+  const node = service.node_id === null ? null : ((await nodes.findById(db, service.node_id)) ?? null);
   return { job, service, plan, node };
 }
 
 export async function markRunning(deps: Deps, job: Job): Promise<void> {
-  await deps.database.db
-    .updateTable('jobs')
-    .set((eb) => ({
-      status: 'running',
-      attempts: job.attempts + 1,
-      started_at: eb.fn.coalesce('started_at', eb.val(deps.clock())),
-    }))
-    .where('id', '=', job.id)
-    .execute();
+  await jobRepo.markRunning(deps.database.db, job.id, job.attempts + 1, deps.clock());
 }
 
 /** Whether to let pg-boss try again, rather than give up now. */
@@ -64,16 +52,7 @@ export function shouldRetry(error: unknown, context: JobContext): boolean {
 export async function noteRetry(deps: Deps, loaded: LoadedJob, error: unknown, context: JobContext): Promise<void> {
   const failure = describeFailure(error);
   context.logger.warn({ err: error, job: loaded.job.id, detail: failure.detail }, 'job attempt failed; retrying');
-  await deps.database.db
-    .updateTable('jobs')
-    .set({
-      error_code: failure.code,
-      error_message: failure.message,
-      params: withDetail(failure.detail),
-      step: `retrying after: ${failure.message}`.slice(0, 200),
-    })
-    .where('id', '=', loaded.job.id)
-    .execute();
+  await jobRepo.noteRetry(deps.database.db, loaded.job.id, failure, `retrying after: ${failure.message}`.slice(0, 200));
   await recordEvent(
     deps.database.db,
     loaded.service.id,

@@ -3,12 +3,13 @@
 // id. A partial unique index allows one queued-or-running job per service, which is what
 // makes a second mutation answer 409 `locked` (or `reinstall_running`).
 
-import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { DB, Job, JobType } from '../../db/tables.ts';
 import { UpstreamError, type UpstreamErrorKind } from '../../upstreams/hypervisor.ts';
 import type { Bus } from '../bus.ts';
 import { AppError } from '../errors.ts';
 import type { AppJobs } from './catalog.ts';
+import * as jobRepo from './job.repository.ts';
 import type { JobQueue } from './queue.ts';
 
 /** Which queue runs a job type: provisioning-like work retries for long, actions briefly. */
@@ -25,25 +26,16 @@ export async function startJob(
   jobs: JobQueue<AppJobs>,
   input: { accountId: number; serviceId: number; type: JobType; params?: Record<string, unknown> },
 ): Promise<Job> {
-  const running = await trx
-    .selectFrom('jobs')
-    .select(['id', 'type'])
-    .where('service_id', '=', input.serviceId)
-    .where('status', 'in', ['queued', 'running'])
-    .executeTakeFirst();
+  const running = await jobRepo.activeForService(trx, input.serviceId);
   if (running) throw busy(running.type);
   let job: Job;
   try {
-    job = await trx
-      .insertInto('jobs')
-      .values({
-        account_id: input.accountId,
-        service_id: input.serviceId,
-        type: input.type,
-        params: JSON.stringify(input.params ?? {}),
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    job = await jobRepo.insert(trx, {
+      account_id: input.accountId,
+      service_id: input.serviceId,
+      type: input.type,
+      params: JSON.stringify(input.params ?? {}),
+    });
   } catch (error) {
     // Two requests raced past the check above; the index decided.
     if ((error as { code?: string }).code === '23505') throw busy(input.type);
@@ -59,24 +51,13 @@ function busy(type: JobType): AppError {
 
 /** A job of the account; another account's (or none) is 404 not_owner. */
 export async function getOwnJob(db: Kysely<DB>, accountId: number, jobId: number): Promise<Job> {
-  const job = await db
-    .selectFrom('jobs')
-    .selectAll()
-    .where('id', '=', jobId)
-    .where('account_id', '=', accountId)
-    .executeTakeFirst();
+  const job = await jobRepo.findOwn(db, accountId, jobId);
   if (!job) throw new AppError('not_owner');
   return job;
 }
 
 export async function lastJob(db: Kysely<DB>, serviceId: number): Promise<Job | undefined> {
-  return db
-    .selectFrom('jobs')
-    .selectAll()
-    .where('service_id', '=', serviceId)
-    .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  return jobRepo.lastForService(db, serviceId);
 }
 
 /**
@@ -84,11 +65,7 @@ export async function lastJob(db: Kysely<DB>, serviceId: number): Promise<Job | 
  * moves back: an attempt that runs the steps again after a crash keeps the furthest one reached.
  */
 export async function setProgress(db: Kysely<DB>, jobId: number, progress: number, step: string): Promise<void> {
-  await db
-    .updateTable('jobs')
-    .set((eb) => ({ progress: eb.fn('greatest', [eb.ref('progress'), eb.val(progress)]), step }))
-    .where('id', '=', jobId)
-    .execute();
+  await jobRepo.raiseProgress(db, jobId, progress, step);
 }
 
 /**
@@ -125,37 +102,8 @@ export function describeFailure(error: unknown): Failure {
   };
 }
 
-/** `params` with the staff-only detail of the last failure set (or, with null, removed). */
-export const withDetail = (detail: string | null) =>
-  detail === null
-    ? sql<string>`params - 'error_detail'`
-    : sql<string>`params || jsonb_build_object('error_detail', ${detail.slice(0, 2000)}::text)`;
-
 /** Settle a job; every process drops what it cached about the service (e.g. its power state). */
 export async function finishJob(db: Kysely<DB>, jobId: number, now: Date, failure?: Failure, bus?: Bus): Promise<void> {
-  const job = await db
-    .updateTable('jobs')
-    .set(
-      failure
-        ? {
-            status: 'failed',
-            finished_at: now,
-            error_code: failure.code,
-            error_message: failure.message,
-            params: withDetail(failure.detail),
-          }
-        : {
-            status: 'succeeded',
-            progress: 100,
-            step: 'done',
-            finished_at: now,
-            error_code: null,
-            error_message: null,
-            params: withDetail(null),
-          },
-    )
-    .where('id', '=', jobId)
-    .returning('service_id')
-    .executeTakeFirst();
+  const job = await jobRepo.settle(db, jobId, now, failure);
   if (bus && job) await bus.publish(db, { topic: 'service', id: job.service_id });
 }

@@ -8,6 +8,7 @@ import type { DB, NodeKind, NodeRow } from '../../db/tables.ts';
 import { kindEntry, nodeKinds } from '../../upstreams/registry.ts';
 import { decryptSecret, encryptSecret } from '../crypto/secrets.ts';
 import { AppError } from '../errors.ts';
+import * as nodes from './node.repository.ts';
 
 export interface NewNode {
   name: string;
@@ -60,29 +61,25 @@ export function createNodeService({ db, secretKey }: { db: Kysely<DB>; secretKey
       if (!location) fields.location = `no location "${input.locationCode}"`;
       if (Object.keys(fields).length > 0) throw AppError.fields(fields);
       try {
-        return await db
-          .insertInto('nodes')
-          .values({
-            name: input.name,
-            kind: input.kind,
-            location_id: (location as { id: number }).id,
-            endpoint: input.endpoint.replace(/\/+$/, ''),
-            credentials_sealed: encryptSecret(secretKey, JSON.stringify(credentials), aad(input.name)),
-            settings: JSON.stringify(settings),
-            capacity: input.capacity,
-          })
-          .returningAll()
-          .executeTakeFirstOrThrow();
+        return await nodes.insert(db, {
+          name: input.name,
+          kind: input.kind,
+          location_id: (location as { id: number }).id,
+          endpoint: input.endpoint.replace(/\/+$/, ''),
+          credentials_sealed: encryptSecret(secretKey, JSON.stringify(credentials), aad(input.name)),
+          settings: JSON.stringify(settings),
+          capacity: input.capacity,
+        });
       } catch (error) {
         if ((error as { code?: string }).code === '23505') throw AppError.fields({ name: 'is already used' });
         throw error;
       }
     },
 
-    list: () => db.selectFrom('nodes').selectAll().orderBy('id').execute(),
+    list: () => nodes.list(db),
 
     async get(id: number): Promise<NodeRow> {
-      const node = await db.selectFrom('nodes').selectAll().where('id', '=', id).executeTakeFirst();
+      const node = await nodes.findById(db, id);
       if (!node) throw new AppError('not_found', { message: `No node ${id}.` });
       return node;
     },
@@ -93,11 +90,7 @@ export function createNodeService({ db, secretKey }: { db: Kysely<DB>; secretKey
     },
 
     async setHealth(id: number, health: 'up' | 'down', detail: string | null): Promise<void> {
-      await db
-        .updateTable('nodes')
-        .set({ health, health_detail: detail, checked_at: new Date() })
-        .where('id', '=', id)
-        .execute();
+      await nodes.setHealth(db, id, health, detail, new Date());
     },
   };
 }

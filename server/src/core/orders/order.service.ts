@@ -13,8 +13,10 @@ import type { AppJobs } from '../jobs/catalog.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { startJob } from '../jobs/service-jobs.ts';
 import { formatPaise } from '../money.ts';
+import * as nodes from '../nodes/node.repository.ts';
 import { type Product, productOf, products } from '../products/index.ts';
 import { recordEvent } from '../services/events.ts';
+import * as services from '../services/service.repository.ts';
 import type { Clock } from '../time.ts';
 import { post } from '../wallet/ledger.ts';
 import {
@@ -57,44 +59,13 @@ export { DEFAULT_OS_SLUG } from '../products/vps/order.ts';
 
 const LABEL_TAKEN = 'is already the name of one of your services';
 
-/** Labels are unique among an account's services that still exist. */
-async function labelTaken(trx: Kysely<DB>, accountId: number, label: string): Promise<boolean> {
-  const row = await trx
-    .selectFrom('services')
-    .select('id')
-    .where('account_id', '=', accountId)
-    .where('label', '=', label)
-    .where('status', '<>', 'terminated')
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
 const usable = (trx: Kysely<DB>, plan: Plan, location: Location) =>
-  trx
-    .selectFrom('nodes')
-    .select(['id', 'capacity'])
-    .where('location_id', '=', location.id)
-    .where('kind', '=', productOf(plan.type).nodeKind)
-    .where('active', '=', true)
-    .where('health', '<>', 'down')
-    .orderBy('id');
-
-const usedOn = async (trx: Kysely<DB>, nodeId: number) =>
-  Number(
-    (
-      await trx
-        .selectFrom('services')
-        .select((eb) => eb.fn.countAll<string>().as('n'))
-        .where('node_id', '=', nodeId)
-        .where('status', 'not in', ['terminated', 'failed'])
-        .executeTakeFirstOrThrow()
-    ).n,
-  );
+  nodes.usableIn(trx, location.id, productOf(plan.type).nodeKind);
 
 /** Whether some node has room, without locking (the answer may change before commit). */
 async function hasRoom(trx: Kysely<DB>, plan: Plan, location: Location): Promise<boolean> {
-  for (const node of await usable(trx, plan, location).execute())
-    if ((await usedOn(trx, node.id)) < node.capacity) return true;
+  for (const node of await usable(trx, plan, location))
+    if ((await services.countOnNode(trx, node.id)) < node.capacity) return true;
   return false;
 }
 
@@ -105,9 +76,9 @@ async function hasRoom(trx: Kysely<DB>, plan: Plan, location: Location): Promise
  */
 async function takeNodeSlot(trx: Transaction<DB>, plan: Plan, location: Location): Promise<number | null> {
   const loads = [];
-  for (const node of await usable(trx, plan, location).execute()) {
-    await trx.selectFrom('nodes').select('id').where('id', '=', node.id).forUpdate().execute();
-    const used = await usedOn(trx, node.id);
+  for (const node of await usable(trx, plan, location)) {
+    await nodes.lock(trx, node.id);
+    const used = await services.countOnNode(trx, node.id);
     if (used < node.capacity) loads.push({ id: node.id, used });
   }
   loads.sort((a, b) => a.used - b.used || a.id - b.id);
@@ -153,7 +124,7 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
     let resolved: unknown = null;
     if (product) resolved = await product.order.resolve(trx, config, problems);
     else for (const p of products()) await p.order.checkGiven(trx, config, problems);
-    if (found && config.serverName !== null && (await labelTaken(trx, accountId, config.serverName)))
+    if (found && config.serverName !== null && (await services.ownLabelTaken(trx, accountId, config.serverName)))
       problems.add('server_name', LABEL_TAKEN);
     problems.throwIfAny(naming);
     // An unknown plan is always among the problems: here it is known.
@@ -209,9 +180,8 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
         referenceId: order.id,
         note: `${plan.name} (${order.public_id})`,
       });
-      const service = await trx
-        .insertInto('services')
-        .values({
+      const service = await services
+        .insert(trx, {
           account_id: accountId,
           plan_id: plan.id,
           order_id: order.id,
@@ -228,8 +198,6 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
             specs: plan.specs,
           }),
         })
-        .returningAll()
-        .executeTakeFirstOrThrow()
         .catch((error: unknown) => {
           // A concurrent order took the label after the check above: the index decides, same answer.
           if ((error as { constraint?: string }).constraint === 'services_label_key') {
@@ -251,7 +219,7 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
       const nodeId = await takeNodeSlot(trx, plan, location);
       if (nodeId === null)
         throw AppError.unavailable('no_capacity', `No capacity for ${plan.name} in ${location.name} right now.`);
-      await trx.updateTable('services').set({ node_id: nodeId }).where('id', '=', service.id).execute();
+      await services.setNode(trx, service.id, nodeId);
       await recordEvent(
         trx,
         service.id,
@@ -278,13 +246,7 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
      */
     async renew(accountId: number, serviceId: number): Promise<{ order: Order; service: Service }> {
       return db.transaction().execute(async (trx) => {
-        const service = await trx
-          .selectFrom('services')
-          .selectAll()
-          .where('id', '=', serviceId)
-          .where('account_id', '=', accountId)
-          .forUpdate()
-          .executeTakeFirst();
+        const service = await services.lockOwn(trx, accountId, serviceId);
         if (!service) throw new AppError('not_owner');
         if (service.status !== 'active' && service.status !== 'suspended') {
           throw new AppError('not_renewable', { message: `A ${service.status} service cannot be renewed.` });
@@ -318,12 +280,7 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
           note: `Renewal of ${service.label}: ${plan.name} (${order.public_id})`,
         });
         const from = service.period_end && service.period_end > now ? service.period_end : now;
-        const renewed = await trx
-          .updateTable('services')
-          .set({ period_end: addMonth(from) })
-          .where('id', '=', service.id)
-          .returningAll()
-          .executeTakeFirstOrThrow();
+        const renewed = await services.setPeriodEnd(trx, service.id, addMonth(from));
         const paid = await trx
           .updateTable('orders')
           .set({ transaction_id: debit.id })
@@ -384,15 +341,7 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
         .execute(),
 
     /** Sum of the monthly prices of the account's active services, in paise. */
-    async monthlyRunRate(accountId: number): Promise<bigint> {
-      const row = await db
-        .selectFrom('services')
-        .select((eb) => eb.fn.sum<string | null>('price_paise').as('total'))
-        .where('account_id', '=', accountId)
-        .where('status', '=', 'active')
-        .executeTakeFirstOrThrow();
-      return BigInt(row.total ?? '0');
-    },
+    monthlyRunRate: (accountId: number): Promise<bigint> => services.ownMonthlyRunRate(db, accountId),
   };
 }
 

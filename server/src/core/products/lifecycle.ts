@@ -12,6 +12,7 @@ import { formatPaise } from '../money.ts';
 import { notify } from '../notifications/notification.service.ts';
 import { addMonth } from '../orders/order.service.ts';
 import { recordEvent } from '../services/events.ts';
+import * as services from '../services/service.repository.ts';
 import { post } from '../wallet/ledger.ts';
 import { productOf } from './index.ts';
 
@@ -26,11 +27,7 @@ export interface Transition {
 /** Provisioned: the service runs and its first month starts now. */
 export async function activated(trx: Transaction<DB>, t: Transition, plan: Pick<Plan, 'name'>): Promise<void> {
   const { service, now } = t;
-  await trx
-    .updateTable('services')
-    .set({ status: 'active', activated_at: now, period_end: addMonth(now) })
-    .where('id', '=', service.id)
-    .execute();
+  await services.markActive(trx, service.id, now, addMonth(now));
   await finishJob(trx, t.job.id, now, undefined, t.bus);
   await recordEvent(trx, service.id, 'active', `${service.label} is up`);
   await notify(trx, service.account_id, {
@@ -54,7 +51,7 @@ export async function failedAndRefunded(trx: Transaction<DB>, t: Transition, fai
     .forUpdate()
     .executeTakeFirstOrThrow();
   await productOf(service.type).release(trx, service.id);
-  await trx.updateTable('services').set({ status: 'failed' }).where('id', '=', service.id).execute();
+  await services.markFailed(trx, service.id);
   await finishJob(trx, t.job.id, now, failure, t.bus);
   await recordEvent(trx, service.id, 'failed', `Provisioning failed: ${failure.message}`, { code: failure.code });
   if (order.status === 'paid') {
@@ -84,11 +81,7 @@ export async function failedAndRefunded(trx: Transaction<DB>, t: Transition, fai
 
 export async function suspended(trx: Transaction<DB>, t: Transition): Promise<void> {
   const { service, now } = t;
-  await trx
-    .updateTable('services')
-    .set({ status: 'suspended', suspended_at: now })
-    .where('id', '=', service.id)
-    .execute();
+  await services.markSuspended(trx, service.id, now);
   await finishJob(trx, t.job.id, now, undefined, t.bus);
   await recordEvent(trx, service.id, 'suspended', 'Suspended: the server is stopped and cannot be started');
   await notify(trx, service.account_id, {
@@ -101,11 +94,7 @@ export async function suspended(trx: Transaction<DB>, t: Transition): Promise<vo
 
 export async function unsuspended(trx: Transaction<DB>, t: Transition): Promise<void> {
   const { service, now } = t;
-  await trx
-    .updateTable('services')
-    .set({ status: 'active', suspended_at: null })
-    .where('id', '=', service.id)
-    .execute();
+  await services.markUnsuspended(trx, service.id);
   await finishJob(trx, t.job.id, now, undefined, t.bus);
   await recordEvent(trx, service.id, 'unsuspended', 'Suspension lifted; the server is starting');
   await notify(trx, service.account_id, {
@@ -120,11 +109,7 @@ export async function unsuspended(trx: Transaction<DB>, t: Transition): Promise<
 export async function terminated(trx: Transaction<DB>, t: Transition): Promise<void> {
   const { service, now } = t;
   await productOf(service.type).release(trx, service.id);
-  await trx
-    .updateTable('services')
-    .set({ status: 'terminated', terminated_at: now, credentials_sealed: null })
-    .where('id', '=', service.id)
-    .execute();
+  await services.markTerminated(trx, service.id, now);
   await finishJob(trx, t.job.id, now, undefined, t.bus);
   await recordEvent(
     trx,

@@ -19,6 +19,7 @@ import { decryptSecret, encryptSecret, randomToken, sha256Hex } from '../crypto/
 import { AppError } from '../errors.ts';
 import type { RateLimits } from '../ratelimit/rate-limits.ts';
 import { isoWithOffset } from '../time.ts';
+import * as services from './service.repository.ts';
 import type { ServiceActions } from './service-actions.ts';
 
 export const CONSOLE_TICKET_SECONDS = 60;
@@ -134,13 +135,7 @@ export function createConsoles(options: {
           .executeTakeFirst();
         if (!row) throw new AppError('invalid_token', { message: 'Unknown, used or expired console ticket.' });
         // Access may have ended since the ticket was issued (up to a minute ago).
-        const state = await trx
-          .selectFrom('accounts')
-          .innerJoin('services', 'services.account_id', 'accounts.id')
-          .select(['accounts.suspended_at', 'services.status'])
-          .where('accounts.id', '=', row.account_id)
-          .where('services.id', '=', row.service_id)
-          .executeTakeFirst();
+        const state = await services.ownConsoleState(trx, row.account_id, row.service_id);
         if (!state || state.suspended_at !== null)
           throw new AppError('invalid_token', {
             message: 'This console ticket is no longer valid: the account is suspended.',
@@ -201,12 +196,7 @@ export function createConsoles(options: {
     /** Of these sessions' services, the ones whose console must close now (account suspended, service not active). */
     async revoked(serviceIds: number[]): Promise<Set<number>> {
       if (serviceIds.length === 0) return new Set();
-      const rows = await db
-        .selectFrom('services')
-        .innerJoin('accounts', 'accounts.id', 'services.account_id')
-        .select(['services.id', 'services.status', 'accounts.suspended_at'])
-        .where('services.id', 'in', serviceIds)
-        .execute();
+      const rows = await services.consoleStatesById(db, serviceIds);
       const fine = new Set(rows.filter((r) => r.suspended_at === null && r.status === 'active').map((r) => r.id));
       return new Set(serviceIds.filter((id) => !fine.has(id)));
     },

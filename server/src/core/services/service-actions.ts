@@ -13,6 +13,7 @@ import { AppError } from '../errors.ts';
 import type { AppJobs } from '../jobs/catalog.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { startJob } from '../jobs/service-jobs.ts';
+import * as nodes from '../nodes/node.repository.ts';
 import type { ActionContext, ActionResult, ProductAction } from '../products/actions.ts';
 import { findAction, type Product, productOf, products } from '../products/index.ts';
 import type { LiveTarget, ProductLive } from '../products/live.ts';
@@ -91,9 +92,7 @@ export function createServiceActions(options: {
   }
 
   async function nodeOf(service: Service) {
-    return service.node_id === null
-      ? null
-      : ((await db.selectFrom('nodes').selectAll().where('id', '=', service.node_id).executeTakeFirst()) ?? null);
+    return service.node_id === null ? null : ((await nodes.findById(db, service.node_id)) ?? null);
   }
 
   /** What runs the service, to be asked live; 409 when it has nothing running. */
@@ -228,8 +227,7 @@ export function createServiceActions(options: {
     async powerStates(list: Service[]): Promise<Map<number, PowerState | null>> {
       const out = new Map<number, PowerState | null>();
       const nodeIds = [...new Set(list.map((s) => s.node_id).filter((id): id is number => id !== null))];
-      const nodes =
-        nodeIds.length === 0 ? [] : await db.selectFrom('nodes').selectAll().where('id', 'in', nodeIds).execute();
+      const nodeRows = nodeIds.length === 0 ? [] : await nodes.findByIds(db, nodeIds);
       const byProduct = new Map<Product, Service[]>();
       for (const service of list) {
         const product = productOf(service.type);
@@ -238,7 +236,7 @@ export function createServiceActions(options: {
       await Promise.all(
         [...byProduct].map(async ([product, group]) => {
           const live = liveOf(product);
-          const states = live ? await live.powerStates(group, nodes) : new Map<number, PowerState | null>();
+          const states = live ? await live.powerStates(group, nodeRows) : new Map<number, PowerState | null>();
           for (const service of group) out.set(service.id, states.get(service.id) ?? null);
         }),
       );

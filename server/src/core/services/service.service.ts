@@ -13,6 +13,7 @@ import { notify } from '../notifications/notification.service.ts';
 import { productOf } from '../products/index.ts';
 import type { Clock } from '../time.ts';
 import { listEvents, recordEvent } from './events.ts';
+import * as services from './service.repository.ts';
 
 export interface ServiceDetail {
   service: Service;
@@ -63,30 +64,6 @@ export function openCredentials(
 export function createServiceService(options: { db: Kysely<DB>; secretKey: Buffer; clock: Clock }) {
   const { db, secretKey, clock } = options;
 
-  /** Services of an account with their plan, region and address, in one query. */
-  function withContext(accountId: number) {
-    return (
-      db
-        .selectFrom('services as s')
-        .innerJoin('plans as p', 'p.id', 's.plan_id')
-        .innerJoin('locations as l', 'l.id', 's.location_id')
-        .selectAll('s')
-        .select(['p.label as plan_label', 'p.name as plan_name', 'l.code as location_code', 'l.name as location_name'])
-        // A subquery, not a join: it probes the address index per service instead of letting
-        // the planner hash the whole pool.
-        .select((eb) =>
-          eb
-            .selectFrom('ipv4_addresses as ip')
-            .select('ip.address')
-            .whereRef('ip.service_id', '=', 's.id')
-            .orderBy('ip.id')
-            .limit(1)
-            .as('ipv4'),
-        )
-        .where('s.account_id', '=', accountId)
-    );
-  }
-
   type Row = Service & {
     plan_label: string;
     plan_name: string;
@@ -107,12 +84,7 @@ export function createServiceService(options: { db: Kysely<DB>; secretKey: Buffe
   }
 
   async function own(accountId: number, serviceId: number): Promise<Service> {
-    const service = await db
-      .selectFrom('services')
-      .selectAll()
-      .where('id', '=', serviceId)
-      .where('account_id', '=', accountId)
-      .executeTakeFirst();
+    const service = await services.findOwn(db, accountId, serviceId);
     if (!service) throw new AppError('not_owner');
     return service;
   }
@@ -122,7 +94,7 @@ export function createServiceService(options: { db: Kysely<DB>; secretKey: Buffe
 
     /** A page of the account's services (terminated ones left out unless asked), newest first. */
     async list(accountId: number, page: number, perPage: number, includeTerminated = false) {
-      let query = withContext(accountId).select(sql<string>`count(*) over ()`.as('total'));
+      let query = services.ownWithContext(db, accountId).select(sql<string>`count(*) over ()`.as('total'));
       if (!includeTerminated) query = query.where('s.status', '<>', 'terminated');
       const rows = (await query
         .orderBy('s.id', 'desc')
@@ -131,18 +103,15 @@ export function createServiceService(options: { db: Kysely<DB>; secretKey: Buffe
         .execute()) as (Row & { total: string })[];
       let total = Number(rows[0]?.total ?? 0);
       if (rows.length === 0 && page > 1) {
-        const count = await db
-          .selectFrom('services')
-          .select((eb) => eb.fn.countAll<string>().as('n'))
-          .where('account_id', '=', accountId)
-          .executeTakeFirstOrThrow();
-        total = Number(count.n);
+        total = await services.countOwn(db, accountId);
       }
       return { rows: rows.map(({ total: _t, ...row }) => toDetail(row, null)), total };
     },
 
     async detail(accountId: number, serviceId: number): Promise<ServiceDetail> {
-      const row = (await withContext(accountId).where('s.id', '=', serviceId).executeTakeFirst()) as Row | undefined;
+      const row = (await services.ownWithContext(db, accountId).where('s.id', '=', serviceId).executeTakeFirst()) as
+        | Row
+        | undefined;
       if (!row) throw new AppError('not_owner');
       return toDetail(row, (await lastJob(db, serviceId)) ?? null);
     },
@@ -180,13 +149,7 @@ export function createServiceService(options: { db: Kysely<DB>; secretKey: Buffe
       note: string | null,
     ): Promise<ServiceRequest> {
       return db.transaction().execute(async (trx) => {
-        const service = await trx
-          .selectFrom('services')
-          .selectAll()
-          .where('id', '=', serviceId)
-          .where('account_id', '=', accountId)
-          .forUpdate()
-          .executeTakeFirst();
+        const service = await services.lockOwn(trx, accountId, serviceId);
         if (!service) throw new AppError('not_owner');
         // Contract codes for the state that refuses it (CONTRACT §2), not a generic conflict.
         if (service.status === 'terminated')
@@ -263,11 +226,7 @@ export function createServiceService(options: { db: Kysely<DB>; secretKey: Buffe
           `${request.kind}_rejected`,
           `${what} request rejected: ${reason.trim()}`,
         );
-        const { label } = await trx
-          .selectFrom('services')
-          .select('label')
-          .where('id', '=', request.service_id)
-          .executeTakeFirstOrThrow();
+        const label = await services.labelForStaff(trx, request.service_id);
         // Approvals tell the client through the job's outcome; a refusal has no job, so here.
         await notify(trx, request.account_id, {
           kind: `${request.kind}_request_rejected`,

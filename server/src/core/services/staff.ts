@@ -5,11 +5,13 @@ import type { Kysely } from 'kysely';
 import type { DB, Job, JobStatus, Service, ServiceEvent, ServiceRequest, ServiceStatus } from '../../db/tables.ts';
 import { AppError } from '../errors.ts';
 import type { AppJobs } from '../jobs/catalog.ts';
+import * as jobRepo from '../jobs/job.repository.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { queueFor, startJob } from '../jobs/service-jobs.ts';
 import type { NodeService } from '../nodes/node.service.ts';
 import type { Backends } from './backends.ts';
 import { listEvents, recordEvent } from './events.ts';
+import * as services from './service.repository.ts';
 
 /** A queued or running job older than this, with nothing moving, may be handed to the queue again. */
 export const STUCK_AFTER_MINUTES = 30;
@@ -61,12 +63,7 @@ export function createServiceStaff(options: {
 
     async unsuspend(serviceId: number): Promise<Job> {
       return db.transaction().execute(async (trx) => {
-        const service = await trx
-          .selectFrom('services')
-          .selectAll()
-          .where('id', '=', serviceId)
-          .forUpdate()
-          .executeTakeFirst();
+        const service = await services.lockForStaff(trx, serviceId);
         if (!service) throw new AppError('not_found', { message: `No service ${serviceId}.` });
         if (service.status !== 'suspended')
           throw new AppError('conflict', { message: `Service ${serviceId} is ${service.status}, not suspended.` });
@@ -76,10 +73,7 @@ export function createServiceStaff(options: {
 
     /** Jobs, newest first, optionally of one status or service. */
     listJobs(filter: { status?: JobStatus; serviceId?: number; limit: number }): Promise<Job[]> {
-      let query = db.selectFrom('jobs').selectAll().orderBy('id', 'desc').limit(filter.limit);
-      if (filter.status) query = query.where('status', '=', filter.status);
-      if (filter.serviceId !== undefined) query = query.where('service_id', '=', filter.serviceId);
-      return query.execute();
+      return jobRepo.listForStaff(db, filter);
     },
 
     /** Services of every account (or one), newest first, with the owner's e-mail. */
@@ -88,21 +82,12 @@ export function createServiceStaff(options: {
       status?: ServiceStatus;
       limit: number;
     }): Promise<(Service & { email: string })[]> {
-      let query = db
-        .selectFrom('services')
-        .innerJoin('accounts', 'accounts.id', 'services.account_id')
-        .selectAll('services')
-        .select('accounts.email')
-        .orderBy('services.id', 'desc')
-        .limit(filter.limit);
-      if (filter.accountId !== undefined) query = query.where('services.account_id', '=', filter.accountId);
-      if (filter.status) query = query.where('services.status', '=', filter.status);
-      return query.execute();
+      return services.listForStaff(db, filter);
     },
 
     /** A job with its service's latest events. */
     async job(jobId: number): Promise<{ job: Job; events: ServiceEvent[] }> {
-      const job = await db.selectFrom('jobs').selectAll().where('id', '=', jobId).executeTakeFirst();
+      const job = await jobRepo.findForStaff(db, jobId);
       if (!job) throw noJob(jobId);
       return { job, events: await listEvents(db, job.service_id, 15) };
     },
@@ -113,7 +98,7 @@ export function createServiceStaff(options: {
      */
     async retryJob(jobId: number): Promise<Job> {
       return db.transaction().execute(async (trx) => {
-        const job = await trx.selectFrom('jobs').selectAll().where('id', '=', jobId).forUpdate().executeTakeFirst();
+        const job = await jobRepo.lockForStaff(trx, jobId);
         if (!job) throw noJob(jobId);
         const stuck =
           (job.status === 'queued' || job.status === 'running') &&
@@ -130,18 +115,7 @@ export function createServiceStaff(options: {
           });
         let updated: Job;
         try {
-          updated = await trx
-            .updateTable('jobs')
-            .set({
-              status: 'queued',
-              error_code: null,
-              error_message: null,
-              finished_at: null,
-              step: 'queued again by staff',
-            })
-            .where('id', '=', jobId)
-            .returningAll()
-            .executeTakeFirstOrThrow();
+          updated = await jobRepo.requeueForStaff(trx, jobId, 'queued again by staff');
         } catch (error) {
           if ((error as { code?: string }).code === '23505') throw new AppError('locked');
           throw error;

@@ -6,6 +6,7 @@
 
 import type { Hypervisor, VmRef, VmSpec } from '../../../upstreams/hypervisor.ts';
 import { recordEvent } from '../../services/events.ts';
+import * as services from '../../services/service.repository.ts';
 import { openCredentials, sealCredentials } from '../../services/service.service.ts';
 import type { JobEnv, ProductJobs } from '../jobs.ts';
 import type { Step } from '../steps.ts';
@@ -32,11 +33,7 @@ async function credentialsOf(env: JobEnv, fresh: boolean): Promise<{ username: s
   const existing = fresh ? null : openCredentials(deps.secretKey, service);
   if (existing) return existing;
   const credentials = { username: 'root', password: generatePassword() };
-  await deps.database.db
-    .updateTable('services')
-    .set({ credentials_sealed: sealCredentials(deps.secretKey, service.id, credentials) })
-    .where('id', '=', service.id)
-    .execute();
+  await services.setCredentials(deps.database.db, service.id, sealCredentials(deps.secretKey, service.id, credentials));
   return credentials;
 }
 
@@ -96,11 +93,7 @@ export const provisionSteps: readonly Step<VpsJob>[] = [
       const { deps, service } = c.env;
       const vm = await driver(c).createVm(c.spec as VmSpec);
       if (vmRefOf(service)?.vmid !== vm.vmid) {
-        await deps.database.db
-          .updateTable('services')
-          .set({ external: JSON.stringify(vm) })
-          .where('id', '=', service.id)
-          .execute();
+        await services.setExternal(deps.database.db, service.id, JSON.stringify(vm));
         await recordEvent(
           deps.database.db,
           service.id,
@@ -166,13 +159,7 @@ export const vpsJobs: ProductJobs<VpsJob> = {
     steps: reinstallSteps,
     async done(trx, c) {
       const osSlug = (c.env.job.params as { os: string }).os;
-      await trx
-        .updateTable('services')
-        .set((eb) => ({
-          config: eb.fn('jsonb_set', [eb.ref('config'), eb.val('{os}'), eb.val(JSON.stringify(osSlug))]) as never,
-        }))
-        .where('id', '=', c.env.service.id)
-        .execute();
+      await services.setConfigField(trx, c.env.service.id, 'os', osSlug);
       await recordEvent(trx, c.env.service.id, 'reinstalled', `Reinstalled with ${osSlug}; the root password changed`);
     },
   },
