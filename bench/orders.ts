@@ -1,5 +1,6 @@
-// `npm run bench -- orders`: (1) order placement over HTTP on PostgreSQL — 50 funded accounts,
-// 50 connections, every request a new idempotency key — against the same write set (idempotency
+// `npm run bench -- orders`: (1) order placement over HTTP on PostgreSQL — 1000 funded accounts
+// (orders count against the deploy allowance, 10 an hour per account, so each account places at
+// most 10 and the requests measured are placements, not 429s), 50 connections, every request a new idempotency key — against the same write set (idempotency
 // lock and record, conditional debit, ledger row, order, service, IPv4, job row) run bare through
 // `pg` by 50 concurrent clients in the same run; (2) the time from order to `active` through the
 // real driver with the Proxmox emulator answering after 5 ms.
@@ -18,7 +19,7 @@ import { publicId } from '../server/src/core/ids.ts';
 import { openDatabase } from '../server/src/db/database.ts';
 import { type BenchOptions, startHostplane } from './support.ts';
 
-const ACCOUNTS = 50;
+const ACCOUNTS = 1000;
 
 /** Concurrent ordering is a PostgreSQL question: embedded mode serialises everything on one connection. */
 export const engine = 'postgresql' as const;
@@ -66,7 +67,7 @@ async function prepare(
       password: 'bench-pass-1',
     });
     await deps.accounts.markVerified(account.id);
-    for (let c = 0; c < 10; c++) await deps.wallet.credit(account.id, '1000000', 'bench float');
+    await deps.wallet.credit(account.id, '100000', 'bench float');
     const session = await createSession(database.db, deps.clock, account.id, {
       remember: false,
       ip: null,
