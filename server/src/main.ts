@@ -9,13 +9,13 @@ import { startAdminSocket } from './admin/socket.ts';
 import { type Config, ConfigError, loadConfig, redactUrl } from './config.ts';
 import { seedDemoCatalog } from './core/catalog/demo-seed.ts';
 import { closeDeps, createDeps } from './core/deps.ts';
+import { analyzeEmbedded } from './core/housekeeping.ts';
 import { openDatabase, targetFromConfig } from './db/database.ts';
 import { DataDirLockedError } from './db/lock.ts';
 import { migrateToLatest } from './db/migrator.ts';
 import { startDemoUpstreams } from './demo.ts';
 import { buildServer } from './http/server.ts';
 import { createLogger, flushProcessLog } from './logging.ts';
-import { analyzeEmbedded } from './worker/sweep.ts';
 import { startWorker } from './worker/worker.ts';
 
 type Role = 'all' | 'api' | 'worker';

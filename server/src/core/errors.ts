@@ -138,6 +138,3 @@ export function describe(code: ErrorCode): { status: number; message: string } {
 export function isAppError(value: unknown): value is AppError {
   return value instanceof AppError;
 }
-
-/** Every static code, for tests and the OpenAPI document. */
-export const ERROR_CODES = Object.keys(CATALOGUE) as StaticErrorCode[];

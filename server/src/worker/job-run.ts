@@ -6,6 +6,7 @@
 // the product's (core/products/<type>/), what it changes is the lifecycle's.
 
 import type { Kysely } from 'kysely';
+import { planById } from '../core/catalog/catalog.service.ts';
 import type { Deps } from '../core/deps.ts';
 import { AppError } from '../core/errors.ts';
 import * as jobRepo from '../core/jobs/job.repository.ts';
@@ -32,7 +33,7 @@ export async function loadJob(db: Kysely<DB>, jobId: number): Promise<LoadedJob 
   const job = await jobRepo.findForWorker(db, jobId);
   if (!job || job.status === 'succeeded' || job.status === 'failed') return null; // already settled
   const service = await services.findForJob(db, job.service_id);
-  const plan = await db.selectFrom('plans').selectAll().where('id', '=', service.plan_id).executeTakeFirstOrThrow();
+  const plan = await planById(db, service.plan_id);
   const node = service.node_id === null ? null : ((await nodes.findById(db, service.node_id)) ?? null);
   return { job, service, plan, node };
 }

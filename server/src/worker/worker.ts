@@ -2,11 +2,11 @@
 // (with the API) or alone under `npm run worker` (PostgreSQL only).
 
 import type { Deps } from '../core/deps.ts';
+import { sweep, vacuumEmbedded } from '../core/housekeeping.ts';
 import type { AppJobs } from '../core/jobs/catalog.ts';
 import type { JobHandlers } from '../core/jobs/queue.ts';
 import { runActionJob } from './actions.ts';
 import { runProvisionJob } from './provision.ts';
-import { sweep, vacuumEmbedded } from './sweep.ts';
 
 export function jobHandlers(deps: Deps): JobHandlers<AppJobs> {
   return {

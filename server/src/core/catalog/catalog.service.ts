@@ -43,6 +43,11 @@ function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: string }).code === '23505';
 }
 
+/** A plan by id, whatever its state (a service keeps its plan after the plan is retired). */
+export function planById(db: Kysely<DB>, planId: number): Promise<Plan> {
+  return db.selectFrom('plans').selectAll().where('id', '=', planId).executeTakeFirstOrThrow();
+}
+
 export function createCatalogService({ db, bus }: { db: Kysely<DB>; bus: Bus }) {
   async function plansWithRegions(filter: { planId?: number; includeInactive?: boolean }): Promise<CatalogPlan[]> {
     let query = db

@@ -5,9 +5,9 @@
 // scans whole tables where an index would do).
 
 import { type Kysely, sql } from 'kysely';
-import { IDEMPOTENCY_RETENTION_HOURS } from '../core/idempotency.ts';
-import { REQUEST_LOG_RETENTION_DAYS } from '../core/tokens/request-log.ts';
 import type { DB } from '../db/tables.ts';
+import { IDEMPOTENCY_RETENTION_HOURS } from './idempotency.ts';
+import { REQUEST_LOG_RETENTION_DAYS } from './tokens/request-log.ts';
 
 const HOUR_MS = 3600 * 1000;
 
