@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { seedDemoCatalog } from '../src/core/catalog/demo-seed.ts';
-import { REQUEST_LOG_RETENTION_DAYS } from '../src/core/tokens/request-log.ts';
 import { analyzeEmbedded, sweep, vacuumEmbedded } from '../src/core/housekeeping.ts';
+import { REQUEST_LOG_RETENTION_DAYS } from '../src/core/tokens/request-log.ts';
 import { createAccount } from './support/factories.ts';
 import { createTestApp, onPostgres, type TestApp } from './support/harness.ts';
 
