@@ -17,6 +17,7 @@ import { openDatabase, targetFromConfig } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrator.ts';
 import { createTestDatabase, onPostgres } from './support/harness.ts';
 import { freePort, type Running, runNode, waitForJson } from './support/process.ts';
+import { waitFor } from './support/wait.ts';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 after(async () => {
@@ -31,11 +32,7 @@ async function startEmulator(): Promise<{ url: string; tokenId: string; tokenSec
     {},
   );
   cleanups.push(() => void running.child.kill('SIGKILL'));
-  const deadline = Date.now() + 120_000; // only guards against a hang
-  while (!running.output().includes('"url"')) {
-    assert.ok(Date.now() < deadline, running.output());
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await waitFor('the emulator to print its address', async () => running.output().includes('"url"'), 120_000);
   const info = JSON.parse(running.output().split('\n')[0] as string) as { url: string; token_id: string };
   return { url: info.url, tokenId: info.token_id, tokenSecret, process: running };
 }
@@ -159,14 +156,14 @@ describe('crash during provisioning', () => {
     const second = runNode('server/src/main.ts', [], serverEnv);
     cleanups.push(() => void second.child.kill('SIGKILL'));
     await waitForJson(`http://127.0.0.1:${port}/api/v1/health/`, second);
-    const deadline = Date.now() + 120_000;
-    let status = '';
-    while (status !== 'active') {
-      assert.ok(Date.now() < deadline, `service still ${status}:\n${second.output()}`);
-      await new Promise((r) => setTimeout(r, 500));
-      const res = await client.call<{ service?: { status: string } }>('GET', `/services/?id=${serviceId}`);
-      status = res.service?.status ?? String(res.status);
-    }
+    await waitFor(
+      'the service to become active',
+      async () => {
+        const res = await client.call<{ service?: { status: string } }>('GET', `/services/?id=${serviceId}`);
+        return res.service?.status === 'active';
+      },
+      120_000,
+    );
 
     const state = (await (await fetch(`${emulator.url}/__emulator/state`)).json()) as {
       vms: { name: string }[];

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { JobQueue, type QueueDefinition } from '../src/core/jobs/queue.ts';
 import { createTestDatabase, silentLogger, type TestDatabase } from './support/harness.ts';
+import { waitFor } from './support/wait.ts';
 
 type TestJobs = { 'test.echo': { n: number }; 'test.flaky': { n: number } };
 const policy: QueueDefinition = {
@@ -72,12 +73,6 @@ describe('job queue', () => {
   test('a failing job is retried and completes on a later attempt', async () => {
     const id = await queue.enqueue(testDb.database.db, 'test.flaky', { n: 7 });
     assert.ok(id);
-    let state = '';
-    const deadline = Date.now() + 60_000; // only guards against a hang
-    while (state !== 'completed') {
-      assert.ok(Date.now() < deadline, `job still ${state}`);
-      await sleep(50);
-      state = (await queue.find('test.flaky', id))?.state ?? '';
-    }
+    await waitFor('the flaky job to complete', async () => (await queue.find('test.flaky', id))?.state === 'completed');
   });
 });

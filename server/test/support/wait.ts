@@ -1,5 +1,5 @@
 // Waiting for a condition in tests: poll until it holds. The deadline only guards against a hang
-// (60 s by default); no test asserts how long anything took.
+// (60 s by default); no test asserts on durations.
 
 /** Poll until `check` returns a value, or fail with what was last seen. */
 export async function waitFor<T>(
