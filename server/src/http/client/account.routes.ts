@@ -7,8 +7,9 @@ import { profileProblems } from '../../core/accounts/rules.ts';
 import { csrfTokenFor } from '../../core/auth/sessions.ts';
 import type { Deps } from '../../core/deps.ts';
 import { sessionErrors } from '../schemas.ts';
+import { AccountSchema, accountView } from '../views/account.view.ts';
 import { limit, signedIn } from './context.ts';
-import { AccountSchema, accountView, mutationBody, okSchema } from './views.ts';
+import { mutationBody, okSchema } from './views.ts';
 
 const tags = ['account'];
 

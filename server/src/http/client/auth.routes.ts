@@ -14,9 +14,11 @@ import {
 import { csrfTokenFor, newSessionId } from '../../core/auth/sessions.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
+import { clientInfo, clientRateKey } from '../request-context.ts';
 import { sessionErrors } from '../schemas.ts';
-import { clearSessionCookie, clientInfo, clientRateKey, limit, limited, setSessionCookie } from './context.ts';
-import { AccountSchema, accountView, mutationBody, okSchema } from './views.ts';
+import { AccountSchema, accountView } from '../views/account.view.ts';
+import { clearSessionCookie, limit, limited, setSessionCookie } from './context.ts';
+import { mutationBody, okSchema } from './views.ts';
 
 const tags = ['auth'];
 const Str = (max: number, description?: string) =>

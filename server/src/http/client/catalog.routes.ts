@@ -11,9 +11,6 @@ import { sessionErrors } from '../schemas.ts';
 import { PlanSchema, planView } from '../views/plan.view.ts';
 import { okSchema } from './views.ts';
 
-// The plan view moved to http/views/plan.view.ts; re-exported for the routes that import it here.
-export { PlanSchema, planView };
-
 export async function catalogRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   app.get(

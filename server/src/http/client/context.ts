@@ -12,9 +12,6 @@ import { setRateLimitHeaders } from '../surfaces.ts';
 
 export type { ClientSession } from '../plugins/session-auth.ts';
 
-// Moved to http/request-context.ts (every surface uses them); re-exported for the routes here.
-export { clientInfo, clientIp, clientRateKey } from '../request-context.ts';
-
 /** The signed-in session of a `client` route (the access hook has already refused anonymous callers). */
 export function signedIn(request: FastifyRequest): LoadedSession {
   const loaded = request.clientSession.loaded;

@@ -19,9 +19,6 @@ import { JobSchema, jobView, ServiceSchema, serviceView } from '../views/service
 import { PAGE_QUERY, PaginationSchema, pageOf, pagination, signedIn } from './context.ts';
 import { mutationBody, okSchema } from './views.ts';
 
-// The order view moved to http/views/order.view.ts; re-exported for the routes that import it here.
-export { OrderSchema, orderView };
-
 export function placedBody(placed: Placed) {
   return {
     success: true as const,

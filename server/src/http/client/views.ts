@@ -18,6 +18,3 @@ export function mutationBody<P extends TProperties>(properties: P, description?:
     { additionalProperties: false, ...(description ? { description } : {}) },
   );
 }
-
-// The account view moved to http/views/account.view.ts; re-exported for the routes that import it here.
-export { AccountSchema, accountView } from '../views/account.view.ts';
