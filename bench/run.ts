@@ -13,6 +13,8 @@ const BENCHES: Record<
   orders: () => import('./orders.ts'),
   token: () => import('./token.ts'),
   startup: () => import('./startup.ts'),
+  upload: () => import('./upload.ts'),
+  search: () => import('./search.ts'),
 };
 
 async function main(): Promise<void> {

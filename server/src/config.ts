@@ -25,6 +25,10 @@ export interface Config {
   trustProxy: string[];
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   engine: Engine;
+  /** Days after paid_until an unpaid service is suspended (CONTRACT §7). */
+  graceDays: number;
+  /** Days after paid_until an unpaid service is terminated; more than graceDays. */
+  terminateDays: number;
 }
 
 export class ConfigError extends Error {
@@ -69,6 +73,12 @@ export const VARIABLES: readonly Variable[] = [
   { name: 'ALT_BASE_PATH', description: 'mount point of the second token surface', default: '/cloud' },
   { name: 'TRUST_PROXY', description: 'comma-separated CIDRs whose X-Forwarded-For is believed', default: 'none' },
   { name: 'LOG_LEVEL', description: 'pino level (fatal … trace, silent)', default: 'info' },
+  { name: 'GRACE_DAYS', description: 'days after paid_until an unpaid service is suspended (0–60)', default: '3' },
+  {
+    name: 'TERMINATE_DAYS',
+    description: 'days after paid_until an unpaid service is terminated (more than GRACE_DAYS, at most 365)',
+    default: '14',
+  },
 ];
 
 type Env = Record<string, string | undefined>;
@@ -166,6 +176,22 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
   const logLevel = levels.find((l) => l === levelRaw) ?? 'info';
   if (!levels.some((l) => l === levelRaw)) fail('LOG_LEVEL', levelRaw, `must be one of ${levels.join(', ')}`);
 
+  const days = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = get(name);
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (!/^\d+$/.test(raw) || value < min || value > max) {
+      fail(name, raw, `must be a whole number of days from ${min} to ${max}`);
+      return fallback;
+    }
+    return value;
+  };
+  const graceDays = days('GRACE_DAYS', 3, 0, 60);
+  const terminateDays = days('TERMINATE_DAYS', 14, 1, 365);
+  if (terminateDays <= graceDays) {
+    problems.push(`TERMINATE_DAYS (${terminateDays}) must be more than GRACE_DAYS (${graceDays})`);
+  }
+
   if (problems.length > 0) {
     throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
   }
@@ -185,6 +211,8 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     trustProxy,
     logLevel,
     engine,
+    graceDays,
+    terminateDays,
   };
 }
 

@@ -1,19 +1,66 @@
 // Demo mode (DEMO=1, the default when embedded): the emulated upstream panels start on
-// loopback inside this process, and one node per demo region points at them, so an order
-// really runs through the real drivers. The emulator keeps its VMs in DATA_DIR/emulators/, and
-// its API token is derived from SECRET_KEY, so restarts keep everything consistent.
+// loopback inside this process (Proxmox VE for virtual servers, Pterodactyl for game servers, cPanel/WHM for web hosting),
+// and one node of each per demo region points at them, so an order really runs through the real
+// drivers. The emulators keep their state in DATA_DIR/emulators/, and their API tokens are
+// derived from SECRET_KEY, so restarts keep everything consistent.
 
 import { join } from 'node:path';
+import { startCpanelEmulator } from '../../emulators/src/cpanel/index.ts';
 import { startProxmoxEmulator } from '../../emulators/src/proxmox/index.ts';
+import { startPterodactylEmulator } from '../../emulators/src/pterodactyl/index.ts';
 import { encryptSecret, hmacHex } from './core/crypto/secrets.ts';
 import type { Deps } from './core/deps.ts';
 import { ensurePrivateDir } from './db/lock.ts';
+import type { NodeKind } from './db/tables.ts';
 
 const DEMO_REGIONS = ['mum1', 'blr1', 'del1'];
 
 export interface DemoUpstreams {
   proxmoxUrl: string;
+  pterodactylUrl: string;
+  cpanelUrl: string;
   stop(): Promise<void>;
+}
+
+/** A Pterodactyl API key (`ptla_`/`ptlc_` + 43 characters) that stays the same for this installation. */
+function demoPanelKey(secretKey: Buffer, prefix: 'ptla_' | 'ptlc_'): string {
+  return `${prefix}${hmacHex(secretKey, 'demo-upstream', prefix).slice(0, 43)}`;
+}
+
+/** Add or refresh a demo node (credentials sealed as staff's `nodes add` seals them). */
+async function upsertNode(
+  deps: Deps,
+  row: {
+    name: string;
+    kind: NodeKind;
+    locationId: number;
+    endpoint: string;
+    credentials: object;
+    settings: object;
+  },
+): Promise<void> {
+  const sealed = encryptSecret(deps.secretKey, JSON.stringify(row.credentials), `node-credentials:${row.name}`);
+  await deps.database.db
+    .insertInto('nodes')
+    .values({
+      name: row.name,
+      kind: row.kind,
+      location_id: row.locationId,
+      endpoint: row.endpoint,
+      credentials_sealed: sealed,
+      settings: JSON.stringify(row.settings),
+      capacity: 40,
+      health: 'up',
+    })
+    .onConflict((oc) =>
+      oc.column('name').doUpdateSet({
+        endpoint: row.endpoint,
+        credentials_sealed: sealed,
+        settings: JSON.stringify(row.settings),
+        health: 'up',
+      }),
+    )
+    .execute();
 }
 
 /** A UUID-shaped token secret that stays the same for this installation. */
@@ -32,35 +79,60 @@ export async function startDemoUpstreams(deps: Deps): Promise<DemoUpstreams> {
     stateFile: join(dir, 'proxmox.json'),
     taskDelayMs: 400,
   });
+  const pterodactyl = await startPterodactylEmulator({
+    appKey: demoPanelKey(deps.secretKey, 'ptla_'),
+    clientKey: demoPanelKey(deps.secretKey, 'ptlc_'),
+    stateFile: join(dir, 'pterodactyl.json'),
+    installDelayMs: 3000,
+  });
+  const cpanel = await startCpanelEmulator({
+    whmToken: hmacHex(deps.secretKey, 'demo-upstream', 'cpanel').slice(0, 32).toUpperCase(),
+    stateFile: join(dir, 'cpanel.json'),
+    autosslDelayMs: 5000,
+  });
   const db = deps.database.db;
   const locations = await db.selectFrom('locations').select(['id', 'code']).where('code', 'in', DEMO_REGIONS).execute();
   for (const location of locations) {
-    const name = `demo-pve-${location.code}`;
-    const credentials = JSON.stringify({ token_id: proxmox.tokenId, token_secret: proxmox.tokenSecret });
-    await db
-      .insertInto('nodes')
-      .values({
-        name,
-        kind: 'proxmox',
-        location_id: location.id,
-        endpoint: proxmox.url,
-        credentials_sealed: encryptSecret(deps.secretKey, credentials, `node-credentials:${name}`),
-        settings: JSON.stringify({ node: proxmox.node, demo: true }),
-        capacity: 40,
-        health: 'up',
-      })
-      .onConflict((oc) =>
-        oc.column('name').doUpdateSet({
-          endpoint: proxmox.url,
-          credentials_sealed: encryptSecret(deps.secretKey, credentials, `node-credentials:${name}`),
-          health: 'up',
-        }),
-      )
-      .execute();
+    await upsertNode(deps, {
+      name: `demo-pve-${location.code}`,
+      kind: 'proxmox',
+      locationId: location.id,
+      endpoint: proxmox.url,
+      credentials: { token_id: proxmox.tokenId, token_secret: proxmox.tokenSecret },
+      settings: { node: proxmox.node, demo: true },
+    });
+    await upsertNode(deps, {
+      name: `demo-ptero-${location.code}`,
+      kind: 'pterodactyl',
+      locationId: location.id,
+      endpoint: pterodactyl.url,
+      credentials: { app_key: pterodactyl.appKey, client_key: pterodactyl.clientKey },
+      settings: { panel_node: pterodactyl.panelNodeId, demo: true },
+    });
+    await upsertNode(deps, {
+      name: `demo-cpanel-${location.code}`,
+      kind: 'cpanel',
+      locationId: location.id,
+      endpoint: cpanel.url,
+      credentials: { username: cpanel.whmUser, api_token: cpanel.whmToken },
+      settings: { demo: true },
+    });
   }
   deps.logger.info(
-    { proxmox: proxmox.url, nodes: locations.map((l) => `demo-pve-${l.code}`) },
-    'demo upstreams: Proxmox VE emulator started',
+    {
+      proxmox: proxmox.url,
+      pterodactyl: pterodactyl.url,
+      cpanel: cpanel.url,
+      nodes: locations.flatMap((l) => [`demo-pve-${l.code}`, `demo-ptero-${l.code}`, `demo-cpanel-${l.code}`]),
+    },
+    'demo upstreams: Proxmox VE, Pterodactyl and cPanel/WHM emulators started',
   );
-  return { proxmoxUrl: proxmox.url, stop: () => proxmox.stop() };
+  return {
+    proxmoxUrl: proxmox.url,
+    pterodactylUrl: pterodactyl.url,
+    cpanelUrl: cpanel.url,
+    stop: async () => {
+      await Promise.all([proxmox.stop(), pterodactyl.stop(), cpanel.stop()]);
+    },
+  };
 }

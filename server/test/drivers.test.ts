@@ -17,7 +17,14 @@ import { createServiceStaff } from '../src/core/services/staff.ts';
 import type { NodeKind, NodeRow } from '../src/db/tables.ts';
 import type { ConsoleEvents } from '../src/upstreams/driver.ts';
 import type { ConsoleTicket } from '../src/upstreams/hypervisor.ts';
-import { DRIVERS, driverEntry, kindEntry, NoDriverError, nodeKinds } from '../src/upstreams/registry.ts';
+import {
+  DRIVERS,
+  type DriverRegistry,
+  driverEntry,
+  kindEntry,
+  NoDriverError,
+  nodeKinds,
+} from '../src/upstreams/registry.ts';
 import { createTestDatabase } from './support/harness.ts';
 import { vmSpec } from './support/proxmox-fixtures.ts';
 
@@ -46,6 +53,11 @@ function nodeRow(kind: string, overrides: Partial<NodeRow> = {}): NodeRow {
   } as NodeRow;
 }
 
+/** The registry with one kind's driver taken out. */
+function withoutDriver(kind: NodeKind): DriverRegistry {
+  return { ...DRIVERS, [kind]: { ...DRIVERS[kind], driver: null } };
+}
+
 const fakeNodes = {
   credentials: (node: Pick<NodeRow, 'credentials_sealed'>) => JSON.parse(node.credentials_sealed),
 } as unknown as NodeService;
@@ -68,7 +80,9 @@ describe('driver registry', () => {
   test('every node kind has an entry; an unknown kind is refused clearly', () => {
     assert.deepEqual(nodeKinds(), ['proxmox', 'pterodactyl', 'cpanel']);
     assert.deepEqual(kindEntry('cpanel').credentials, ['username', 'api_token']);
+    assert.deepEqual(kindEntry('pterodactyl').credentials, ['app_key', 'client_key']);
     assert.equal(driverEntry('proxmox').role, 'hypervisor');
+    assert.equal(driverEntry('pterodactyl').role, 'gamePanel');
     for (const lookup of [() => kindEntry('openstack'), () => driverEntry('openstack'), () => kindEntry('toString')]) {
       assert.throws(lookup, (error: unknown) => {
         assert.ok(error instanceof NoDriverError);
@@ -79,13 +93,23 @@ describe('driver registry', () => {
     }
   });
 
-  test("a kind without a driver gives today's answers: no driver yet, 409 from hypervisor()", async () => {
-    for (const kind of ['pterodactyl', 'cpanel']) {
-      assert.equal(DRIVERS[kind as NodeKind].driver, null);
-      assert.throws(() => driverEntry(kind), { name: 'NoDriverError', message: `no driver for ${kind} nodes yet` });
-      assert.throws(() => backends.hypervisor(nodeRow(kind)), notConfigured);
-      await assert.rejects(backends.ping(nodeRow(kind)), { message: `no driver for ${kind} nodes yet` });
-    }
+  test('every kind has a driver; a kind without one (a registry under construction) gives clear answers', async () => {
+    for (const kind of nodeKinds()) assert.ok(DRIVERS[kind].driver, kind);
+    assert.equal(driverEntry('cpanel').role, 'webPanel');
+    const partial = createBackends(fakeNodes, {}, withoutDriver('cpanel'));
+    assert.throws(() => driverEntry('cpanel', withoutDriver('cpanel')), {
+      name: 'NoDriverError',
+      message: 'no driver for cpanel nodes yet',
+    });
+    assert.throws(() => partial.hypervisor(nodeRow('cpanel')), notConfigured);
+    assert.throws(() => partial.webPanel(nodeRow('cpanel')), { code: 'node_unreachable' });
+    await assert.rejects(partial.ping(nodeRow('cpanel')), { message: 'no driver for cpanel nodes yet' });
+    partial.close();
+    // A game panel is not a hypervisor, and a hypervisor is not a game panel.
+    assert.throws(() => backends.hypervisor(nodeRow('pterodactyl')), notConfigured);
+    assert.throws(() => backends.gamePanel(nodeRow('proxmox')), { code: 'node_unreachable' });
+    assert.throws(() => backends.gamePanel(nodeRow('cpanel')), { code: 'node_unreachable' });
+    assert.throws(() => backends.webPanel(nodeRow('pterodactyl')), { code: 'node_unreachable' });
     assert.throws(() => backends.hypervisor(nodeRow('openstack')), notConfigured);
     assert.throws(() => backends.hypervisor(null), notConfigured);
     assert.throws(() => backends.hypervisor(nodeRow('proxmox', { active: false })), notConfigured);
@@ -129,9 +153,10 @@ describe('nodes add takes its kinds and required credentials from the registry',
       assert.deepEqual(await fieldsOf(add('toString', {})), { kind: 'must be proxmox, pterodactyl or cpanel' });
       assert.deepEqual(await fieldsOf(add('proxmox', { token_id: 'a@pve!t' })), { credentials: 'needs token_secret' });
       assert.deepEqual(await fieldsOf(add('cpanel', { username: '' })), { credentials: 'needs username, api_token' });
-      const panel = await add('pterodactyl', { api_key: 'k' });
-      assert.equal(panel.kind, 'pterodactyl');
-      assert.deepEqual(nodes.credentials(panel), { api_key: 'k' });
+      assert.deepEqual(await fieldsOf(add('pterodactyl', { app_key: 'ptla_x' })), { credentials: 'needs client_key' });
+      const panel = await add('cpanel', { username: 'root', api_token: 'k' });
+      assert.equal(panel.kind, 'cpanel');
+      assert.deepEqual(nodes.credentials(panel), { username: 'root', api_token: 'k' });
     } finally {
       await scratch.drop();
     }
@@ -149,8 +174,8 @@ describe('through the registry against the emulator', () => {
     await assert.rejects(backends.ping(moved), { name: 'UpstreamError', kind: 'not_found' });
   });
 
-  test('nodes check: up with the version, down with the reason, no driver yet for panels', async () => {
-    const rows = [nodeRow('proxmox'), nodeRow('pterodactyl'), nodeRow('proxmox', { endpoint: 'http://127.0.0.1:1' })];
+  test('nodes check: up with the version, down with the reason (unreachable, or a panel node configured wrong)', async () => {
+    const rows = [nodeRow('proxmox'), nodeRow('cpanel'), nodeRow('proxmox', { endpoint: 'http://127.0.0.1:1' })];
     const health = new Map<number, [string, string | null]>();
     const staff = createServiceStaff({
       db: null as never,
@@ -167,14 +192,15 @@ describe('through the registry against the emulator', () => {
       checked.map((c) => [c.kind, c.health]),
       [
         ['proxmox', 'up'],
-        ['pterodactyl', 'down'],
+        ['cpanel', 'down'],
         ['proxmox', 'down'],
       ],
     );
     assert.equal(checked[0]?.detail, 'Proxmox VE 8.2.4');
-    assert.equal(checked[1]?.detail, 'no driver for pterodactyl nodes yet');
+    // A cPanel node given Proxmox credentials: its driver says what is wrong, without the values.
+    assert.match(checked[1]?.detail ?? '', /WHM username is empty or malformed/);
     assert.match(checked[2]?.detail ?? '', /unreachable/);
-    assert.deepEqual(health.get(rows[1]?.id ?? 0), ['down', 'no driver for pterodactyl nodes yet']);
+    assert.equal(health.get(rows[1]?.id ?? 0)?.[0], 'down');
   });
 
   test('a serial console dialed by the driver: handshake done by the driver, then output only', {

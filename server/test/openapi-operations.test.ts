@@ -57,6 +57,8 @@ describe('OpenAPI operations', () => {
       assert.ok(Array.isArray(op.security), `${route} declares no security`);
       let expected: Record<string, string[]>[];
       if (path === '/api/v1/health/') expected = [];
+      // Search answers a session or a bearer token (CONTRACT §8).
+      else if (path.replace(/\/$/, '') === '/api/v1/search') expected = [{ session: [] }, { bearer: [] }];
       else if (path.startsWith('/api/v1/client/')) {
         if (PUBLIC_SESSION_ROUTES.has(path)) expected = [];
         else if (method === 'GET') expected = [{ session: [] }];

@@ -29,7 +29,7 @@ before(async () => {
       kind: 'pterodactyl',
       locationCode: code,
       endpoint: 'http://127.0.0.1:9',
-      credentials: { api_key: 'x' },
+      credentials: { app_key: 'ptla_x', client_key: 'ptlc_x' },
       capacity: 500,
     });
     await t.deps.nodes.add({

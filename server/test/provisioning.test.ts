@@ -229,7 +229,7 @@ describe('provisioning', () => {
     const raw = /Configuration file|qemu-server|\.conf|nodes\//;
     assert.deepEqual(failed.last_job.error, {
       code: 'upstream_error',
-      message: 'The virtual machine was not found on its node.',
+      message: 'The server was not found on its node.',
     });
     assert.doesNotMatch(JSON.stringify(failed), raw);
     const events = await browser.get(`/api/v1/client/services/?id=${placed.service.id}&action=events`);

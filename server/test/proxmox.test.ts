@@ -383,7 +383,7 @@ describe('proxmox emulator, as any API client sees it', () => {
     assert.deepEqual(Object.keys(bad.body.errors ?? {}).sort(), ['bogus', 'cores', 'sshkeys']);
     const rrd = await raw(emulator, 'GET', '/nodes/pve/qemu/9000/rrddata');
     assert.deepEqual(rrd.body.errors, { timeframe: 'property is missing and it is not optional' });
-    const nothing = await raw(emulator, 'GET', '/nodes/pve/qemu/9000/snapshot');
+    const nothing = await raw(emulator, 'GET', '/nodes/pve/qemu/9000/migrate');
     assert.equal(nothing.status, 501);
   });
 

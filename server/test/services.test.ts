@@ -201,9 +201,12 @@ describe('services', () => {
     assert.equal(failed.json().code, 'not_renewable');
   });
 
-  test('sso is 409 for virtual servers; graph of a service without a VM is 409 no_vm', async () => {
+  test('sso of a virtual server is a console ticket; graph of a service without a VM is 409 no_vm', async () => {
     const sso = await owner.browser.get(`${SVC}?id=${serviceId}&action=sso`);
-    assert.equal(sso.statusCode, 409);
+    assert.equal(sso.statusCode, 200, sso.body);
+    assert.equal(sso.json().sso.kind, 'console');
+    assert.match(sso.json().sso.url, /\/ws\/console\/\?t=/);
+    assert.equal(sso.headers['cache-control'], 'no-store');
     const other = await signedInBrowser(u.t, freshIp());
     await u.t.deps.wallet.credit(other.account.id, '1000', 'test float');
     const plan = await u.t.deps.database.db

@@ -1,12 +1,11 @@
 // The auth plugins are reusable: a second token surface at another prefix (as {ALT_BASE_PATH}/v1/
-// will be) and a session surface outside /api/v1/client (as /api/v1/search/ will be) get the same
-// auth by registering the plugin, and every call of a known token to a token-auth route, or to an
+// will be) and the session surface outside /api/v1/client (/api/v1/search/, which also answers a
+// bearer token in the token envelope) get the same auth by registering the plugin, and every call of a known token to a token-auth route, or to an
 // unknown route under a token-auth prefix, goes to the request log, whatever the prefix.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { sessionAuth } from '../src/http/plugins/session-auth.ts';
 import { principalOf, tokenAuth } from '../src/http/plugins/token-auth.ts';
 import { signedInBrowser } from './support/factories.ts';
 import { createTestApp, type TestApp } from './support/harness.ts';
@@ -28,17 +27,6 @@ before(async () => {
           }));
         },
         { prefix: ALT },
-      );
-      app.register(
-        async (search) => {
-          await search.register(sessionAuth, { deps });
-          search.get('/', { schema: { operationId: 'searchTest' } }, async (request) => ({
-            success: true,
-            message: 'ok',
-            account: request.clientSession.loaded?.account.id ?? null,
-          }));
-        },
-        { prefix: '/api/v1/search' },
       );
     },
   });
@@ -87,17 +75,27 @@ describe('token auth at another prefix', () => {
   });
 });
 
-describe('session auth at another prefix', () => {
-  test('needs a signed-in session, in the session envelope', async () => {
-    const anonymous = await t.inject({ method: 'GET', url: '/api/v1/search/' });
+describe('session auth at another prefix: /api/v1/search/', () => {
+  test('needs a signed-in session, in the session envelope; a bearer token gets the token surface', async () => {
+    const anonymous = await t.inject({ method: 'GET', url: '/api/v1/search/?q=x' });
     assert.equal(anonymous.statusCode, 401);
     assert.equal(anonymous.json().code, 'unauthenticated');
-    const { browser, account } = await signedInBrowser(t);
-    const res = await browser.get('/api/v1/search/');
-    assert.equal(res.statusCode, 200);
-    assert.equal(res.json().account, account.id);
+    const { browser } = await signedInBrowser(t);
+    const res = await browser.get('/api/v1/search/?q=x');
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.json().success, true);
+    const token = await api.call('GET', '/api/v1/search/?q=x');
+    assert.equal(token.statusCode, 200, token.body);
+    assert.equal(token.json().ok, true);
+    const badToken = await t.inject({
+      method: 'GET',
+      url: '/api/v1/search/?q=x',
+      headers: { authorization: 'Bearer nope' },
+    });
+    assert.equal(badToken.statusCode, 401);
+    assert.equal(badToken.json().ok, false, 'the token envelope');
     const doc = (await t.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
     const search = doc.paths['/api/v1/search/'] ?? doc.paths['/api/v1/search'];
-    assert.deepEqual(search.get.security, [{ session: [] }]);
+    assert.deepEqual(search.get.security, [{ session: [] }, { bearer: [] }]);
   });
 });

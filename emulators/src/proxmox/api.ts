@@ -4,6 +4,7 @@
 
 import { rrdData } from './metrics.ts';
 import { currentStatus, powerAction } from './power.ts';
+import { createSnapshot, deleteSnapshot, listSnapshots, rollbackSnapshot } from './snapshots.ts';
 import { type ApiContext, PveError, taskLog, taskStatus } from './tasks.ts';
 import { consoleTicket } from './tickets.ts';
 import { cloneVm, destroyVm, listVms, nextId, publicConfig, resizeDisk, updateConfig, vmOf } from './vms.ts';
@@ -29,6 +30,18 @@ const ROUTES: [string, RegExp, Handler][] = [
   ['GET', new RegExp(`^${Q}/(\\d+)/rrddata$`), (ctx, m, p) => rrdData(vmOf(ctx, m[1] ?? ''), p)],
   ['POST', new RegExp(`^${Q}/(\\d+)/vncproxy$`), (ctx, m, p) => consoleTicket(ctx, m[1] ?? '', 'vnc', p)],
   ['POST', new RegExp(`^${Q}/(\\d+)/termproxy$`), (ctx, m, p) => consoleTicket(ctx, m[1] ?? '', 'serial', p)],
+  ['GET', new RegExp(`^${Q}/(\\d+)/snapshot$`), (ctx, m, p) => listSnapshots(ctx, m[1] ?? '', p)],
+  ['POST', new RegExp(`^${Q}/(\\d+)/snapshot$`), (ctx, m, p) => createSnapshot(ctx, m[1] ?? '', p)],
+  [
+    'POST',
+    new RegExp(`^${Q}/(\\d+)/snapshot/([^/]+)/rollback$`),
+    (ctx, m, p) => rollbackSnapshot(ctx, m[1] ?? '', m[2] ?? '', p),
+  ],
+  [
+    'DELETE',
+    new RegExp(`^${Q}/(\\d+)/snapshot/([^/]+)$`),
+    (ctx, m, p) => deleteSnapshot(ctx, m[1] ?? '', m[2] ?? '', p),
+  ],
   ['DELETE', new RegExp(`^${Q}/(\\d+)$`), (ctx, m, p) => destroyVm(ctx, m[1] ?? '', p)],
   ['GET', /^\/nodes\/[^/]+\/tasks\/([^/]+)\/status$/, (ctx, m) => taskStatus(ctx, m[1] ?? '')],
   ['GET', /^\/nodes\/[^/]+\/tasks\/([^/]+)\/log$/, (ctx, m, p) => taskLog(ctx, m[1] ?? '', p)],

@@ -31,6 +31,34 @@ export interface Vm {
   startedAt: number | null;
   /** Power history, newest last (optional: VMs put straight into the map may lack it). */
   runs?: Run[];
+  /** Snapshots, oldest first (PVE keeps each as a `[name]` section of the VM's config file). */
+  snapshots?: Snapshot[];
+  /** The snapshot the current state descends from (the config file's `parent`). */
+  parent?: string | null;
+  /**
+   * What the guest keeps on its disk, path → content: the emulator's stand-in for disk
+   * contents, which snapshots keep and rollbacks restore (tests write it directly).
+   */
+  disk?: Record<string, string>;
+}
+
+/** A snapshot as PVE records it, plus what the emulator restores on rollback. */
+export interface Snapshot {
+  name: string;
+  description: string;
+  /** Unix seconds. */
+  snaptime: number;
+  /** RAM saved too (only when taken of a running VM with vmstate=1). */
+  vmstate: boolean;
+  parent: string | null;
+  /** `prepare` while it is being taken, `delete` while (or after failing) being deleted. */
+  snapstate: 'prepare' | 'delete' | null;
+  /** The VM's config, CPU, memory, boot-disk size and disk contents when it was taken. */
+  config: Record<string, string>;
+  cores: number;
+  memoryMb: number;
+  diskGb: number;
+  disk: Record<string, string>;
 }
 
 export interface Task {
@@ -117,6 +145,10 @@ export class NodeState {
         createdAt: vm.createdAt ?? Date.now(),
         startedAt: vm.startedAt ?? null,
         runs: vm.runs ?? [],
+        // A task that was taking or deleting a snapshot died with the node: its snapstate stays, as on PVE.
+        snapshots: vm.snapshots ?? [],
+        parent: vm.parent ?? null,
+        disk: vm.disk ?? {},
       });
       const loaded = this.vms.get(vm.vmid)!;
       if (loaded.status === 'running' && loaded.runs?.at(-1)?.end !== null) {

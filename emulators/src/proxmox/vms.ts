@@ -114,6 +114,9 @@ export function cloneVm(ctx: ApiContext, sourceId: string, params: Record<string
     createdAt: Date.now(),
     startedAt: null,
     runs: [],
+    // A clone starts with no history of its own.
+    snapshots: [],
+    parent: null,
   };
   // PVE writes the new config (locked) before the copy starts: the VM is listed at once.
   ctx.state.vms.set(newid, vm);

@@ -27,6 +27,7 @@ export interface CommandOutput {
 
 export interface Command {
   noun: string;
+  /** Empty: the noun is the command by itself (`search QUERY`). */
   verb: string;
   summary: string;
   /** Positional arguments, e.g. `EMAIL AMOUNT`; their count is checked against this. */

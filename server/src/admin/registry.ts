@@ -1,10 +1,12 @@
 // Every staff command, by noun and verb (CONTRACT §1 lists what must exist).
 import type { Command } from './command.ts';
 import { accountCommands } from './commands/accounts.ts';
+import { billingCommands } from './commands/billing.ts';
 import { catalogCommands } from './commands/catalog.ts';
 import { depositCommands } from './commands/deposits.ts';
 import { mailCommands } from './commands/mail.ts';
 import { nodeCommands } from './commands/nodes.ts';
+import { searchCommands } from './commands/search.ts';
 import { serviceCommands } from './commands/services.ts';
 import { systemCommands } from './commands/system.ts';
 import { walletCommands } from './commands/wallet.ts';
@@ -16,6 +18,8 @@ export const COMMANDS: Command[] = [
   ...catalogCommands,
   ...nodeCommands,
   ...serviceCommands,
+  ...billingCommands,
+  ...searchCommands,
   ...mailCommands,
   ...systemCommands,
 ];

@@ -23,6 +23,9 @@ export function resolveCommand(argv: string[]): { command: Command | null; rest:
   if (noun === undefined || noun === 'help') return { command: null, rest: [], help: true };
   const ofNoun = COMMANDS.filter((c) => c.noun === noun);
   if (ofNoun.length === 0) throw new UsageError(`unknown command "${noun}"; run with --help to list commands`);
+  // A noun that is a command by itself (`search QUERY`): everything after it is its own.
+  const bare = ofNoun.find((c) => c.verb === '');
+  if (bare) return { command: bare, rest: argv.slice(1), help };
   if (verb === undefined) {
     if (help) return { command: null, rest: [noun], help: true };
     throw new UsageError(`"${noun}" needs one of: ${ofNoun.map((c) => c.verb).join(', ')}`);
@@ -35,7 +38,13 @@ export function resolveCommand(argv: string[]): { command: Command | null; rest:
 
 export function helpText(noun?: string): string {
   const list = COMMANDS.filter((c) => noun === undefined || c.noun === noun);
-  const lines = list.map((c) => `  ${`${c.noun} ${c.verb} ${usage(c)}`.trimEnd().padEnd(52)} ${c.summary}`);
+  const lines = list.map(
+    (c) =>
+      `  ${[c.noun, c.verb, usage(c)]
+        .filter((x) => x !== '')
+        .join(' ')
+        .padEnd(52)} ${c.summary}`,
+  );
   return [
     'Hostplane staff CLI',
     '',
@@ -70,7 +79,7 @@ function commandHelp(command: Command): string {
     ([name, spec]) => `  --${name.padEnd(12)} ${spec.required ? '(required) ' : ''}${spec.description}`,
   );
   return [
-    `Usage: npm run admin -- ${command.noun} ${command.verb} ${usage(command)} [--json]`,
+    `Usage: npm run admin -- ${[command.noun, command.verb, usage(command)].filter((x) => x !== '').join(' ')} [--json]`,
     '',
     command.summary,
     ...(options.length > 0 ? ['', 'Options:', ...options] : []),

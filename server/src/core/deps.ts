@@ -7,6 +7,7 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { type AccountService, createAccountService } from './accounts/account.service.ts';
 import { type AuthService, createAuthService } from './auth/auth.service.ts';
+import { type Billing, createBilling } from './billing/billing.service.ts';
 import { type Bus, createBus } from './bus.ts';
 import { type CatalogService, createCatalogService } from './catalog/catalog.service.ts';
 import { resolveSecretKey } from './crypto/secret-key.ts';
@@ -18,11 +19,13 @@ import { createNodeService, type NodeService } from './nodes/node.service.ts';
 import { createNotificationService, type NotificationService } from './notifications/notification.service.ts';
 import { createOrderService, type OrderService } from './orders/order.service.ts';
 import { createRateLimits, type RateLimitStore, type RateLimits } from './ratelimit/rate-limits.ts';
+import { createSearch, type Search } from './search/search.service.ts';
 import { type Backends, createBackends, type DriverTiming } from './services/backends.ts';
 import { type Consoles, createConsoles } from './services/consoles.ts';
 import { createServiceService, type ServiceService } from './services/service.service.ts';
 import { createServiceActions, type ServiceActions } from './services/service-actions.ts';
 import { createServiceStaff, type ServiceStaff } from './services/staff.ts';
+import { createSshKeyService, type SshKeyService } from './ssh/ssh-key.service.ts';
 import { type Clock, systemClock } from './time.ts';
 import { createRequestLog, type RequestLog } from './tokens/request-log.ts';
 import { createTokenService, type TokenService } from './tokens/token.service.ts';
@@ -42,6 +45,9 @@ export interface Deps {
   catalog: CatalogService;
   nodes: NodeService;
   wallet: WalletService;
+  billing: Billing;
+  search: Search;
+  sshKeys: SshKeyService;
   deposits: DepositService;
   notifications: NotificationService;
   orders: OrderService;
@@ -131,13 +137,35 @@ export async function createDeps(
   });
   const catalog = createCatalogService({ db, bus });
   const nodes = createNodeService({ db, secretKey });
-  const wallet = createWalletService({ db });
-  const deposits = createDepositService({ db, dataDir: config.dataDir, mailer, clock });
+  const billing = createBilling({
+    db,
+    jobs,
+    mailer,
+    clock,
+    graceDays: config.graceDays,
+    terminateDays: config.terminateDays,
+    logger: logger.child({ component: 'billing' }),
+  });
+  // Money coming in pays what is unpaid, oldest first, in the same transaction (CONTRACT §7).
+  const wallet = createWalletService({ db, afterCredit: billing.settle });
+  const deposits = createDepositService({ db, dataDir: config.dataDir, mailer, clock, afterCredit: billing.settle });
   const notifications = createNotificationService({ db, clock });
+  const search = createSearch({ db, publicUrl: config.publicUrl });
+  const sshKeys = createSshKeyService({ db });
   const orders = createOrderService({ db, jobs, clock });
   const services = createServiceService({ db, secretKey, clock });
   const backends = createBackends(nodes, overrides.driverTiming);
-  const serviceActions = createServiceActions({ db, jobs, backends, services, bus, limits });
+  const serviceActions = createServiceActions({
+    db,
+    jobs,
+    backends,
+    services,
+    bus,
+    limits,
+    clock,
+    publicUrl: config.publicUrl,
+    secretKey,
+  });
   const serviceStaff = createServiceStaff({ db, jobs, nodes, backends, clock });
   const tokens = createTokenService({ db, clock, bus });
   const requestLog = createRequestLog(db, logger.child({ component: 'request-log' }));
@@ -164,6 +192,9 @@ export async function createDeps(
     nodes,
     wallet,
     deposits,
+    billing,
+    search,
+    sshKeys,
     notifications,
     orders,
     services,

@@ -45,6 +45,8 @@ const CATALOGUE = {
   hypervisor_not_configured: { status: 409, message: 'No hypervisor is configured for this service.' },
   no_vm: { status: 409, message: 'This service has no virtual machine yet.' },
   sso_unavailable: { status: 409, message: 'This service has no single sign-on.' },
+  limit_reached: { status: 409, message: 'A limit of your plan is reached.' },
+  not_supported: { status: 422, message: 'This service does not support that.' },
   node_unreachable: { status: 503, message: 'The upstream node did not answer.' },
   // game and web panels
   not_game_service: { status: 422, message: 'This is not a game service.' },

@@ -231,7 +231,13 @@ export interface ServicesTable {
   activated_at: NullableTimestamp;
   suspended_at: NullableTimestamp;
   terminated_at: NullableTimestamp;
+  /** Why it is suspended (null when it is not): only an overdue suspension is lifted by paying. */
+  suspend_reason: ColumnType<SuspendReason | null, SuspendReason | null | undefined, SuspendReason | null>;
+  /** The paid_until the renewal reminder was sent for (once per period). */
+  reminded_for: NullableTimestamp;
 }
+
+export type SuspendReason = 'staff' | 'client' | 'overdue';
 
 export type OrderStatus = 'unpaid' | 'paid' | 'refunded' | 'cancelled';
 
@@ -251,6 +257,8 @@ export interface OrdersTable {
   refund_transaction_id: number | null;
   created_at: CreatedAt;
   paid_at: NullableTimestamp;
+  /** A renewal: the paid_until it extends by a month (unique per service: one order per period). */
+  renews_from: NullableTimestamp;
 }
 
 export type JobType = 'provision' | 'power' | 'reinstall' | 'suspend' | 'unsuspend' | 'terminate';
@@ -341,10 +349,23 @@ export interface ConsoleTicketsTable {
   ticket_hash: string;
   account_id: number;
   service_id: number;
-  kind: 'vnc' | 'serial';
+  kind: 'vnc' | 'serial' | 'game';
   upstream_sealed: string;
   expires_at: Timestamp;
   used_at: NullableTimestamp;
+  created_at: CreatedAt;
+}
+
+export interface SshKeysTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  /** Normalised: `type base64 comment`. */
+  public_key: string;
+  key_type: string;
+  bits: number;
+  /** `SHA256:…`, as ssh-keygen -l prints it. */
+  fingerprint: string;
   created_at: CreatedAt;
 }
 
@@ -384,6 +405,7 @@ export interface DB {
   api_request_log: ApiRequestLogTable;
   console_tickets: ConsoleTicketsTable;
   console_sessions: ConsoleSessionsTable;
+  ssh_keys: SshKeysTable;
 }
 
 export type Account = Selectable<AccountsTable>;
@@ -391,6 +413,8 @@ export type Session = Selectable<SessionsTable>;
 export type MailRow = Selectable<MailOutboxTable>;
 export type Location = Selectable<LocationsTable>;
 export type OsTemplate = Selectable<OsTemplatesTable>;
+export type Game = Selectable<GamesTable>;
+export type SshKey = Selectable<SshKeysTable>;
 export type Plan = Selectable<PlansTable>;
 export type NodeRow = Selectable<NodesTable>;
 export type LedgerRow = Selectable<WalletTransactionsTable>;

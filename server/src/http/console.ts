@@ -191,10 +191,15 @@ export async function consoleRoutes(app: FastifyInstance, { deps }: { deps: Deps
         return;
       }
       if (stopped) return;
+      // What the node's protocol lets a client send (a game console: player events, never `auth`).
+      const accept = deps.backends.consoleInput(node, redeemed.upstream);
+      const send = (data: WebSocket.RawData, binary: boolean) => {
+        if (!accept || accept(data, binary)) pipe(client, up, data, binary);
+      };
       const flow = () => {
         pendingBytes = 0;
-        for (const m of pending.splice(0)) pipe(client, up, m.data, m.binary);
-        forward = (data, binary) => pipe(client, up, data, binary);
+        for (const m of pending.splice(0)) send(m.data, m.binary);
+        forward = send;
       };
       // The node's driver dials its console with the node's credentials and does any handshake.
       const up = deps.backends.openConsole(

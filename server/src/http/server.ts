@@ -25,6 +25,7 @@ import { underTokenPrefix } from './plugins/token-auth.ts';
 import { registerValidation } from './plugins/validation.ts';
 import { clientIp } from './request-context.ts';
 import { restSurface } from './rest/plugin.ts';
+import { authConstraint, searchRoutes } from './search.routes.ts';
 import { errorBody, sendError, surfaceOf } from './surfaces.ts';
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -69,7 +70,12 @@ export function buildServer(deps: Deps): FastifyInstance {
     logController: new AccessLog(deps.logger),
     bodyLimit: BODY_LIMIT,
     trustProxy: config.trustProxy.length > 0 ? config.trustProxy : false,
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    routerOptions: {
+      ignoreTrailingSlash: true,
+      maxParamLength: 200,
+      // GET /api/v1/search/ is one path on two surfaces, chosen by the Authorization header.
+      constraints: { auth: authConstraint },
+    },
     return503OnClosing: true,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
@@ -116,7 +122,7 @@ export function buildServer(deps: Deps): FastifyInstance {
     const path = request.url.split('?', 1)[0] ?? '';
     const unknownRoute = request.is404 || request.routeOptions.url === undefined;
     const logged = unknownRoute
-      ? surfaceOf(path) === 'token' && underTokenPrefix(app, path)
+      ? surfaceOf(path, request.headers.authorization) === 'token' && underTokenPrefix(app, path)
       : request.routeOptions.config.tokenAuth === true;
     if (!logged) return;
     let principal: { tokenId: number; accountId: number } | null = request.principal ?? null;
@@ -146,6 +152,7 @@ export function buildServer(deps: Deps): FastifyInstance {
   registerOpenApi(app, config.publicUrl);
   app.register(healthRoutes, { deps });
   app.register(clientSurface, { deps, prefix: '/api/v1/client' });
+  app.register(searchRoutes, { deps, prefix: '/api/v1/search' });
   app.register(restSurface, { deps, prefix: '/api/v1' });
   app.register(consoleRoutes, { deps });
   app.register(pageRoutes);

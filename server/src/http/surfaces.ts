@@ -8,11 +8,18 @@ import type { AppError } from '../core/errors.ts';
 
 export type Surface = 'token' | 'session' | 'health';
 
-export function surfaceOf(url: string): Surface {
+export function surfaceOf(url: string, authorization?: string | string[]): Surface {
   const path = url.split('?', 1)[0] ?? '';
   if (path === '/api/v1/health' || path === '/api/v1/health/') return 'health';
-  if (/^\/api\/v1\/(client|search)(\/|$)/.test(path)) return 'session';
+  if (/^\/api\/v1\/client(\/|$)/.test(path)) return 'session';
+  // Search answers both surfaces (CONTRACT §8): a bearer token makes it the token surface.
+  if (/^\/api\/v1\/search(\/|$)/.test(path)) return bearer(authorization) ? 'token' : 'session';
   return 'token';
+}
+
+/** Whether the request carries `Authorization: Bearer …`. */
+export function bearer(authorization: string | string[] | undefined): boolean {
+  return typeof authorization === 'string' && /^Bearer\s/i.test(authorization);
 }
 
 export interface TokenErrorBody {
@@ -78,7 +85,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
       .header('Cache-Control', 'no-store')
       .type('application/json; charset=utf-8')
       // Pre-serialised, so a route's response schema can never reshape or drop error fields.
-      .send(JSON.stringify(errorBody(surfaceOf(request.url), error, request.id)))
+      .send(JSON.stringify(errorBody(surfaceOf(request.url, request.headers.authorization), error, request.id)))
   );
 }
 

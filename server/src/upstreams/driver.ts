@@ -3,7 +3,11 @@
 // panels) add their own operations on top; ./registry.ts says which driver serves which kind.
 
 import type WebSocket from 'ws';
+import type { GameConsoleTicket } from './game-panel.ts';
 import type { ConsoleTicket } from './hypervisor.ts';
+
+/** What a console relay dials: a VM's console (vnc, serial) or a game server's (Wings). */
+export type UpstreamConsoleTicket = ConsoleTicket | GameConsoleTicket;
 
 /** A node as its driver is built from: the row's fields with its credentials unsealed. */
 export interface NodeAccess {
@@ -49,7 +53,13 @@ export interface NodeDriver {
    * comes through `events.output` (never a `message` listener of the caller's: that would see
    * the handshake too).
    */
-  openConsole(ticket: ConsoleTicket, events: ConsoleEvents, options: ConsoleDialOptions): WebSocket;
+  openConsole(ticket: UpstreamConsoleTicket, events: ConsoleEvents, options: ConsoleDialOptions): WebSocket;
+
+  /**
+   * Which client frames may reach the node's console (null: all, as bytes). A game console takes
+   * only the events a player may send; the handshake (`auth`) is the driver's alone.
+   */
+  consoleInput?(ticket: UpstreamConsoleTicket): ((data: WebSocket.RawData, binary: boolean) => boolean) | null;
 
   /** Close kept-alive connections; the driver must not be used afterwards. */
   close(): void;

@@ -1,8 +1,19 @@
 // HTTP for upstream drivers: node:http/https with keep-alive, a deadline per request, a cap on
 // response size, no redirects followed, optional CA pinning or (explicitly) no TLS checks.
 // Failures become UpstreamError: unreachable (refused, reset, cut), timeout, protocol.
+//
+// `send` takes a body held in memory (string or bytes) and may stop reading an answer early
+// (`readLimit`, for callers that only want the first bytes of a file). `stream` sends a body as
+// it is produced (an upload of any size, memory bounded by the socket's buffer); its deadline
+// restarts whenever bytes move, so a large upload is not cut by the per-request deadline.
 
-import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import {
+  type ClientRequest,
+  Agent as HttpAgent,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+} from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { UpstreamError } from './hypervisor.ts';
 
@@ -17,11 +28,45 @@ export interface HttpResponse {
   status: number;
   reason: string;
   headers: IncomingHttpHeaders;
+  /** The body as UTF-8 text. */
   text: string;
+  /** The body's bytes (at most `readLimit` of them when the request set one). */
+  bytes: Buffer;
+  /** The answer was longer than `readLimit`; reading stopped there. */
+  truncated: boolean;
+}
+
+export interface HttpRequest {
+  method: string;
+  url: URL;
+  headers: Record<string, string>;
+  body?: string | Buffer;
+  /**
+   * Read at most this many bytes of a successful (2xx) answer and then stop (the connection is
+   * dropped), with `truncated` set. It replaces the client's size cap for that answer (the
+   * caller chose how much it holds). Error answers are read whole, up to the cap.
+   */
+  readLimit?: number;
+}
+
+export interface HttpStreamRequest {
+  method: string;
+  url: URL;
+  headers: Record<string, string>;
+  /** Produced lazily; each chunk is written when the socket takes it (backpressure). */
+  body: AsyncIterable<Buffer | string>;
+  /** Content-Length when known; null sends the body chunked. */
+  length: number | null;
 }
 
 export interface HttpClient {
-  send(request: { method: string; url: URL; headers: Record<string, string>; body?: string }): Promise<HttpResponse>;
+  send(request: HttpRequest): Promise<HttpResponse>;
+  /**
+   * Send a streamed body. The deadline is one of inactivity: it restarts whenever a chunk is
+   * written or answer bytes arrive. A body that fails (its iterator throws) fails the request
+   * with `rejected`, not a network kind.
+   */
+  stream(request: HttpStreamRequest): Promise<HttpResponse>;
   close(): void;
 }
 
@@ -40,63 +85,171 @@ export function createHttpClient(options: {
     rejectUnauthorized: !options.tls?.insecure,
   });
 
+  const open = (method: string, url: URL, headers: Record<string, string>): ClientRequest => {
+    const secure = url.protocol === 'https:';
+    return (secure ? httpsRequest : httpRequest)(url, {
+      method,
+      headers: { accept: 'application/json', ...headers },
+      agent: secure ? https : http,
+    });
+  };
+
+  /** Collect an answer up to `limit` bytes: past it, stop (truncate) or fail (the size cap). */
+  const collect = (
+    req: ClientRequest,
+    res: IncomingMessage,
+    limit: number,
+    truncate: boolean,
+    progress: () => void,
+    done: (error: UpstreamError | null, response?: HttpResponse) => void,
+  ) => {
+    let size = 0;
+    const chunks: Buffer[] = [];
+    const answer = (truncated: boolean): HttpResponse => {
+      const bytes = Buffer.concat(chunks);
+      return {
+        status: res.statusCode ?? 0,
+        reason: res.statusMessage ?? '',
+        headers: res.headers,
+        text: bytes.toString('utf8'),
+        bytes,
+        truncated,
+      };
+    };
+    res.on('data', (chunk: Buffer) => {
+      progress();
+      if (size + chunk.length > limit) {
+        if (truncate) {
+          chunks.push(chunk.subarray(0, limit - size));
+          size = limit;
+          done(null, answer(true));
+          req.destroy();
+          return;
+        }
+        req.destroy(
+          new UpstreamError('protocol', `${options.label} sent more than ${limit} bytes`, { retryable: false }),
+        );
+        return;
+      }
+      size += chunk.length;
+      chunks.push(chunk);
+    });
+    res.on('end', () => done(null, answer(false)));
+    res.on('error', (error) => done(toUpstream(error, options.label)));
+  };
+
   return {
-    send({ method, url, headers, body }) {
+    send({ method, url, headers, body, readLimit }) {
       return new Promise((resolve, reject) => {
-        const secure = url.protocol === 'https:';
-        const req = (secure ? httpsRequest : httpRequest)(url, {
-          method,
-          headers: {
-            accept: 'application/json',
-            ...headers,
-            ...(body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) }),
-          },
-          agent: secure ? https : http,
+        let settled = false;
+        const req = open(method, url, {
+          ...headers,
+          ...(body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) }),
         });
         const timer = setTimeout(() => {
           req.destroy(new UpstreamError('timeout', `${options.label} did not answer within ${options.timeoutMs} ms`));
         }, options.timeoutMs);
-        req.on('response', (res) => {
-          let size = 0;
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => {
-            size += chunk.length;
-            if (size > maxBytes) {
-              req.destroy(
-                new UpstreamError('protocol', `${options.label} sent more than ${maxBytes} bytes`, {
-                  retryable: false,
-                }),
-              );
-              return;
-            }
-            chunks.push(chunk);
-          });
-          res.on('end', () => {
-            clearTimeout(timer);
-            resolve({
-              status: res.statusCode ?? 0,
-              reason: res.statusMessage ?? '',
-              headers: res.headers,
-              text: Buffer.concat(chunks).toString('utf8'),
-            });
-          });
-          res.on('error', (error) => {
-            clearTimeout(timer);
-            reject(toUpstream(error, options.label));
-          });
-        });
-        req.on('error', (error) => {
+        const done = (error: UpstreamError | null, response?: HttpResponse) => {
+          if (settled) return;
+          settled = true;
           clearTimeout(timer);
-          reject(toUpstream(error, options.label));
+          if (error) reject(error);
+          else resolve(response as HttpResponse);
+        };
+        req.on('response', (res) => {
+          // Only a successful answer is cut short; an error's body is read whole (up to the cap).
+          const ok = (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300;
+          const limit = ok && readLimit !== undefined ? readLimit : null;
+          collect(req, res, limit ?? maxBytes, limit !== null, () => {}, done);
         });
+        req.on('error', (error) => done(toUpstream(error, options.label)));
         req.end(body);
       });
     },
+
+    stream({ method, url, headers, body, length }) {
+      return new Promise((resolve, reject) => {
+        let settled = false;
+        let bodyFailure: unknown = null;
+        const req = open(method, url, {
+          ...headers,
+          ...(length === null ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(length) }),
+        });
+        let timer: NodeJS.Timeout | undefined;
+        const progress = () => {
+          clearTimeout(timer);
+          if (settled) return;
+          timer = setTimeout(() => {
+            req.destroy(
+              new UpstreamError('timeout', `${options.label} made no progress within ${options.timeoutMs} ms`),
+            );
+          }, options.timeoutMs);
+        };
+        const done = (error: UpstreamError | null, response?: HttpResponse) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          if (error) reject(error);
+          else resolve(response as HttpResponse);
+        };
+        progress();
+        req.on('response', (res) => collect(req, res, maxBytes, false, progress, done));
+        req.on('error', (error) => {
+          if (bodyFailure !== null) {
+            const name = bodyFailure instanceof Error ? bodyFailure.message : String(bodyFailure);
+            done(
+              bodyFailure instanceof UpstreamError
+                ? bodyFailure
+                : new UpstreamError('rejected', `${options.label}: the body being sent failed (${name})`, {
+                    retryable: false,
+                  }),
+            );
+            return;
+          }
+          done(toUpstream(error, options.label));
+        });
+        const pump = async () => {
+          try {
+            for await (const chunk of body) {
+              if (req.destroyed) return;
+              progress();
+              if (!req.write(chunk)) await drained(req);
+            }
+            if (!req.destroyed) req.end();
+          } catch (error) {
+            // Either the body failed (it threw) or the request did (drained() rethrows its error,
+            // which the request's own error listener reports).
+            if (!req.destroyed) {
+              bodyFailure = error;
+              req.destroy(error instanceof Error ? error : new Error(String(error)));
+            }
+          }
+        };
+        void pump();
+      });
+    },
+
     close() {
       http.destroy();
       https.destroy();
     },
   };
+}
+
+/** The request can take more (drain), or it is over (close, error): never waits forever. */
+function drained(req: ClientRequest): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const done = (error?: unknown) => {
+      req.off('drain', done);
+      req.off('close', done);
+      req.off('error', done);
+      if (error instanceof Error) reject(error);
+      else resolve();
+    };
+    req.on('drain', done);
+    req.on('close', done);
+    req.on('error', done);
+  });
 }
 
 function toUpstream(error: unknown, label: string): UpstreamError {

@@ -78,6 +78,19 @@ export interface MetricPoint {
   diskWriteBytesPerSecond: number | null;
 }
 
+/** A snapshot of a VM's disks and config. */
+export interface VmSnapshot {
+  name: string;
+  /** '' when none was given. */
+  description: string;
+  /** When it was taken (ISO 8601), or null when the node does not say. */
+  createdAt: string | null;
+  /** The snapshot this one was taken after, or null for the first. */
+  parent: string | null;
+  /** The snapshot holds the VM's RAM too (rolling back to it resumes the VM). */
+  withRam: boolean;
+}
+
 export interface ConsoleTicket {
   kind: 'vnc' | 'serial';
   /** The node's one-time ticket for its console websocket; valid for seconds, not minutes. */
@@ -101,8 +114,12 @@ export type UpstreamErrorKind =
   | 'unreachable'
   /** No answer within the request deadline, or a task still running at the task deadline. */
   | 'timeout'
-  /** The credentials are wrong (401) or lack a permission (403). */
+  /** The credentials are wrong (401) or lack a permission (403 on a hypervisor). */
   | 'auth'
+  /** A panel refused the action for want of a permission (a game panel's 403). */
+  | 'forbidden'
+  /** The node asks us to slow down (429); `retryAfterSeconds` says for how long. */
+  | 'rate_limited'
   /** The VM (or the configured node) does not exist, or the vmid now belongs to another VM. */
   | 'not_found'
   /** The VM's state forbids it now (locked, running, id taken, config changed meanwhile). */
@@ -124,15 +141,35 @@ export class UpstreamError extends Error {
   readonly retryable: boolean;
   /** The HTTP status the node answered, when there was one. */
   readonly status: number | undefined;
+  /** A refusal of fields (a panel's 422): field → the panel's message. */
+  readonly fields: Record<string, string> | undefined;
+  /** How long the node asked us to wait (429 Retry-After), in seconds. */
+  readonly retryAfterSeconds: number | undefined;
+  /** The node's own words for what it refused, safe to show a client (a panel's 400 text). */
+  readonly detail: string | undefined;
+  /** What the refusal was, where the driver recognised it (a web panel: `weak_password`, `bad_db_name`, …). */
+  readonly reason: string | undefined;
   constructor(
     kind: UpstreamErrorKind,
     message: string,
-    options: { retryable?: boolean; status?: number; cause?: unknown } = {},
+    options: {
+      retryable?: boolean;
+      status?: number;
+      cause?: unknown;
+      fields?: Record<string, string>;
+      retryAfterSeconds?: number;
+      detail?: string;
+      reason?: string;
+    } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.kind = kind;
-    this.retryable = options.retryable ?? (kind === 'unreachable' || kind === 'timeout');
+    this.retryable = options.retryable ?? (kind === 'unreachable' || kind === 'timeout' || kind === 'rate_limited');
     this.status = options.status;
+    this.fields = options.fields;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+    this.detail = options.detail;
+    this.reason = options.reason;
   }
 }
 
@@ -192,6 +229,30 @@ export interface Hypervisor extends NodeDriver {
 
   /** Stop if running, wait for its lock, delete it with its disks (purge). Already gone is success. */
   destroy(vm: VmRef): Promise<void>;
+
+  /**
+   * The VM's snapshots, oldest first (the node's `current` pseudo-entry left out, and so are
+   * snapshots half made or half deleted: a task still runs on them, or one failed). Read-only.
+   */
+  snapshots(vm: VmRef): Promise<VmSnapshot[]>;
+  /**
+   * Take a disk snapshot called `name` (a letter, then letters, digits, `_` or `-`; 2 to 40
+   * characters; not `current` or `pending`, else `rejected` without asking the node), waiting
+   * for the VM's lock first and for the task. The VM keeps running; RAM is not saved. Safe to
+   * repeat: a snapshot of that name that already exists (our own whose answer was lost) is
+   * success, and its description is left as it is.
+   */
+  createSnapshot(vm: VmRef, name: string, description: string): Promise<void>;
+  /**
+   * Roll the VM back to snapshot `name` as Proxmox does it: a running VM is stopped, its disks
+   * and config (CPU, memory, cloud-init) return to the snapshot's, and it is started again if
+   * it was running; a stopped VM stays stopped (unless the snapshot holds RAM: it resumes, as
+   * on Proxmox). A snapshot that does not exist (or is half made or half deleted): `rejected`,
+   * reason `snapshot_not_found`, nothing stopped. Running it again rolls back again.
+   */
+  rollbackSnapshot(vm: VmRef, name: string): Promise<void>;
+  /** Delete snapshot `name` (waiting for the VM's lock and the task). Already gone is success. */
+  deleteSnapshot(vm: VmRef, name: string): Promise<void>;
 
   /** Close kept-alive connections; the driver must not be used afterwards. */
   close(): void;

@@ -4,14 +4,20 @@
 // A kind with `driver: null` can be added by staff but nothing can run on it yet.
 
 import type { NodeKind } from '../db/tables.ts';
+import { createCpanelPanel, parseCpanelNode } from './cpanel/index.ts';
 import type { DriverTiming, NodeAccess } from './driver.ts';
+import type { GamePanel } from './game-panel.ts';
 import type { Hypervisor } from './hypervisor.ts';
 import { parseProxmoxNode } from './proxmox/config.ts';
 import { createProxmoxHypervisor } from './proxmox/hypervisor.ts';
+import { createPterodactylPanel, parsePterodactylNode } from './pterodactyl/index.ts';
+import type { WebPanel } from './web-panel.ts';
 
 /** The kind of interface a driver implements, beyond NodeDriver. */
 export interface DriverRoles {
   hypervisor: Hypervisor;
+  gamePanel: GamePanel;
+  webPanel: WebPanel;
 }
 export type DriverRole = keyof DriverRoles;
 
@@ -41,8 +47,24 @@ export const DRIVERS: DriverRegistry = {
       create: (node, timing) => createProxmoxHypervisor(parseProxmoxNode(node, timing)),
     },
   },
-  pterodactyl: { credentials: ['api_key'], driver: null },
-  cpanel: { credentials: ['username', 'api_token'], driver: null },
+  pterodactyl: {
+    // The application key provisions (ptla_); the client key of a root admin does what clients ask (ptlc_).
+    credentials: ['app_key', 'client_key'],
+    driver: {
+      role: 'gamePanel',
+      software: 'Pterodactyl Panel',
+      create: (node, timing) => createPterodactylPanel(parsePterodactylNode(node, timing)),
+    },
+  },
+  cpanel: {
+    // A WHM API token of root (or a reseller owning the accounts); UAPI runs as each account through WHM.
+    credentials: ['username', 'api_token'],
+    driver: {
+      role: 'webPanel',
+      software: 'cPanel & WHM',
+      create: (node, timing) => createCpanelPanel(parseCpanelNode(node, timing)),
+    },
+  },
 };
 
 /** No driver can serve this node: its kind has none yet, or the kind is unknown. */

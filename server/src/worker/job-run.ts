@@ -21,6 +21,7 @@ import { recordEvent } from '../core/services/events.ts';
 import * as services from '../core/services/service.repository.ts';
 import type { DB, Job, NodeRow, Plan, Service } from '../db/tables.ts';
 import { UpstreamError } from '../upstreams/hypervisor.ts';
+import { markCleanupPending } from './cleanup.ts';
 
 export interface LoadedJob {
   job: Job;
@@ -139,10 +140,16 @@ export async function runServiceJob(deps: Deps, jobId: number, context: JobConte
     if (refunds) {
       context.logger.warn({ err: error, job: jobId }, 'service job failed for good; compensating');
       // Without the product's context (no driver for the node) there is nothing to undo with.
-      await run?.undo((step, cleanup) =>
-        deps.logger.warn({ err: cleanup, service: loaded.service.id, step: step.name }, 'could not undo a step'),
-      );
-      await db.transaction().execute((trx) => lifecycle.failedAndRefunded(trx, transition(), failure));
+      let undone = true;
+      await run?.undo((step, cleanup) => {
+        undone = false;
+        deps.logger.warn({ err: cleanup, service: loaded.service.id, step: step.name }, 'could not undo a step');
+      });
+      await db.transaction().execute(async (trx) => {
+        await lifecycle.failedAndRefunded(trx, transition(), failure);
+        // What is left on the node is removed later by the worker's cleanup pass (./cleanup.ts).
+        if (!undone) await markCleanupPending(trx, loaded.service.id);
+      });
     } else {
       context.logger.warn({ err: error, job: jobId, detail: failure.detail }, 'service job failed');
       await db.transaction().execute((trx) => lifecycle.jobFailed(trx, transition(), failure));

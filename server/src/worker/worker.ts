@@ -6,6 +6,7 @@ import { sweep, vacuumEmbedded } from '../core/housekeeping.ts';
 import type { AppJobs } from '../core/jobs/catalog.ts';
 import type { JobHandlers } from '../core/jobs/queue.ts';
 import { runActionJob } from './actions.ts';
+import { retryCleanups } from './cleanup.ts';
 import { runProvisionJob } from './provision.ts';
 
 export function jobHandlers(deps: Deps): JobHandlers<AppJobs> {
@@ -14,8 +15,13 @@ export function jobHandlers(deps: Deps): JobHandlers<AppJobs> {
     'maintenance.sweep': async (_payload, context) => {
       const started = performance.now();
       const removed = await sweep(deps.database.db, deps.clock());
+      const cleanups = await retryCleanups(deps, context.logger);
       if (deps.database.engine === 'pglite') await vacuumEmbedded(deps.database.db);
-      context.logger.info({ removed, ms: Math.round(performance.now() - started) }, 'maintenance sweep');
+      context.logger.info({ removed, cleanups, ms: Math.round(performance.now() - started) }, 'maintenance sweep');
+    },
+    'billing.cycle': async (_payload, context) => {
+      const actions = await deps.billing.run();
+      if (actions.length > 0) context.logger.info({ actions: actions.length, billing: actions }, 'billing cycle');
     },
     'service.provision': (payload, context) => runProvisionJob(deps, payload.jobId, context),
     'service.action': (payload, context) => runActionJob(deps, payload.jobId, context),
@@ -26,4 +32,5 @@ export async function startWorker(deps: Deps): Promise<void> {
   await deps.jobs.work(jobHandlers(deps));
   // Every 15 minutes, on whichever worker process pg-boss's scheduler picks.
   await deps.jobs.schedule('maintenance.sweep', '*/15 * * * *');
+  await deps.jobs.schedule('billing.cycle', '*/5 * * * *');
 }

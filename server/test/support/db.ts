@@ -1,6 +1,7 @@
 // Database assertions: a fingerprint of every application table, to prove a refused request
 // changed nothing. Left out: rate-limit counters (refusing a request may count it), and the
-// token surface's audit trail (the log of the calls themselves, and tokens' last-use stamps).
+// token surface's audit trail (the log of the calls themselves, and tokens' last-use stamps),
+// and the delivery state of mail queued before.
 
 import { sql } from 'kysely';
 import type { TestApp } from './harness.ts';
@@ -8,6 +9,9 @@ import type { TestApp } from './harness.ts';
 const IGNORED = new Set(['rate_limits', 'kysely_migration', 'kysely_migration_lock', 'api_request_log']);
 const COLUMNS: Record<string, string> = {
   api_tokens: 'id, account_id, name, token_hash, scopes, allowed_cidrs, expires_at, revoked_at',
+  // Mail queued earlier is delivered in the background (status, attempts, sent_at, the body
+  // dropped): a refused request must not queue mail, and that is what these columns show.
+  mail_outbox: 'id, account_id, to_address, template, subject',
 };
 
 export async function fingerprint(t: TestApp): Promise<Record<string, string>> {

@@ -1,20 +1,53 @@
-// A test app wired to an emulated Proxmox VE node: the demo catalog, one node per demo region
-// pointing at the emulator, fast task polling, and short retry delays.
+// A test app wired to an emulated Proxmox VE node (and, with `game`, an emulated Pterodactyl
+// panel): the demo catalog, one node per demo region pointing at each emulator, fast task
+// polling, and short retry delays.
 
+import {
+  type CpanelEmulator,
+  type CpanelEmulatorOptions,
+  startCpanelEmulator,
+} from '../../../emulators/src/cpanel/index.ts';
 import { type ProxmoxEmulator, startProxmoxEmulator } from '../../../emulators/src/proxmox/index.ts';
+import {
+  type PterodactylEmulator,
+  type PterodactylEmulatorOptions,
+  startPterodactylEmulator,
+} from '../../../emulators/src/pterodactyl/index.ts';
 import { seedDemoCatalog } from '../../src/core/catalog/demo-seed.ts';
 import { createTestApp, type TestApp, type TestAppOptions } from './harness.ts';
 
 export interface UpstreamApp {
   t: TestApp;
   pve: ProxmoxEmulator;
+  /** The game panel, when asked for with `game`. */
+  ptero: PterodactylEmulator | null;
+  /** The web hosting server, when asked for with `web`. */
+  cpanel: CpanelEmulator | null;
   close(): Promise<void>;
 }
 
 export async function createUpstreamApp(
-  options: TestAppOptions & { capacity?: number; retryLimit?: number } = {},
+  options: TestAppOptions & {
+    capacity?: number;
+    retryLimit?: number;
+    /** Start a Pterodactyl emulator too (these options, fast delays by default) with a node per region. */
+    game?: boolean | PterodactylEmulatorOptions;
+    /** Start a cPanel/WHM emulator too (these options, fast AutoSSL by default) with a node per region. */
+    web?: boolean | CpanelEmulatorOptions;
+  } = {},
 ): Promise<UpstreamApp> {
   const pve = await startProxmoxEmulator({ taskDelayMs: 15 });
+  const ptero = options.game
+    ? await startPterodactylEmulator({
+        installDelayMs: 150,
+        startDelayMs: 50,
+        backupDelayMs: 50,
+        ...(typeof options.game === 'object' ? options.game : {}),
+      })
+    : null;
+  const cpanel = options.web
+    ? await startCpanelEmulator({ autosslDelayMs: 200, ...(typeof options.web === 'object' ? options.web : {}) })
+    : null;
   const t = await createTestApp({
     worker: true,
     ...options,
@@ -38,13 +71,38 @@ export async function createUpstreamApp(
       settings: { node: pve.node },
       capacity: options.capacity ?? 100,
     });
+    if (ptero) {
+      await t.deps.nodes.add({
+        name: `ptero-${code}`,
+        kind: 'pterodactyl',
+        locationCode: code,
+        endpoint: ptero.url,
+        credentials: { app_key: ptero.appKey, client_key: ptero.clientKey },
+        settings: { panel_node: ptero.panelNodeId },
+        capacity: options.capacity ?? 100,
+      });
+    }
+    if (cpanel) {
+      await t.deps.nodes.add({
+        name: `cpanel-${code}`,
+        kind: 'cpanel',
+        locationCode: code,
+        endpoint: cpanel.url,
+        credentials: { username: cpanel.whmUser, api_token: cpanel.whmToken },
+        capacity: options.capacity ?? 100,
+      });
+    }
   }
   return {
     t,
     pve,
+    ptero,
+    cpanel,
     async close() {
       await t.close();
       await pve.stop();
+      await ptero?.stop();
+      await cpanel?.stop();
     },
   };
 }

@@ -84,13 +84,15 @@ export const depositCommands: Command[] = [
     args: ['ID'],
     async run(deps, { args, actor }) {
       const { deposit, transaction } = await deps.deposits.approve(idArg(args[0]), actor);
+      // After the credit, unpaid orders may have been paid from it (the billing cycle): the balance now.
+      const balance = await deps.wallet.balance(deposit.account_id);
       return {
         json: {
           ...view(deposit),
           transaction: transaction?.public_id,
-          balance: transaction ? formatPaise(transaction.balance_after_paise) : null,
+          balance: formatPaise(balance),
         },
-        text: `approved ${deposit.public_id}: ₹${formatPaise(deposit.amount_paise)} credited (${transaction?.public_id}); balance ₹${formatPaise(transaction?.balance_after_paise ?? '0')}`,
+        text: `approved ${deposit.public_id}: ₹${formatPaise(deposit.amount_paise)} credited (${transaction?.public_id}); balance ₹${formatPaise(balance)}`,
       };
     },
   },

@@ -14,14 +14,16 @@ export const walletCommands: Command[] = [
     async run(deps, { args, options, actor }) {
       const account = await deps.accounts.find(args[0] as string);
       const entry = await deps.wallet.credit(account.id, args[1], `${requiredOption(options, 'note')} (${actor})`);
+      // The credit may have paid unpaid renewal orders at once (the billing cycle): the balance now.
+      const balance = await deps.wallet.balance(account.id);
       return {
         json: {
           account: account.email,
           transaction: entry.public_id,
           amount: formatPaise(entry.amount_paise),
-          balance: formatPaise(entry.balance_after_paise),
+          balance: formatPaise(balance),
         },
-        text: `credited ₹${formatPaise(entry.amount_paise)} to ${clean(account.email)} (${entry.public_id}); balance ₹${formatPaise(entry.balance_after_paise)}`,
+        text: `credited ₹${formatPaise(entry.amount_paise)} to ${clean(account.email)} (${entry.public_id}); balance ₹${formatPaise(balance)}`,
       };
     },
   },

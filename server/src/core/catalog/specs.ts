@@ -16,8 +16,9 @@ export function specProblems(type: PlanType, specs: unknown): Record<string, str
   const rules = productOf(type).specRules;
   for (const [key, rule] of Object.entries(rules)) {
     const v = value[key];
-    if (v === undefined) problems[key] = 'is required';
-    else if (rule.kind === 'slug' && (typeof v !== 'string' || !/^[a-z0-9][a-z0-9-]{1,47}$/.test(v)))
+    if (v === undefined) {
+      if (!('default' in rule && rule.default !== undefined)) problems[key] = 'is required';
+    } else if (rule.kind === 'slug' && (typeof v !== 'string' || !/^[a-z0-9][a-z0-9-]{1,47}$/.test(v)))
       problems[key] = 'must be a slug';
     else if (
       rule.kind !== 'slug' &&

@@ -5,14 +5,14 @@
 
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { DB, Deposit, DepositStatus } from '../../db/tables.ts';
 import { AppError } from '../errors.ts';
 import { publicId } from '../ids.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import { formatPaise, parsePaise } from '../money.ts';
 import { notify } from '../notifications/notification.service.ts';
-import { post } from '../wallet/ledger.ts';
+import { balanceOf, post } from '../wallet/ledger.ts';
 import { keepUpload, type ReceivedUpload, uploadDirs } from './uploads.ts';
 
 /** The largest single deposit a client may report. */
@@ -27,7 +27,14 @@ export interface SubmitDeposit {
   upload: ReceivedUpload | null;
 }
 
-export function createDepositService(options: { db: Kysely<DB>; dataDir: string; mailer: Mailer; clock: () => Date }) {
+export function createDepositService(options: {
+  db: Kysely<DB>;
+  dataDir: string;
+  mailer: Mailer;
+  clock: () => Date;
+  /** Runs in the approving transaction, after the credit (the billing cycle pays unpaid orders). */
+  afterCredit?: (trx: Transaction<DB>, accountId: number) => Promise<unknown>;
+}) {
   const { db, mailer, clock } = options;
   const dirs = uploadDirs(options.dataDir);
 
@@ -71,7 +78,9 @@ export function createDepositService(options: { db: Kysely<DB>; dataDir: string;
           .where('id', '=', id)
           .returningAll()
           .executeTakeFirstOrThrow();
-        const balance = formatPaise(entry.balance_after_paise);
+        // Unpaid renewal orders are paid from the deposit first (the billing cycle): the balance after.
+        await options.afterCredit?.(trx, deposit.account_id);
+        const balance = formatPaise(await balanceOf(trx, deposit.account_id));
         await notify(trx, account.id, {
           kind: 'deposit_approved',
           title: `Deposit of ₹${amount} approved`,

@@ -3,8 +3,7 @@
 // size limit enforced on the bytes actually received; stored under a random name.
 
 import { randomBytes } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -76,8 +75,11 @@ export async function receiveUpload(
       done(null, chunk);
     },
   });
+  // Opened (created) before anything is streamed, so a refusal in the first bytes removes a
+  // file that exists, never one still being opened.
+  const sink = (await open(tmpPath, 'wx', 0o600)).createWriteStream();
   try {
-    await pipeline(source, inspect, createWriteStream(tmpPath, { mode: 0o600 }));
+    await pipeline(source, inspect, sink);
     type ??= sniff(head);
     if (type === null)
       throw new AppError('unsupported_media_type', {

@@ -8,6 +8,8 @@ export type AppJobs = {
   'mail.send': { outboxId: number };
   /** Periodic clean-up of expired sessions, tokens and codes (scheduled by the worker). */
   'maintenance.sweep': Record<string, never>;
+  /** The billing cycle (CONTRACT §7), every 5 minutes: reminders, renewals, overdue suspension and termination. */
+  'billing.cycle': Record<string, never>;
   /** Provision or reinstall a service: one row of `jobs`, run step by step, resumable. */
   'service.provision': { jobId: number };
   /** Power signals, suspension, termination: one row of `jobs`. */
@@ -25,6 +27,9 @@ export const APP_QUEUES: QueueDefinitions<AppJobs> = {
     concurrency: 5,
   },
   'maintenance.sweep': { retryLimit: 1, retryDelay: 60, retryBackoff: false, expireInSeconds: 600, concurrency: 1 },
+  // Exactly once per service and period however often it runs (the database decides), so a
+  // failed run is simply the next one's work.
+  'billing.cycle': { retryLimit: 0, retryDelay: 60, retryBackoff: false, expireInSeconds: 600, concurrency: 1 },
   // Upstream trouble is retried with backoff for about half an hour (10 s … 5 min) before the
   // job gives up and compensates; a worker that dies mid-job stops its heartbeat and the job is
   // picked up again within a minute.

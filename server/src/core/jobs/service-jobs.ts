@@ -84,8 +84,10 @@ const UPSTREAM_FAILURES: Record<UpstreamErrorKind, { code: string; message: stri
   unreachable: { code: 'node_unreachable', message: 'The server node did not answer.' },
   timeout: { code: 'node_unreachable', message: 'The server node did not answer in time.' },
   auth: { code: 'upstream_auth', message: "The server node refused the platform's credentials." },
-  not_found: { code: 'upstream_error', message: 'The virtual machine was not found on its node.' },
-  conflict: { code: 'upstream_error', message: 'The virtual machine was busy or not in a state that allows this.' },
+  forbidden: { code: 'ptero_forbidden', message: 'The panel refused the operation for want of a permission.' },
+  rate_limited: { code: 'node_unreachable', message: 'The server node asked the platform to slow down.' },
+  not_found: { code: 'upstream_error', message: 'The server was not found on its node.' },
+  conflict: { code: 'upstream_error', message: 'The server was busy or not in a state that allows this.' },
   rejected: { code: 'upstream_error', message: 'The server node refused the operation.' },
   protocol: { code: 'upstream_error', message: 'The server node gave an answer the platform does not understand.' },
 };

@@ -12,7 +12,9 @@ export type MailMessage =
   | { template: 'reset_password'; name: string; link: string }
   | { template: 'login_code'; name: string; code: string; minutes: number }
   | { template: 'deposit_approved'; name: string; amount: string; reference: string; balance: string }
-  | { template: 'deposit_rejected'; name: string; amount: string; reference: string; reason: string };
+  | { template: 'deposit_rejected'; name: string; amount: string; reference: string; reason: string }
+  /** The billing cycle (CONTRACT §7): reminders, renewals, unpaid orders, suspensions, terminations. */
+  | { template: 'billing'; name: string; subject: string; paragraphs: string[] };
 
 export interface RenderedMail {
   subject: string;
@@ -98,6 +100,12 @@ export function renderMail(message: MailMessage): RenderedMail {
           `Reason: ${escapeHtml(message.reason)}`,
           'Reply to this message if you think this is a mistake.',
         ]),
+      };
+    case 'billing':
+      return {
+        subject: message.subject,
+        text: `${hello}\n\n${message.paragraphs.join('\n\n')}\n`,
+        html: page(message.subject, [escapeHtml(hello), ...message.paragraphs.map(escapeHtml)]),
       };
     case 'login_code':
       return {

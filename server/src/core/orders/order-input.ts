@@ -44,6 +44,27 @@ const DOMAIN = /^(?=.{4,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z](?
 const SSH_KEY =
   /^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\.com) [A-Za-z0-9+/]{40,}={0,3}( [^\n\r]{0,200})?$/;
 
+/**
+ * Top-level domains no site can be reached under: reserved for tests, documentation and local
+ * networks (RFC 2606, 6761, 6762, 7686, 8375, ICANN's .internal) or used as private ones.
+ */
+const RESERVED_TLDS = new Set([
+  'test',
+  'example',
+  'invalid',
+  'localhost',
+  'local',
+  'onion',
+  'arpa',
+  'internal',
+  'lan',
+  'home',
+  'corp',
+  'intranet',
+  'private',
+  'localdomain',
+]);
+
 /** Fields outside `config` keep their own name on every surface. */
 const TOP_LEVEL = new Set(['domain', 'plan', 'plan_id']);
 
@@ -125,6 +146,8 @@ export function checkOrderConfig(
     if (!domainGiven) bad('domain', 'is required for web hosting', 'domain_required');
     else if (typeof domainRaw !== 'string' || !DOMAIN.test(domainRaw.trim().toLowerCase().replace(/\.$/, '')))
       bad('domain', 'must be a domain name such as example.in', 'bad_domain');
+    else if (RESERVED_TLDS.has(domainRaw.trim().toLowerCase().replace(/\.$/, '').split('.').at(-1) ?? ''))
+      bad('domain', 'must be under a public top-level domain (not .test, .local, .example, …)', 'bad_domain');
     else domain = domainRaw.trim().toLowerCase().replace(/\.$/, '');
   } else if (domainGiven) {
     bad('domain', 'is only for web hosting plans', 'bad_domain');

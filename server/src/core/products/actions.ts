@@ -12,18 +12,34 @@
 
 import type { Kysely } from 'kysely';
 import type { TObject } from 'typebox';
-import type { DB, Job, JobType, Service, ServiceStatus } from '../../db/tables.ts';
-import type { ConsoleTicket, MetricPoint, VmStatus } from '../../upstreams/hypervisor.ts';
+import type { DB, Job, JobType, NodeRow, Service, ServiceStatus } from '../../db/tables.ts';
+import type { UpstreamConsoleTicket } from '../../upstreams/driver.ts';
+import type { MetricPoint, VmStatus } from '../../upstreams/hypervisor.ts';
 import type { AppError } from '../errors.ts';
 import type { RateLimits } from '../ratelimit/rate-limits.ts';
+import type { Backends } from '../services/backends.ts';
 import type { LiveTarget } from './live.ts';
 
 export type ActionMethod = 'read' | 'mutate';
 
+export type SessionRoute = 'action' | 'status' | 'graph' | 'panel';
+
+/** The session routes that expose an action. */
+export function sessionRoutes(action: ProductAction): readonly SessionRoute[] {
+  const routes = action.surfaces.session;
+  if (routes === undefined) return [];
+  return typeof routes === 'string' ? [routes] : routes;
+}
+
 /** Where an action is exposed. */
 export interface ActionSurfaces {
-  /** Session surface: in POST /services/action/ ('action'), or its own GET route. */
-  session?: 'action' | 'status' | 'graph';
+  /**
+   * Session surface: in POST /services/action/ ('action'), its own GET route ('status',
+   * 'graph'), or the product's multiplexed management route ('panel': /api/v1/client/game/ and
+   * /web/, CONTRACT §6: a read is a GET with its parameters in the query, a mutation a POST with
+   * a JSON body).
+   */
+  session?: SessionRoute | readonly SessionRoute[];
   /** Token surface: in POST /instances/{id}/{action} ('action'), or GET /instances/{id}/stats. */
   token?: 'action' | 'stats';
 }
@@ -39,16 +55,40 @@ export interface ActionContext {
   live(): Promise<LiveTarget>;
   /** Runs just before the node is asked (the caller's own limits: consoles). */
   gate?: (service: Service) => Promise<void>;
+  /** Wraps a node's console session in one of our one-time tickets (console actions of the panel route). */
+  mintConsole?: (upstream: UpstreamConsoleTicket) => Promise<IssuedConsoleTicket>;
+  /** A file the request streamed to a temporary file (an upload action's multipart body). */
+  upload?: { path: string; filename: string; bytes: number } | null;
+  /** The driver of the node that runs the service (the panel actions ask it directly). */
+  backends: Backends;
+  /** The node row of the service (null: none assigned). */
+  node(): Promise<NodeRow | null>;
+  /** The absolute base URL clients reach us at (PUBLIC_URL). */
+  publicUrl: string;
+  /** Seals credentials the action changes (web: the account password). Never sent anywhere. */
+  secretKey: Buffer;
+  clock: () => Date;
+}
+
+/** One of our console tickets, as a client receives it (CONTRACT §6). */
+export interface IssuedConsoleTicket {
+  ticket: string;
+  url: string;
+  expires_at: string;
 }
 
 export type ActionResult =
   | { kind: 'job'; job: Job; message: string }
   | { kind: 'status'; status: VmStatus }
   | { kind: 'metrics'; points: MetricPoint[] }
-  | { kind: 'console'; upstream: ConsoleTicket };
+  | { kind: 'console'; upstream: UpstreamConsoleTicket }
+  /** A panel action's answer: the envelope's message and its fields (`status`: 200 unless said). */
+  | { kind: 'data'; message: string; data: Record<string, unknown>; status?: number };
 
 export interface ProductAction {
   readonly name: string;
+  /** Its group in the product's route (spec 4.9: info, console, files, …), for the documentation. */
+  readonly group?: string;
   readonly method: ActionMethod;
   /** What the action takes besides the service (TypeBox; the routes' schemas are built from it). */
   readonly params: TObject;
@@ -60,6 +100,13 @@ export interface ProductAction {
   readonly surfaces: ActionSurfaces;
   /** A console action: the ticket kind (the token surface answers with one of our tickets). */
   readonly console?: 'vnc' | 'serial';
+  /** Takes one file as a multipart body (streamed to a temporary file first), at most this many bytes. */
+  readonly upload?: { field: string; maxBytes: number };
+  /**
+   * A check of the raw parameters that comes before their shape is checked (a game file action:
+   * a NUL in a path is 400 path_traversal, not a 422 about the string).
+   */
+  screen?(params: Record<string, unknown>): void;
   /** Checks of its parameters that come before the state (422). */
   check?(ctx: ActionContext, params: Record<string, unknown>): Promise<Record<string, unknown>>;
   /** The refusal for a state outside `states`, when it is not the product's. */

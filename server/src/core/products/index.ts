@@ -17,7 +17,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { DB, Location, NodeKind, PlanType, Service } from '../../db/tables.ts';
 import type { AppError } from '../errors.ts';
 import type { CheckedConfig, OrderProblems } from '../orders/order-input.ts';
-import type { ProductAction } from './actions.ts';
+import type { ActionContext, ProductAction } from './actions.ts';
 import { gameProduct } from './game/index.ts';
 import type { ProductJobs } from './jobs.ts';
 import type { ProductLiveFactory } from './live.ts';
@@ -25,7 +25,8 @@ import { vpsProduct } from './vps/index.ts';
 import { webProduct } from './web/index.ts';
 
 export type SpecRule =
-  | { kind: 'int'; min: number; max: number }
+  /** `default`: the key may be left out of a plan's specs, and means this. */
+  | { kind: 'int'; min: number; max: number; default?: number }
   | { kind: 'number'; min: number; max: number }
   | { kind: 'slug' };
 
@@ -81,6 +82,23 @@ export interface Product<R = any, C = any> {
   wrongType(): AppError;
   /** The refusal of an action for the service's state (an action may have its own). */
   refused(service: Service): AppError;
+  /**
+   * A state check that needs the database (game: a reinstall running is `server_installing`),
+   * after the `states` check of the management route; throws the refusal.
+   */
+  ready?(db: Kysely<DB>, service: Service): Promise<void>;
+  /**
+   * Actions of other products this one has no counterpart of, with why (422 not_supported
+   * instead of the other product's wrong-type refusal; game: `vnc`).
+   */
+  readonly unsupported?: Readonly<Record<string, string>>;
+  /**
+   * Single sign-on (CONTRACT §6 `sso`): `console` for one of our console tickets (vps), or a
+   * one-time sign-in URL into the service's panel; absent: none (409 sso_unavailable).
+   */
+  readonly sso?:
+    | 'console'
+    | ((ctx: ActionContext) => Promise<{ url: string; expires_at: string | null; note: string }>);
 }
 
 const REGISTRY = new Map<PlanType, Product>([

@@ -5,7 +5,7 @@
 // all. Product-agnostic: what the product reserved is given back through `product.release`.
 
 import type { Transaction } from 'kysely';
-import type { DB, Job, Plan, Service } from '../../db/tables.ts';
+import type { DB, Job, Plan, Service, SuspendReason } from '../../db/tables.ts';
 import type { Bus } from '../bus.ts';
 import { type Failure, finishJob } from '../jobs/service-jobs.ts';
 import { formatPaise } from '../money.ts';
@@ -79,16 +79,30 @@ export async function failedAndRefunded(trx: Transaction<DB>, t: Transition, fai
   });
 }
 
+const SUSPENSIONS: Record<SuspendReason, { event: string; body: (label: string) => string }> = {
+  staff: { event: 'Suspended by staff', body: (label) => `${label} has been suspended.` },
+  client: { event: 'Suspended at your request', body: (label) => `${label} has been suspended, as you asked.` },
+  overdue: {
+    event: 'Suspended: its renewal is unpaid',
+    body: (label) => `${label} has been suspended because its renewal is unpaid. Pay the order and it comes back.`,
+  },
+};
+
+/** Suspended on its node; the job's `reason` (staff when none) says what lifts it. */
 export async function suspended(trx: Transaction<DB>, t: Transition): Promise<void> {
   const { service, now } = t;
-  await services.markSuspended(trx, service.id, now);
+  const given = (t.job.params as { reason?: unknown }).reason;
+  const reason: SuspendReason = given === 'client' || given === 'overdue' ? given : 'staff';
+  await services.markSuspended(trx, service.id, now, reason);
   await finishJob(trx, t.job.id, now, undefined, t.bus);
-  await recordEvent(trx, service.id, 'suspended', 'Suspended: the server is stopped and cannot be started');
+  await recordEvent(trx, service.id, 'suspended', `${SUSPENSIONS[reason].event}: it is stopped and cannot be started`, {
+    reason,
+  });
   await notify(trx, service.account_id, {
     kind: 'service_suspended',
     title: `${service.label} is suspended`,
-    body: `${service.label} has been suspended.`,
-    data: { service: service.id },
+    body: SUSPENSIONS[reason].body(service.label),
+    data: { service: service.id, reason },
   });
 }
 
@@ -110,6 +124,13 @@ export async function terminated(trx: Transaction<DB>, t: Transition): Promise<v
   const { service, now } = t;
   await productOf(service.type).release(trx, service.id);
   await services.markTerminated(trx, service.id, now);
+  // Nothing is owed for a service that no longer exists (the billing cycle's unpaid renewal).
+  await trx
+    .updateTable('orders')
+    .set({ status: 'cancelled' })
+    .where('service_id', '=', service.id)
+    .where('status', '=', 'unpaid')
+    .execute();
   await finishJob(trx, t.job.id, now, undefined, t.bus);
   await recordEvent(
     trx,

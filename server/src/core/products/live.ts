@@ -4,10 +4,11 @@
 
 import type { Kysely } from 'kysely';
 import type { DB, NodeRow, Service } from '../../db/tables.ts';
+import type { UpstreamConsoleTicket } from '../../upstreams/driver.ts';
 import {
-  type ConsoleTicket,
   type MetricPoint,
   type PowerState,
+  TIMEFRAMES,
   type Timeframe,
   UpstreamError,
   type VmStatus,
@@ -26,7 +27,7 @@ export interface LiveEnv {
 export interface LiveTarget {
   status(): Promise<VmStatus>;
   metrics(timeframe: Timeframe): Promise<MetricPoint[]>;
-  console(kind: 'vnc' | 'serial'): Promise<ConsoleTicket>;
+  console(kind: 'vnc' | 'serial'): Promise<UpstreamConsoleTicket>;
 }
 
 export interface ProductLive {
@@ -63,4 +64,18 @@ export function unreachable(error: unknown): AppError {
     cause: error,
     message: 'The server node did not answer; try again shortly.',
   });
+}
+
+/** The graph actions' parameter check (every product): a known timeframe, else 422 bad_timeframe. */
+export async function checkTimeframe(
+  _ctx: unknown,
+  params: Record<string, unknown>,
+): Promise<{ timeframe: Timeframe }> {
+  if (typeof params.timeframe !== 'string' || !(TIMEFRAMES as readonly string[]).includes(params.timeframe)) {
+    throw new AppError('bad_timeframe', {
+      message: `Timeframes are ${TIMEFRAMES.join(', ')}.`,
+      fields: { timeframe: `must be one of ${TIMEFRAMES.join(', ')}` },
+    });
+  }
+  return { timeframe: params.timeframe as Timeframe };
 }

@@ -58,6 +58,7 @@ export const LIMITS = {
   },
   console_ticket_service: { points: 6, duration: 60, description: 'console tickets, per service' },
   console_ticket_account: { points: 20, duration: 60, description: 'console tickets, per account' },
+  search: { points: 30, duration: 10, description: 'searches, per session or token (CONTRACT §8)' },
   live_status_account: { points: 60, duration: 60, description: 'live power/status reads, per account' },
   live_graph_account: { points: 20, duration: 60, description: 'live graph reads, per account' },
 } as const satisfies Record<string, LimitSpec>;

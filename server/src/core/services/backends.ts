@@ -4,8 +4,15 @@
 
 import type WebSocket from 'ws';
 import type { NodeRow } from '../../db/tables.ts';
-import type { ConsoleDialOptions, ConsoleEvents, DriverTiming, NodeDriver } from '../../upstreams/driver.ts';
-import type { ConsoleTicket, Hypervisor } from '../../upstreams/hypervisor.ts';
+import type {
+  ConsoleDialOptions,
+  ConsoleEvents,
+  DriverTiming,
+  NodeDriver,
+  UpstreamConsoleTicket,
+} from '../../upstreams/driver.ts';
+import type { GamePanel } from '../../upstreams/game-panel.ts';
+import type { Hypervisor } from '../../upstreams/hypervisor.ts';
 import {
   DRIVERS,
   type DriverEntry,
@@ -13,6 +20,7 @@ import {
   driverEntry,
   NoDriverError,
 } from '../../upstreams/registry.ts';
+import type { WebPanel } from '../../upstreams/web-panel.ts';
 import { AppError } from '../errors.ts';
 import type { NodeService } from '../nodes/node.service.ts';
 
@@ -21,6 +29,10 @@ export type { DriverTiming } from '../../upstreams/driver.ts';
 export interface Backends {
   /** The hypervisor driver of an active node whose kind has one; 409 hypervisor_not_configured for anything else. */
   hypervisor(node: NodeRow | undefined | null): Hypervisor;
+  /** The game-panel driver of an active node; 503 node_unreachable when the node cannot be used. */
+  gamePanel(node: NodeRow | undefined | null): GamePanel;
+  /** The web-hosting panel driver of an active node; 503 node_unreachable when the node cannot be used. */
+  webPanel(node: NodeRow | undefined | null): WebPanel;
   /**
    * Probe an active node through its driver: what it runs (e.g. "<software> 8.2.4"). Throws
    * NoDriverError ("no driver for … nodes yet") for a kind without a driver, AppError for an
@@ -31,8 +43,20 @@ export interface Backends {
    * Dial the console of `ticket` on the node that issued it (NodeDriver.openConsole); the node
    * need not be active still. Throws as `ping` does before dialing.
    */
-  openConsole(node: NodeRow, ticket: ConsoleTicket, events: ConsoleEvents, options: ConsoleDialOptions): WebSocket;
+  openConsole(
+    node: NodeRow,
+    ticket: UpstreamConsoleTicket,
+    events: ConsoleEvents,
+    options: ConsoleDialOptions,
+  ): WebSocket;
+  /** The node driver's filter of client frames for this console (NodeDriver.consoleInput). */
+  consoleInput(
+    node: NodeRow,
+    ticket: UpstreamConsoleTicket,
+  ): ((data: WebSocket.RawData, binary: boolean) => boolean) | null;
   close(): void;
+  /** The deadlines drivers were built with (steps that poll a node use them too). */
+  readonly timing: DriverTiming;
 }
 
 export function createBackends(
@@ -64,6 +88,25 @@ export function createBackends(
     return driver;
   }
 
+  /** The driver of a panel node (game, web): 503 node_unreachable when the node cannot be used. */
+  function panelOf(node: NodeRow | undefined | null, role: 'gamePanel' | 'webPanel'): NodeDriver {
+    const refuse = () =>
+      new AppError('node_unreachable', {
+        message: 'The panel of this service cannot be reached right now.',
+        retryAfter: 30,
+      });
+    if (!node?.active) throw refuse();
+    let entry: DriverEntry;
+    try {
+      entry = driverEntry(node.kind, registry);
+    } catch (error) {
+      if (error instanceof NoDriverError) throw refuse();
+      throw error;
+    }
+    if (entry.role !== role) throw refuse();
+    return build(node, entry);
+  }
+
   return {
     hypervisor(node) {
       if (!node?.active) throw new AppError('hypervisor_not_configured');
@@ -78,6 +121,9 @@ export function createBackends(
       return build(node, entry) as Hypervisor;
     },
 
+    gamePanel: (node) => panelOf(node, 'gamePanel') as GamePanel,
+    webPanel: (node) => panelOf(node, 'webPanel') as WebPanel,
+
     async ping(node) {
       const entry = driverEntry(node.kind, registry);
       if (!node.active) throw new AppError('hypervisor_not_configured');
@@ -88,6 +134,12 @@ export function createBackends(
     openConsole(node, ticket, events, options) {
       return build(node, driverEntry(node.kind, registry)).openConsole(ticket, events, options);
     },
+
+    consoleInput(node, ticket) {
+      return build(node, driverEntry(node.kind, registry)).consoleInput?.(ticket) ?? null;
+    },
+
+    timing,
 
     close() {
       for (const { driver } of cache.values()) driver.close();

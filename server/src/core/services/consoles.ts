@@ -13,8 +13,8 @@
 // Redeeming re-checks that the account is not suspended and the service still active (F10).
 
 import { type Kysely, sql } from 'kysely';
-import type { DB } from '../../db/tables.ts';
-import type { ConsoleTicket } from '../../upstreams/hypervisor.ts';
+import type { DB, Service } from '../../db/tables.ts';
+import type { UpstreamConsoleTicket } from '../../upstreams/driver.ts';
 import { decryptSecret, encryptSecret, randomToken, sha256Hex } from '../crypto/secrets.ts';
 import { AppError } from '../errors.ts';
 import type { RateLimits } from '../ratelimit/rate-limits.ts';
@@ -35,7 +35,7 @@ const AAD = 'console-ticket';
 export interface IssuedTicket {
   ticket: string;
   url: string;
-  kind: 'vnc' | 'serial';
+  kind: 'vnc' | 'serial' | 'game';
   password: string | null;
   expires_at: string;
 }
@@ -46,7 +46,7 @@ export interface RedeemedTicket {
   serviceId: number;
   accountId: number;
   nodeId: number;
-  upstream: ConsoleTicket;
+  upstream: UpstreamConsoleTicket;
 }
 
 export function createConsoles(options: {
@@ -87,33 +87,58 @@ export function createConsoles(options: {
     if (Number(byNode.n) >= CONSOLES_PER_NODE) throw tooMany('on this server node', CONSOLES_PER_NODE);
   }
 
+  /** Refused here, the node never starts a console for the ticket: open sessions, then ticket allowances. */
+  async function gate(accountId: number, owned: Service): Promise<void> {
+    await checkOpen(db, accountId, owned.node_id);
+    await limits.consume('console_ticket_service', `service:${owned.id}`);
+    await limits.consume('console_ticket_account', `account:${accountId}`);
+  }
+
+  /** Wrap the node's console session in one of our one-time tickets. */
+  async function mint(accountId: number, service: Service, upstream: UpstreamConsoleTicket): Promise<IssuedTicket> {
+    const raw = randomToken(32);
+    const expiresAt = new Date(clock().getTime() + CONSOLE_TICKET_SECONDS * 1000);
+    await db
+      .insertInto('console_tickets')
+      .values({
+        ticket_hash: sha256Hex(raw),
+        account_id: accountId,
+        service_id: service.id,
+        kind: upstream.kind,
+        upstream_sealed: encryptSecret(secretKey, JSON.stringify({ nodeId: service.node_id, upstream }), AAD),
+        expires_at: expiresAt,
+      })
+      .execute();
+    return {
+      ticket: raw,
+      url: `${wsBase}/ws/console/?t=${raw}`,
+      kind: upstream.kind,
+      password: upstream.kind === 'game' ? null : upstream.password,
+      expires_at: isoWithOffset(expiresAt),
+    };
+  }
+
   return {
     async issue(accountId: number, serviceId: number, kind: 'vnc' | 'serial'): Promise<IssuedTicket> {
-      const { service, upstream } = await options.actions.console(accountId, serviceId, kind, async (owned) => {
-        // Refused here, the node never starts a proxy for the ticket.
-        await checkOpen(db, accountId, owned.node_id);
-        await limits.consume('console_ticket_service', `service:${owned.id}`);
-        await limits.consume('console_ticket_account', `account:${accountId}`);
-      });
-      const raw = randomToken(32);
-      const expiresAt = new Date(clock().getTime() + CONSOLE_TICKET_SECONDS * 1000);
-      await db
-        .insertInto('console_tickets')
-        .values({
-          ticket_hash: sha256Hex(raw),
-          account_id: accountId,
-          service_id: service.id,
-          kind,
-          upstream_sealed: encryptSecret(secretKey, JSON.stringify({ nodeId: service.node_id, upstream }), AAD),
-          expires_at: expiresAt,
-        })
-        .execute();
+      const { service, upstream } = await options.actions.console(accountId, serviceId, kind, (owned) =>
+        gate(accountId, owned),
+      );
+      return mint(accountId, service, upstream);
+    },
+
+    /** The console hooks of a management route's actions (ActionContext gate and mintConsole). */
+    hooksFor(accountId: number) {
+      let owned: Service | null = null;
       return {
-        ticket: raw,
-        url: `${wsBase}/ws/console/?t=${raw}`,
-        kind,
-        password: upstream.password,
-        expires_at: isoWithOffset(expiresAt),
+        gate: async (service: Service) => {
+          owned = service;
+          await gate(accountId, service);
+        },
+        mintConsole: async (upstream: UpstreamConsoleTicket) => {
+          if (!owned) throw new Error('a console ticket is minted only after its gate');
+          const { ticket, url, expires_at } = await mint(accountId, owned, upstream);
+          return { ticket, url, expires_at };
+        },
       };
     },
 
@@ -145,7 +170,7 @@ export function createConsoles(options: {
           throw new AppError('no_vm', { message: `The service is ${state.status}; its console is closed.` });
         const sealed = JSON.parse(decryptSecret(secretKey, row.upstream_sealed, AAD)) as {
           nodeId: number;
-          upstream: ConsoleTicket;
+          upstream: UpstreamConsoleTicket;
         };
         // One redeem at a time per account and per node (always in this order), so the caps are exact.
         await sql`select pg_advisory_xact_lock(hashtextextended(${`console:account:${row.account_id}`}, 0))`.execute(

@@ -7,14 +7,21 @@
 import type { Kysely } from 'kysely';
 import type { TProperties } from 'typebox';
 import type { DB, Job, Service } from '../../db/tables.ts';
-import type { ConsoleTicket, MetricPoint, PowerState, VmStatus } from '../../upstreams/hypervisor.ts';
+import type { UpstreamConsoleTicket } from '../../upstreams/driver.ts';
+import type { MetricPoint, PowerState, VmStatus } from '../../upstreams/hypervisor.ts';
 import type { Bus } from '../bus.ts';
 import { AppError } from '../errors.ts';
 import type { AppJobs } from '../jobs/catalog.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { startJob } from '../jobs/service-jobs.ts';
 import * as nodes from '../nodes/node.repository.ts';
-import type { ActionContext, ActionResult, ProductAction } from '../products/actions.ts';
+import {
+  type ActionContext,
+  type ActionResult,
+  type ProductAction,
+  type SessionRoute,
+  sessionRoutes,
+} from '../products/actions.ts';
 import { findAction, type Product, productOf, products } from '../products/index.ts';
 import type { LiveTarget, ProductLive } from '../products/live.ts';
 import type { RateLimits } from '../ratelimit/rate-limits.ts';
@@ -26,7 +33,11 @@ export const SIGNALS = [...new Set(products().flatMap((p) => Object.keys(p.jobs.
 
 /** The product actions a surface route exposes, in registry order. */
 export function actionsOn(surface: 'session' | 'token', route: string) {
-  return products().flatMap((p) => p.actions.filter((a) => a.surfaces[surface] === route));
+  return products().flatMap((p) =>
+    p.actions.filter((a) =>
+      surface === 'session' ? sessionRoutes(a).includes(route as SessionRoute) : a.surfaces.token === route,
+    ),
+  );
 }
 
 /** A route's one-line list of its actions: `start | reinstall ({os, confirm = label})`. */
@@ -68,6 +79,12 @@ export interface RunOptions {
   gate?: (service: Service) => Promise<void>;
   /** Whether the calling route exposes the action; one it does not is refused as unknown. */
   exposed?: (action: ProductAction) => boolean;
+  /** See ActionContext.mintConsole. */
+  mintConsole?: ActionContext['mintConsole'];
+  /** See ActionContext.upload. */
+  upload?: ActionContext['upload'];
+  /** The route's check of the parameters' shape (422), run where the parameters are checked. */
+  validate?: (params: Record<string, unknown>) => Record<string, unknown>;
 }
 
 export function createServiceActions(options: {
@@ -77,8 +94,11 @@ export function createServiceActions(options: {
   services: ServiceService;
   bus: Bus;
   limits: RateLimits;
+  clock: () => Date;
+  publicUrl: string;
+  secretKey: Buffer;
 }) {
-  const { db, jobs, backends, services, limits, bus } = options;
+  const { db, jobs, backends, services, limits, bus, clock, publicUrl, secretKey } = options;
   // Each product's live state, built on first use (its caches live as long as the process).
   const lives = new Map<Product, ProductLive>();
   function liveOf(product: Product): ProductLive | null {
@@ -102,6 +122,57 @@ export function createServiceActions(options: {
     return state.target(service, await nodeOf(service));
   }
 
+  function contextOf(accountId: number, service: Service, own: Product, opts: RunOptions): ActionContext {
+    return {
+      accountId,
+      service,
+      db,
+      limits,
+      startJob: (type, jobParams) =>
+        db.transaction().execute((trx) =>
+          startJob(trx, jobs, {
+            accountId,
+            serviceId: service.id,
+            type,
+            ...(jobParams ? { params: jobParams } : {}),
+          }),
+        ),
+      live: () => live(own, service),
+      backends,
+      node: () => nodeOf(service),
+      publicUrl,
+      secretKey,
+      clock,
+      upload: opts.upload ?? null,
+      ...(opts.gate ? { gate: opts.gate } : {}),
+      ...(opts.mintConsole ? { mintConsole: opts.mintConsole } : {}),
+    };
+  }
+
+  /**
+   * Run an action of a product's management route (CONTRACT §6), the action already chosen by
+   * the route (its name and method checked there): ownership (404 not_owner) → type (the
+   * product's wrongType) → state (the action's or the product's refusal) → parameters (the
+   * action's `check`) → the handler, which asks the panel.
+   */
+  async function runPanel(
+    accountId: number,
+    serviceId: number,
+    product: Product,
+    action: ProductAction,
+    params: Record<string, unknown>,
+    opts: Omit<RunOptions, 'unknown' | 'exposed'> = {},
+  ): Promise<{ service: Service; result: ActionResult }> {
+    const service = await services.own(accountId, serviceId);
+    if (service.type !== product.type) throw product.wrongType();
+    if (!action.states.includes(service.status)) throw action.refused?.(service) ?? product.refused(service);
+    await product.ready?.(db, service);
+    const ctx = contextOf(accountId, service, product, { ...opts, unknown: () => product.wrongType() });
+    const shaped = opts.validate ? opts.validate(params) : params;
+    const checked = action.check ? await action.check(ctx, shaped) : shaped;
+    return { service, result: await action.handler(ctx, checked) };
+  }
+
   /** Run the action `name` on the caller's service (see core/products/actions.ts for the checks). */
   async function run(
     accountId: number,
@@ -115,26 +186,16 @@ export function createServiceActions(options: {
     if (!found || (opts.exposed && !opts.exposed(found.action))) throw opts.unknown();
     const { product, action } = found;
     const own = productOf(service.type);
-    const ctx: ActionContext = {
-      accountId,
-      service,
-      db,
-      limits,
-      startJob: (type, jobParams) =>
-        db
-          .transaction()
-          .execute((trx) =>
-            startJob(trx, jobs, { accountId, serviceId, type, ...(jobParams ? { params: jobParams } : {}) }),
-          ),
-      live: () => live(own, service),
-      ...(opts.gate ? { gate: opts.gate } : {}),
-    };
+    const ctx = contextOf(accountId, service, own, opts);
     const checked = action.check ? await action.check(ctx, params) : params;
     const refuseState = () => {
       if (!action.states.includes(service.status)) throw action.refused?.(service) ?? product.refused(service);
     };
     const refuseType = () => {
-      if (own !== product) throw product.wrongType();
+      if (own === product) return;
+      const why = own.unsupported?.[name];
+      if (why) throw new AppError('not_supported', { message: why });
+      throw product.wrongType();
     };
     if (action.method === 'mutate') {
       refuseState();
@@ -157,8 +218,19 @@ export function createServiceActions(options: {
     return result as Extract<ActionResult, { kind: K }>;
   }
 
+  /** A sign-in URL into the panel of the caller's active service (its product's `sso`). */
+  async function sso(accountId: number, serviceId: number) {
+    const service = await services.own(accountId, serviceId);
+    const product = productOf(service.type);
+    if (typeof product.sso !== 'function') throw new AppError('sso_unavailable');
+    if (service.status !== 'active') throw product.refused(service);
+    return product.sso(contextOf(accountId, service, product, { unknown: () => product.wrongType() }));
+  }
+
   return {
     run,
+    runPanel,
+    sso,
 
     /** A power signal or reinstall (session POST /services/action/): the job it queued. */
     async power(accountId: number, serviceId: number, signal: string): Promise<Job> {
@@ -185,7 +257,7 @@ export function createServiceActions(options: {
       serviceId: number,
       kind: 'vnc' | 'serial',
       gate?: (service: Service) => Promise<void>,
-    ): Promise<{ service: Service; upstream: ConsoleTicket }> {
+    ): Promise<{ service: Service; upstream: UpstreamConsoleTicket }> {
       const name = kind === 'vnc' ? 'vnc' : 'console';
       const { service, result } = await run(
         accountId,

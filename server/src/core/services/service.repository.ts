@@ -4,8 +4,8 @@
 // worker or the lifecycle may do by id alone says so in its name (`…ForStaff`, `…ForJob`) or
 // settles a service whose ownership was checked when its job was started (the `mark…`/`set…`).
 
-import type { Insertable, Kysely, Transaction } from 'kysely';
-import type { DB, Service, ServiceStatus, ServicesTable } from '../../db/tables.ts';
+import { type Insertable, type Kysely, sql, type Transaction } from 'kysely';
+import type { DB, Service, ServiceStatus, ServicesTable, SuspendReason } from '../../db/tables.ts';
 
 export type Executor = Kysely<DB>;
 
@@ -51,6 +51,18 @@ export function ownWithContext(db: Executor, accountId: number) {
           .limit(1)
           .as('ipv4'),
       )
+      // Overdue: a renewal of it is unpaid (the billing cycle, CONTRACT §7).
+      .select((eb) =>
+        eb
+          .exists(
+            eb
+              .selectFrom('orders as o')
+              .select(sql`1`.as('one'))
+              .whereRef('o.service_id', '=', 's.id')
+              .where('o.status', '=', 'unpaid'),
+          )
+          .as('overdue'),
+      )
       .where('s.account_id', '=', accountId)
   );
 }
@@ -83,7 +95,8 @@ export async function ownMonthlyRunRate(db: Executor, accountId: number): Promis
     .selectFrom('services')
     .select((eb) => eb.fn.sum<string | null>('price_paise').as('total'))
     .where('account_id', '=', accountId)
-    .where('status', '=', 'active')
+    // What renews every month: running services, and suspended ones (the cycle renews them too).
+    .where('status', 'in', ['active', 'suspended'])
     .executeTakeFirstOrThrow();
   return BigInt(row.total ?? '0');
 }
@@ -203,12 +216,20 @@ export async function markFailed(trx: Transaction<DB>, id: number): Promise<void
   await trx.updateTable('services').set({ status: 'failed' }).where('id', '=', id).execute();
 }
 
-export async function markSuspended(trx: Transaction<DB>, id: number, now: Date): Promise<void> {
-  await trx.updateTable('services').set({ status: 'suspended', suspended_at: now }).where('id', '=', id).execute();
+export async function markSuspended(trx: Transaction<DB>, id: number, now: Date, reason: SuspendReason): Promise<void> {
+  await trx
+    .updateTable('services')
+    .set({ status: 'suspended', suspended_at: now, suspend_reason: reason })
+    .where('id', '=', id)
+    .execute();
 }
 
 export async function markUnsuspended(trx: Transaction<DB>, id: number): Promise<void> {
-  await trx.updateTable('services').set({ status: 'active', suspended_at: null }).where('id', '=', id).execute();
+  await trx
+    .updateTable('services')
+    .set({ status: 'active', suspended_at: null, suspend_reason: null })
+    .where('id', '=', id)
+    .execute();
 }
 
 /** Terminated: the credentials go with it. */

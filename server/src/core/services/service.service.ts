@@ -21,6 +21,8 @@ export interface ServiceDetail {
   location: Pick<Location, 'code' | 'name'>;
   ipv4: string | null;
   lastJob: Job | null;
+  /** A renewal of it is unpaid. */
+  overdue: boolean;
 }
 
 export interface ServiceCredentials {
@@ -70,16 +72,18 @@ export function createServiceService(options: { db: Kysely<DB>; secretKey: Buffe
     location_code: string;
     location_name: string;
     ipv4: string | null;
+    overdue: boolean | number | string;
   };
 
   function toDetail(row: Row, job: Job | null): ServiceDetail {
-    const { plan_label, plan_name, location_code, location_name, ipv4, ...service } = row;
+    const { plan_label, plan_name, location_code, location_name, ipv4, overdue, ...service } = row;
     return {
       service,
       plan: { id: service.plan_id, label: plan_label, name: plan_name },
       location: { code: location_code, name: location_name },
       ipv4,
       lastJob: job,
+      overdue: overdue === true || overdue === 1 || overdue === 't' || overdue === 'true',
     };
   }
 

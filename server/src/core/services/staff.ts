@@ -43,6 +43,8 @@ export function createServiceStaff(options: {
           accountId: request.account_id,
           serviceId: request.service_id,
           type: request.kind,
+          // A suspension the client asked for: paying never lifts it (CONTRACT §7).
+          ...(request.kind === 'suspend' ? { params: { reason: 'client' } } : {}),
         });
         const updated = await trx
           .updateTable('service_requests')

@@ -1,6 +1,6 @@
 // Wallet reads for clients and staff credits. The ledger module does the bookkeeping.
 
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { DB, LedgerRow } from '../../db/tables.ts';
 import { AppError } from '../errors.ts';
 import { parsePaise } from '../money.ts';
@@ -9,7 +9,14 @@ import { balanceOf, history, type LedgerPage, post } from './ledger.ts';
 /** The most a single staff credit may add, so a typo of three zeros does not mint money. */
 export const MAX_CREDIT_PAISE = 10_00_000_00n; // ₹10,00,000
 
-export function createWalletService({ db }: { db: Kysely<DB> }) {
+export function createWalletService({
+  db,
+  afterCredit,
+}: {
+  db: Kysely<DB>;
+  /** Runs in the crediting transaction (the billing cycle pays unpaid orders). */
+  afterCredit?: (trx: Transaction<DB>, accountId: number) => Promise<unknown>;
+}) {
   return {
     balance: (accountId: number) => balanceOf(db, accountId),
 
@@ -25,13 +32,15 @@ export function createWalletService({ db }: { db: Kysely<DB> }) {
       else if (parsed.paise > MAX_CREDIT_PAISE) fields.amount = 'must be at most 1000000.00 per credit';
       if (note.trim().length < 3) fields.note = 'say why (at least 3 characters)';
       if (Object.keys(fields).length > 0) throw AppError.fields(fields);
-      return db.transaction().execute((trx) =>
-        post(trx, accountId, {
+      return db.transaction().execute(async (trx) => {
+        const entry = await post(trx, accountId, {
           kind: 'adjustment',
           amountPaise: (parsed as { paise: bigint }).paise,
           note: note.trim(),
-        }),
-      );
+        });
+        await afterCredit?.(trx, accountId);
+        return entry;
+      });
     },
   };
 }

@@ -8,6 +8,10 @@ import * as m0005 from './0005_notifications.ts';
 import * as m0006 from './0006_orders_services.ts';
 import * as m0007 from './0007_api_tokens.ts';
 import * as m0008 from './0008_console_sessions.ts';
+import * as m0009 from './0009_game_consoles.ts';
+import * as m0010 from './0010_billing.ts';
+import * as m0011 from './0011_search.ts';
+import * as m0012 from './0012_ssh_keys.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_extensions': m0001,
@@ -18,4 +22,8 @@ export const migrations: Record<string, Migration> = {
   '0006_orders_services': m0006,
   '0007_api_tokens': m0007,
   '0008_console_sessions': m0008,
+  '0009_game_consoles': m0009,
+  '0010_billing': m0010,
+  '0011_search': m0011,
+  '0012_ssh_keys': m0012,
 };

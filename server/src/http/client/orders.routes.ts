@@ -6,11 +6,13 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../../core/deps.ts';
+import { AppError } from '../../core/errors.ts';
 import { keyFieldRule, requestKey } from '../../core/idempotency.ts';
 import { formatPaise } from '../../core/money.ts';
 import { deploy } from '../../core/orders/deploy.ts';
 import { DEFAULT_OS_SLUG, type Placed } from '../../core/orders/order.service.ts';
 import { orderFieldRules } from '../../core/orders/order-input.ts';
+import { isoWithOffset } from '../../core/time.ts';
 import { deployDeps } from '../deploy.ts';
 import { sessionErrors } from '../schemas.ts';
 import { sendAsIs } from '../surfaces.ts';
@@ -85,7 +87,8 @@ export async function orderRoutes(root: FastifyInstance, { deps }: { deps: Deps 
       schema: {
         operationId: 'placeOrder',
         tags,
-        summary: 'Order a plan, paid from the wallet; provisioning starts at once',
+        summary:
+          'Order a plan, paid from the wallet (provisioning starts at once); or {action: "pay", id} an unpaid renewal',
         description:
           'Body: `plan_id`, `config` (every key optional — vps: hostname (default: the label), os (default: ' +
           `${DEFAULT_OS_SLUG} while active, else the oldest active template), server_name, region, ssh_keys; ` +
@@ -98,20 +101,39 @@ export async function orderRoutes(root: FastifyInstance, { deps }: { deps: Deps 
           '429 after 10 orders in an hour per account, counted with deploys on the token surface (decided before any ' +
           'charge; refused orders and replays do not count).',
         body: mutationBody({
-          plan_id: Type.Integer({ minimum: 1 }),
+          action: Type.Optional(
+            Type.Literal('pay', { description: 'pay an unpaid renewal order (`id`) from the wallet instead' }),
+          ),
+          id: Type.Optional(Type.Integer({ minimum: 1, description: 'with action pay: the order' })),
+          plan_id: Type.Optional(Type.Integer({ minimum: 1, description: 'required to place an order' })),
           config: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { maxProperties: 20 })),
           domain: Type.Optional(Type.Union([Type.String({ maxLength: 253 }), Type.Null()])),
           idempotency_key: Type.Optional(Type.String({ maxLength: 300 })),
         }),
         response: {
+          200: okSchema({
+            order: OrderSchema,
+            service: Type.Object({ id: Type.Integer(), paid_until: Type.String() }),
+          }),
           201: okSchema({ order: OrderSchema, service: ServiceSchema, job: JobSchema }),
-          ...sessionErrors(400, 401, 403, 409, 422, 429),
+          ...sessionErrors(400, 401, 403, 404, 409, 422, 429),
         },
       },
     },
     async (request, reply) => {
       const session = signedIn(request);
       const body = request.body;
+      if (body.action === 'pay') {
+        if (body.id === undefined) throw AppError.fields({ id: 'is required with action pay' });
+        const { order, service } = await deps.billing.pay(session.account.id, body.id);
+        return reply.code(200).send({
+          success: true as const,
+          message: `Order ${order.public_id} paid: ${service.label} is paid until ${service.period_end?.toISOString().slice(0, 10)}.`,
+          order: orderView(order),
+          service: { id: service.id, paid_until: isoWithOffset(service.period_end as Date) },
+        });
+      }
+      if (body.plan_id === undefined) throw AppError.fields({ plan_id: 'is required' });
       const key = requestKey(body.idempotency_key, request.headers['idempotency-key']);
       const input = { plan: body.plan_id, config: body.config ?? {}, domain: body.domain ?? null };
       // The deploy allowance (deploy_account) is shared with the token surface's POST /instances.

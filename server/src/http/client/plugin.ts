@@ -3,13 +3,16 @@
 
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../core/deps.ts';
+import { productOf } from '../../core/products/index.ts';
 import { sessionAuth } from '../plugins/session-auth.ts';
 import { accountRoutes } from './account.routes.ts';
 import { authRoutes } from './auth.routes.ts';
 import { catalogRoutes } from './catalog.routes.ts';
 import { notificationRoutes } from './notifications.routes.ts';
 import { orderRoutes } from './orders.routes.ts';
+import { panelRoutes } from './panel.routes.ts';
 import { serviceRoutes } from './services.routes.ts';
+import { sshKeyRoutes } from './ssh-keys.routes.ts';
 import { tokenRoutes } from './tokens.routes.ts';
 import { walletRoutes } from './wallet.routes.ts';
 
@@ -22,5 +25,8 @@ export async function clientSurface(app: FastifyInstance, { deps }: { deps: Deps
   await app.register(notificationRoutes, { deps });
   await app.register(orderRoutes, { deps });
   await app.register(serviceRoutes, { deps });
+  await app.register(panelRoutes(productOf('game'), '/game/'), { deps });
+  await app.register(panelRoutes(productOf('web'), '/web/'), { deps });
   await app.register(tokenRoutes, { deps });
+  await app.register(sshKeyRoutes, { deps });
 }

@@ -9,6 +9,8 @@ import { Type } from 'typebox';
 import { freeTextProblem } from '../../core/accounts/rules.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
+import { sessionRoutes } from '../../core/products/actions.ts';
+import { productOf } from '../../core/products/index.ts';
 import type { ServiceDetail } from '../../core/services/service.service.ts';
 import {
   actionNames,
@@ -64,6 +66,7 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
       plan: detail.plan,
       location: detail.location,
       ipv4: detail.ipv4,
+      overdue: detail.overdue,
       power: (power ?? null) as 'running' | null,
       ...(withJob ? { lastJob: detail.lastJob } : {}),
     });
@@ -76,7 +79,7 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
         operationId: 'getServices',
         summary: 'Your services with live power state; ?id= one; &action=credentials|events|sso',
         description:
-          'credentials are secret: the answer is not cached (Cache-Control: no-store). sso is 409 for backends without single sign-on.',
+          'credentials are secret: the answer is not cached (Cache-Control: no-store). sso: for web hosting a one-time cPanel session URL, for a game server its page on the game panel, for a virtual server a console ticket; 409 while the service is not active.',
         querystring: Type.Object(
           {
             ...PAGE_QUERY,
@@ -93,6 +96,15 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
             okSchema({ service: ServiceSchema }),
             okSchema({ credentials: CredentialsSchema }),
             okSchema({ events: Type.Array(EventSchema) }),
+            okSchema({
+              sso: Type.Object({
+                kind: Type.Union([Type.Literal('console'), Type.Literal('panel')]),
+                url: Type.String(),
+                expires_at: Type.Union([Type.String(), Type.Null()]),
+                note: Type.String(),
+                password: Type.Union([Type.String(), Type.Null()]),
+              }),
+            }),
           ]),
           ...sessionErrors(401, 404, 409, 422),
         },
@@ -138,9 +150,27 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
       }
       const detail = await deps.services.detail(accountId, q.id);
       if (q.action === 'sso') {
-        throw new AppError('sso_unavailable', {
-          message: 'Virtual servers have no control panel to sign in to; use SSH or the console.',
-        });
+        reply.header('Cache-Control', 'no-store');
+        if (productOf(detail.service.type).sso === 'console') {
+          const ticket = await deps.consoles.issue(accountId, q.id, 'vnc');
+          return {
+            success: true as const,
+            message: 'Console ticket issued; open the URL within 60 seconds.',
+            sso: {
+              kind: 'console' as const,
+              url: ticket.url,
+              expires_at: ticket.expires_at,
+              note: 'The VNC console of the server: a one-time ticket for our WebSocket; the RFB password is in password.',
+              password: ticket.password,
+            },
+          };
+        }
+        const signOn = await deps.serviceActions.sso(accountId, q.id);
+        return {
+          success: true as const,
+          message: 'Sign-in link issued.',
+          sso: { kind: 'panel' as const, ...signOn, password: null },
+        };
       }
       const power = await deps.serviceActions.powerStates([detail.service]);
       return {
@@ -329,7 +359,7 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
       const accountId = session.account.id;
       const { result } = await deps.serviceActions.run(accountId, id, action, params, {
         unknown: () => unknownAction(),
-        exposed: (a) => a.surfaces.session === 'action',
+        exposed: (a) => sessionRoutes(a).includes('action'),
       });
       if (result.kind !== 'job') throw new Error(`${action} answered ${result.kind}`);
       return reply.code(202).send({ success: true as const, message: result.message, job: jobView(result.job) });

@@ -14,6 +14,7 @@ import { isoWithOffset } from '../../core/time.ts';
 import type { Deposit, LedgerRow } from '../../db/tables.ts';
 import { sessionErrors } from '../schemas.ts';
 import { sendAsIs } from '../surfaces.ts';
+import { BillingSchema, billingView } from '../views/billing.view.ts';
 import { limited, PAGE_QUERY, PaginationSchema, pageOf, pagination, signedIn } from './context.ts';
 import { okSchema } from './views.ts';
 
@@ -91,6 +92,7 @@ export async function walletRoutes(root: FastifyInstance, { deps }: { deps: Deps
         response: {
           200: okSchema({
             wallet: Type.Object({ balance: Money, currency: Type.Literal('INR') }),
+            billing: BillingSchema,
             transactions: Type.Array(TransactionSchema),
             pagination: PaginationSchema,
           }),
@@ -109,6 +111,7 @@ export async function walletRoutes(root: FastifyInstance, { deps }: { deps: Deps
         success: true as const,
         message: 'Wallet loaded.',
         wallet: { balance: formatPaise(balance), currency: CURRENCY as 'INR' },
+        billing: billingView(await deps.billing.summary(session.account.id)),
         transactions: page.rows.map(transactionView),
         pagination: pagination(pageNo, perPage, page.total),
       };

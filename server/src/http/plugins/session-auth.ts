@@ -14,6 +14,11 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { csrfMatches, isSessionId, type LoadedSession, loadSession, SESSION_COOKIE } from '../../core/auth/sessions.ts';
 import { MAX_UPLOAD_BYTES, type ReceivedUpload, receiveUpload, uploadDirs } from '../../core/deposits/uploads.ts';
+import { type ReceivedFile, receiveFile } from '../uploads.ts';
+
+/** The largest file any route takes (a game server's file_upload, CONTRACT §6); each route has its own cap. */
+export const MAX_ANY_FILE_BYTES = 100 * 1024 * 1024;
+
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 
@@ -52,14 +57,21 @@ declare module 'fastify' {
      * from here only: the parsed body is the client's word, and a JSON body could hold anything.
      */
     receivedFiles: Record<string, ReceivedUpload> | null;
+    /** The file part of a route whose `uploads` takes any type, by field name. */
+    receivedAnyFiles: Record<string, ReceivedFile> | null;
   }
   interface FastifyContextConfig {
     /** `client` routes need a signed-in session; `public` ones do not. */
     access?: 'public' | 'client';
     /** Check the CSRF token (default: every non-GET route with `client` access). */
     csrf?: boolean;
-    /** Accepts a file part in a multipart body (streamed to a temporary file). */
-    uploads?: boolean;
+    /**
+     * Accepts a file part in a multipart body (streamed to a temporary file): `true` a payment
+     * proof (checked by content, 5 MiB), or any file up to `maxBytes` (request.receivedAnyFile).
+     */
+    uploads?: boolean | { anyType: true; maxBytes: number };
+    /** The same path also answers a bearer token (a twin route on the token surface): documented as such. */
+    alsoBearer?: boolean;
   }
 }
 
@@ -85,11 +97,26 @@ async function sessionAuthPlugin(app: FastifyInstance, { deps }: { deps: Deps })
     attachFieldsToBody: 'keyValues',
     // The byte count is enforced while streaming (receiveUpload); busboy's own cap sits just above
     // it so an oversize file is seen, not silently truncated.
-    limits: { fileSize: MAX_UPLOAD_BYTES + 1, files: 1, fields: 10, fieldSize: 4096, parts: 12, headerPairs: 100 },
+    limits: {
+      fileSize: Math.max(MAX_UPLOAD_BYTES, MAX_ANY_FILE_BYTES) + 1,
+      files: 1,
+      fields: 10,
+      fieldSize: 4096,
+      parts: 12,
+      headerPairs: 100,
+    },
     async onFile(part) {
-      if (!this.routeOptions.config.uploads) {
+      const uploads = this.routeOptions.config.uploads;
+      if (!uploads) {
         part.file.resume();
         throw new AppError('unsupported_media_type', { message: 'This route takes no files.' });
+      }
+      if (uploads !== true) {
+        const file = await receiveFile(part.file, tmpDir, uploads.maxBytes, part.filename ?? '');
+        this.uploadTmpFiles = [...(this.uploadTmpFiles ?? []), file.tmpPath];
+        this.receivedAnyFiles = { ...this.receivedAnyFiles, [part.fieldname]: file };
+        (part as unknown as { value: string }).value = file.filename;
+        return;
       }
       const upload = await receiveUpload(part.file, tmpDir);
       this.uploadTmpFiles = [...(this.uploadTmpFiles ?? []), upload.tmpPath];
@@ -100,11 +127,13 @@ async function sessionAuthPlugin(app: FastifyInstance, { deps }: { deps: Deps })
   app.decorateRequest('clientSession', null as unknown as ClientSession);
   app.decorateRequest('uploadTmpFiles', null);
   app.decorateRequest('receivedFiles', null);
+  app.decorateRequest('receivedAnyFiles', null);
 
   app.addHook('onRoute', (route) => {
     const schema = (route.schema ?? {}) as Record<string, unknown>;
     const method = Array.isArray(route.method) ? String(route.method[0]) : route.method;
-    route.schema = { ...schema, security: securityOf(method, route.config ?? {}) } as typeof route.schema;
+    const security = [...securityOf(method, route.config ?? {}), ...(route.config?.alsoBearer ? [{ bearer: [] }] : [])];
+    route.schema = { ...schema, security } as typeof route.schema;
   });
 
   app.addHook('onRequest', async (request) => {

@@ -70,22 +70,39 @@ function looseIntegers(schema: unknown, data: unknown): ErrorObject[] {
   return issues;
 }
 
+/** The properties of `data` its schema declares (the rest is checked by whoever takes them). */
+function declaredPart(schema: object, data: unknown): unknown {
+  const properties = (schema as { properties?: Record<string, unknown> }).properties;
+  if (!properties || data === null || typeof data !== 'object') return data;
+  return Object.fromEntries(Object.entries(data).filter(([key]) => key in properties));
+}
+
+type Check = ((data: unknown) => boolean) & { errors: ErrorObject[] | null };
+
+let shared: { body: Ajv; text: Ajv } | null = null;
+
+/**
+ * The validator of one schema, with this file's rules: `text` for query strings, params and
+ * headers (coerced), else a body (strict). On failure its `errors` hold every issue.
+ */
+export function compileValidator(schema: object, text: boolean, options: { nulInDeclaredOnly?: boolean } = {}): Check {
+  shared ??= { body: makeAjv(false), text: makeAjv(true) };
+  const validate = (text ? shared.text : shared.body).compile(withIntegerBounds(schema) as object);
+  const check = ((data: unknown): boolean => {
+    // Before ajv: coercion replaces the text with the number.
+    const loose = text ? looseIntegers(schema, data) : [];
+    const valid = validate(data);
+    const extra = [...loose, ...nulIssues(options.nulInDeclaredOnly ? declaredPart(schema, data) : data)];
+    if (valid && extra.length === 0) return true;
+    check.errors = [...(validate.errors ?? []), ...extra];
+    return false;
+  }) as Check;
+  check.errors = null;
+  return check;
+}
+
 export function registerValidation(app: FastifyInstance): void {
-  const bodyAjv = makeAjv(false);
-  const textAjv = makeAjv(true);
-  app.setValidatorCompiler(({ schema, httpPart }: { schema: FastifySchema; httpPart?: string }) => {
-    const text = httpPart !== 'body';
-    const validate = (text ? textAjv : bodyAjv).compile(withIntegerBounds(schema) as object);
-    const check = (data: unknown): boolean => {
-      // Before ajv: coercion replaces the text with the number.
-      const loose = text ? looseIntegers(schema, data) : [];
-      const valid = validate(data);
-      const extra = [...loose, ...nulIssues(data)];
-      if (valid && extra.length === 0) return true;
-      check.errors = [...(validate.errors ?? []), ...extra];
-      return false;
-    };
-    check.errors = null as ErrorObject[] | null;
-    return check;
-  });
+  app.setValidatorCompiler(({ schema, httpPart }: { schema: FastifySchema; httpPart?: string }) =>
+    compileValidator(schema as object, httpPart !== 'body'),
+  );
 }

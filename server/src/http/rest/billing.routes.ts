@@ -6,6 +6,7 @@ import { Type } from 'typebox';
 import type { Deps } from '../../core/deps.ts';
 import { formatPaise } from '../../core/money.ts';
 import { tokenErrors } from '../schemas.ts';
+import { BillingSchema, billingView } from '../views/billing.view.ts';
 import { OrderSchema, orderView } from '../views/order.view.ts';
 import { principalOf } from './plugin.ts';
 import { okSchema } from './views.ts';
@@ -27,6 +28,8 @@ export async function billingRoutes(root: FastifyInstance, { deps }: { deps: Dep
             wallet: Type.Object({ balance: Type.String(), currency: Type.Literal('INR') }),
             monthly_run_rate: Money,
             unpaid_orders: Type.Array(OrderSchema),
+            unpaid_total: Money,
+            billing: BillingSchema,
           }),
           ...tokenErrors(),
         },
@@ -34,16 +37,19 @@ export async function billingRoutes(root: FastifyInstance, { deps }: { deps: Dep
     },
     async (request) => {
       const { accountId } = principalOf(request);
-      const [balance, runRate, unpaid] = await Promise.all([
+      const [balance, runRate, unpaid, summary] = await Promise.all([
         deps.wallet.balance(accountId),
         deps.orders.monthlyRunRate(accountId),
         deps.orders.unpaid(accountId),
+        deps.billing.summary(accountId),
       ]);
       return {
         ok: true as const,
         wallet: { balance: formatPaise(balance), currency: 'INR' as const },
         monthly_run_rate: { amount: formatPaise(runRate), currency: 'INR' as const },
         unpaid_orders: unpaid.map(orderView),
+        unpaid_total: { amount: formatPaise(summary.unpaidTotalPaise), currency: 'INR' as const },
+        billing: billingView(summary),
       };
     },
   );

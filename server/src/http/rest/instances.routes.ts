@@ -60,7 +60,7 @@ function deployConfig(body: Record<string, unknown>): Record<string, unknown> {
 const TicketSchema = Type.Object({
   ticket: Type.String(),
   url: Type.String({ description: 'WebSocket URL with the one-time ticket' }),
-  kind: Type.String({ description: 'vnc or serial' }),
+  kind: Type.String({ description: 'vnc or serial (virtual servers), game (game servers)' }),
   password: Type.Union([Type.String(), Type.Null()], { description: 'VNC: the RFB password for this session' }),
   expires_at: Type.String({ format: 'date-time' }),
 });
@@ -105,6 +105,7 @@ export async function instanceRoutes(root: FastifyInstance, { deps }: { deps: De
             plan: d.plan,
             location: d.location,
             ipv4: d.ipv4,
+            overdue: d.overdue,
             power: power.get(d.service.id) ?? null,
           }),
         ),
@@ -229,6 +230,7 @@ export async function instanceRoutes(root: FastifyInstance, { deps }: { deps: De
             plan: detail.plan,
             location: detail.location,
             ipv4: detail.ipv4,
+            overdue: detail.overdue,
             power: power.get(id) ?? null,
             lastJob: detail.lastJob,
           }),

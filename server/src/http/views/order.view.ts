@@ -16,6 +16,9 @@ export const OrderSchema = Type.Object({
   currency: Type.Literal('INR'),
   created_at: Type.String({ format: 'date-time' }),
   paid_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  renews_from: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'a renewal: the paid_until it extends by a month',
+  }),
 });
 
 export function orderView(o: Order) {
@@ -30,5 +33,6 @@ export function orderView(o: Order) {
     currency: 'INR' as const,
     created_at: isoWithOffset(o.created_at),
     paid_at: o.paid_at ? isoWithOffset(o.paid_at) : null,
+    renews_from: o.renews_from ? isoWithOffset(o.renews_from) : null,
   };
 }

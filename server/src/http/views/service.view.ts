@@ -53,6 +53,11 @@ export const ServiceSchema = Type.Object({
   domain: Type.Union([Type.String(), Type.Null()]),
   price: Type.Object({ monthly: Type.String(), currency: Type.Literal('INR') }),
   paid_until: NullableTime,
+  overdue: Type.Boolean({ description: 'paid_until has passed and the renewal is unpaid (CONTRACT §7)' }),
+  suspend_reason: Type.Union([
+    Type.String({ description: 'staff, client or overdue (only overdue is lifted by paying)' }),
+    Type.Null(),
+  ]),
   created_at: Time,
   activated_at: NullableTime,
   last_job: Type.Optional(Type.Union([JobSchema, Type.Null()])),
@@ -64,6 +69,8 @@ export interface ServiceExtras {
   ipv4?: string | null;
   power?: (typeof POWER_STATES)[number] | null;
   lastJob?: Job | null;
+  /** A renewal is unpaid (ServiceDetail.overdue). */
+  overdue?: boolean;
 }
 
 export function serviceView(service: Service, extras: ServiceExtras) {
@@ -82,6 +89,8 @@ export function serviceView(service: Service, extras: ServiceExtras) {
     domain: fields.domain,
     price: { monthly: formatPaise(service.price_paise), currency: 'INR' as const },
     paid_until: service.period_end ? isoWithOffset(service.period_end) : null,
+    overdue: extras.overdue ?? false,
+    suspend_reason: service.status === 'suspended' ? (service.suspend_reason ?? 'staff') : null,
     created_at: isoWithOffset(service.created_at),
     activated_at: service.activated_at ? isoWithOffset(service.activated_at) : null,
     ...(extras.lastJob !== undefined ? { last_job: extras.lastJob ? jobView(extras.lastJob) : null } : {}),

@@ -20,6 +20,7 @@ import { openProxmoxConsole } from './console.ts';
 import { powerOf, type QemuStatus, toPoints, toStatus } from './mapping.ts';
 import * as power from './power.ts';
 import * as provision from './provision.ts';
+import * as snapshot from './snapshots.ts';
 import { currentOf, findByName, nodePath, vmPath } from './vm.ts';
 
 export type { ProxmoxConfig } from './config.ts';
@@ -109,9 +110,16 @@ export function createProxmoxHypervisor(config: ProxmoxConfig): Hypervisor {
     },
 
     console,
-    openConsole: (ticket, events, options) => openProxmoxConsole(config, ticket, events, options),
+    openConsole(ticket, events, options) {
+      if (ticket.kind === 'game') throw new UpstreamError('rejected', 'a Proxmox node has no game-server console');
+      return openProxmoxConsole(config, ticket, events, options);
+    },
     reinstall: (vm: VmRef, spec: VmSpec) => provision.reinstall(client, vm, spec),
     destroy: (vm: VmRef) => provision.destroy(client, vm),
+    snapshots: (vm: VmRef) => snapshot.list(client, vm),
+    createSnapshot: (vm: VmRef, name: string, description: string) => snapshot.create(client, vm, name, description),
+    rollbackSnapshot: (vm: VmRef, name: string) => snapshot.rollback(client, vm, name),
+    deleteSnapshot: (vm: VmRef, name: string) => snapshot.remove(client, vm, name),
     close: () => client.close(),
   };
 }

@@ -9,7 +9,7 @@ import type { Service } from '../../../db/tables.ts';
 import { TIMEFRAMES, type Timeframe, UpstreamError } from '../../../upstreams/hypervisor.ts';
 import { AppError } from '../../errors.ts';
 import type { ProductAction } from '../actions.ts';
-import { PROBE_TIMEOUT_MS, unreachable, withTimeout } from '../live.ts';
+import { checkTimeframe, PROBE_TIMEOUT_MS, unreachable, withTimeout } from '../live.ts';
 
 const NO_PARAMS = Type.Object({}, { additionalProperties: false });
 /** Every state in which a service may have a VM to ask. */
@@ -136,15 +136,7 @@ export const vpsActions: readonly ProductAction[] = [
     description: `metrics time series: timeframe ${TIMEFRAMES.join(', ')}`,
     surfaces: { session: 'graph' },
     refused: noVm,
-    async check(_ctx, params) {
-      if (typeof params.timeframe !== 'string' || !(TIMEFRAMES as readonly string[]).includes(params.timeframe)) {
-        throw new AppError('bad_timeframe', {
-          message: `Timeframes are ${TIMEFRAMES.join(', ')}.`,
-          fields: { timeframe: `must be one of ${TIMEFRAMES.join(', ')}` },
-        });
-      }
-      return { timeframe: params.timeframe };
-    },
+    check: checkTimeframe,
     async handler(ctx, params) {
       const target = await ctx.live();
       await ctx.limits.consume('live_graph_account', `account:${ctx.accountId}`);

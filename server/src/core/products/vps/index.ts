@@ -34,4 +34,5 @@ export const vpsProduct: Product<Awaited<ReturnType<typeof vpsOrder.resolve>>, V
   actions: vpsActions,
   wrongType: () => new AppError('hypervisor_not_configured', { message: 'This service is not a virtual server.' }),
   refused: vpsRefused,
+  sso: 'console',
 };

@@ -106,18 +106,12 @@ export const provisionSteps: readonly Step<VpsJob>[] = [
       }
       c.vm = vm;
     },
-    // Best effort: a VM left half-made would otherwise keep a node slot (found by name: the
-    // attempt that made it may have died before recording it).
+    // A VM left half-made would otherwise keep a node slot (found by name: the attempt that made
+    // it may have died before recording it). A failure is reported to the runner, which keeps the
+    // service for a later cleanup.
     async undo(c) {
-      try {
-        const vm = await driver(c).findVm(vmName(c.env.service));
-        if (vm) await driver(c).destroy(vm);
-      } catch (cleanup) {
-        c.env.deps.logger.warn(
-          { err: cleanup, service: c.env.service.id },
-          'could not remove the VM of a failed service',
-        );
-      }
+      const vm = await driver(c).findVm(vmName(c.env.service));
+      if (vm) await driver(c).destroy(vm);
     },
   },
   start,

@@ -1,10 +1,18 @@
-// Web hosting: ordered and sold today (a domain is required); provisioning arrives with the
-// hosting panel driver.
+// Web hosting: an account on a cPanel/WHM server for the order's domain, with the plan's
+// package (disk, mailboxes, databases), managed through the product's own route
+// (/api/v1/client/web/, spec 4.10, CONTRACT §6). Web hosting has no power or console: those
+// actions of the other products are 422 not_supported on a web service.
 
 import { AppError } from '../../errors.ts';
-import { catalogOnlyProduct } from '../catalog-only.ts';
+import type { Product } from '../index.ts';
+import { askWeb, webRefused } from './account.ts';
+import { webActions } from './actions.ts';
+import { webOrder } from './order.ts';
+import { type WebJob, webJobs } from './provision.ts';
 
-export const webProduct = catalogOnlyProduct({
+const NO_POWER = 'Web hosting has no server to power on or off; manage it through /api/v1/client/web/.';
+
+export const webProduct: Product<null, WebJob> = {
   type: 'web',
   nodeKind: 'cpanel',
   specRules: {
@@ -13,6 +21,36 @@ export const webProduct = catalogOnlyProduct({
     mailboxes: { kind: 'int', min: 0, max: 10_000 },
     databases: { kind: 'int', min: 0, max: 1000 },
   },
-  order: { keys: ['server_name', 'region', 'eula'], domain: 'required' },
-  wrongType: () => new AppError('not_web_service'),
-});
+  order: webOrder,
+  release: async () => {},
+  view(service) {
+    const config = service.config as { domain?: string | null };
+    return { hostname: config.domain ?? null, os: null, domain: config.domain ?? null };
+  },
+  login: () => null,
+  jobs: webJobs,
+  live: null,
+  actions: webActions,
+  wrongType: () => new AppError('not_web_service', { message: 'This service is not web hosting.' }),
+  refused: webRefused,
+  // A one-time cPanel session (WHM create_user_session), valid minutes and for one use.
+  async sso(ctx) {
+    const url = await askWeb(ctx, (panel, account) => panel.ssoUrl(account.username));
+    return {
+      url,
+      expires_at: new Date(ctx.clock().getTime() + 5 * 60_000).toISOString(),
+      note: 'A one-time sign-in link into cPanel; open it within five minutes.',
+    };
+  },
+  unsupported: {
+    start: NO_POWER,
+    stop: NO_POWER,
+    restart: NO_POWER,
+    kill: NO_POWER,
+    reinstall: 'Web hosting has no system to reinstall.',
+    vnc: 'Web hosting has no console.',
+    console: 'Web hosting has no console.',
+    status: 'Web hosting has no live power state; see action=usage on /api/v1/client/web/.',
+    graph: 'Web hosting has no metrics graph; see action=usage on /api/v1/client/web/.',
+  },
+};

@@ -1,0 +1,198 @@
+// The worker's side of a game server: provisioning as steps (the account's panel user, the
+// server with the plan's limits and the game's egg, the panel's install), reinstalling, power
+// signals, and what suspending, lifting a suspension and terminating do on the panel. Every
+// step is idempotent: the user and the server are found by their external ids before anything
+// is created, so an attempt after a crash or a lost answer continues where the last one was.
+
+import type { Game } from '../../../db/tables.ts';
+import type { GamePanel, GameServerRef, GameServerSpec } from '../../../upstreams/game-panel.ts';
+import { UpstreamError } from '../../../upstreams/hypervisor.ts';
+import { recordEvent } from '../../services/events.ts';
+import * as services from '../../services/service.repository.ts';
+import type { JobEnv, ProductJobs } from '../jobs.ts';
+import type { Step } from '../steps.ts';
+import { serverExternalId, serverRefOf, userExternalId } from './server.ts';
+
+/** Plan specs of a game plan (core/products/game/index.ts specRules). */
+export interface GameSpecs {
+  game: string;
+  ram_mb: number;
+  cpu_percent: number;
+  disk_gb: number;
+  slots: number;
+  databases?: number;
+  backups?: number;
+}
+
+export const DEFAULT_DATABASES = 1;
+export const DEFAULT_BACKUPS = 2;
+
+/** The plan's limits on what a client may create (databases, backups), defaults filled in. */
+export function featureLimits(specs: GameSpecs): { databases: number; backups: number } {
+  return { databases: specs.databases ?? DEFAULT_DATABASES, backups: specs.backups ?? DEFAULT_BACKUPS };
+}
+
+/** How long the panel may take to install a server before the job gives up (retryable). */
+const INSTALL_TIMEOUT_MS = 20 * 60 * 1000;
+
+export interface GameJob {
+  env: JobEnv;
+  panel: GamePanel | null;
+  ref: GameServerRef | null;
+  userId?: number;
+  game?: Game;
+}
+
+const panelOf = (c: GameJob): GamePanel => {
+  if (!c.panel) throw new Error('no driver for the node');
+  return c.panel;
+};
+
+const refOf = (c: GameJob): GameServerRef => {
+  if (!c.ref) throw new Error('the service has no game server');
+  return c.ref;
+};
+
+async function gameOf(env: JobEnv): Promise<Game> {
+  const slug = (env.plan.specs as unknown as GameSpecs).game;
+  const game = await env.deps.database.db.selectFrom('games').selectAll().where('slug', '=', slug).executeTakeFirst();
+  if (!game) throw new Error(`the game ${slug} of plan ${env.plan.label} is not in the catalog`);
+  return game;
+}
+
+function serverSpec(c: GameJob): GameServerSpec {
+  const { service, plan } = c.env;
+  const specs = plan.specs as unknown as GameSpecs;
+  const game = c.game as Game;
+  const config = service.config as { server_name?: string | null };
+  const limits = featureLimits(specs);
+  return {
+    externalId: serverExternalId(service),
+    name: config.server_name ?? service.label,
+    description: `Hostplane service ${service.label} (${plan.name})`,
+    userId: c.userId as number,
+    nestId: game.nest_id,
+    eggId: game.egg_id,
+    dockerImage: game.docker_image,
+    startup: game.startup,
+    environment: { ...game.environment },
+    limits: { memoryMb: specs.ram_mb, cpuPercent: specs.cpu_percent, diskMb: specs.disk_gb * 1024, swapMb: 0, io: 500 },
+    featureLimits: { databases: limits.databases, backups: limits.backups, allocations: 1 },
+  };
+}
+
+/** Poll the panel until the server has installed; a failed install script fails the job for good. */
+async function waitInstalled(c: GameJob): Promise<void> {
+  const poll = c.env.deps.backends.timing.pollIntervalMs ?? 1000;
+  const deadline = Date.now() + (c.env.deps.backends.timing.taskTimeoutMs ?? INSTALL_TIMEOUT_MS);
+  for (;;) {
+    const server = await panelOf(c).server(refOf(c));
+    if (server.status === null || server.status === 'suspended') return;
+    if (server.status === 'install_failed' || server.status === 'reinstall_failed') {
+      throw new UpstreamError('rejected', `the panel's install script failed (${server.status})`, { retryable: false });
+    }
+    if (Date.now() > deadline) throw new UpstreamError('timeout', 'the panel is still installing the server');
+    await new Promise((resolve) => setTimeout(resolve, Math.min(poll * 4, 2000)));
+  }
+}
+
+const installStep: Step<GameJob> = { name: 'installing', progress: 40, run: waitInstalled };
+
+export const provisionSteps: readonly Step<GameJob>[] = [
+  {
+    name: 'preparing',
+    progress: 5,
+    async run(c) {
+      const { deps, service } = c.env;
+      c.game = await gameOf(c.env);
+      const account = await deps.database.db
+        .selectFrom('accounts')
+        .select(['id', 'email', 'name'])
+        .where('id', '=', service.account_id)
+        .executeTakeFirstOrThrow();
+      const [first, ...rest] = account.name.trim().split(/\s+/);
+      const user = await panelOf(c).ensureUser({
+        externalId: userExternalId(account.id),
+        email: account.email,
+        username: `hp${account.id}`,
+        firstName: first || 'Hostplane',
+        lastName: rest.join(' ') || 'Client',
+      });
+      c.userId = user.id;
+    },
+  },
+  {
+    name: 'creating the game server',
+    progress: 20,
+    async run(c) {
+      const { deps, service } = c.env;
+      const server = await panelOf(c).createServer(serverSpec(c));
+      const ref: GameServerRef = { id: server.id, uuid: server.uuid, identifier: server.identifier };
+      if (serverRefOf(service)?.id !== ref.id) {
+        await services.setExternal(deps.database.db, service.id, JSON.stringify(ref));
+        await recordEvent(deps.database.db, service.id, 'server_created', `Game server ${ref.identifier} created`, {
+          identifier: ref.identifier,
+        });
+      }
+      c.ref = ref;
+    },
+    // Found by its external id: the attempt that made it may have died before recording it. A
+    // failure here is reported to the runner, which keeps the service for a later cleanup.
+    async undo(c) {
+      const server = await panelOf(c).findServer(serverExternalId(c.env.service));
+      if (server) await panelOf(c).deleteServer(server);
+    },
+  },
+  installStep,
+];
+
+export const gameJobs: ProductJobs<GameJob> = {
+  open(env) {
+    const ref = serverRefOf(env.service);
+    const needsNode = ref !== null || ['provision', 'reinstall', 'power'].includes(env.job.type);
+    const panel = needsNode ? env.deps.backends.gamePanel(env.node) : null;
+    if (env.job.type === 'reinstall' && !ref) throw new Error('the service has no game server to reinstall');
+    return { env, panel, ref };
+  },
+  provision: provisionSteps,
+  reinstall: {
+    steps: [
+      {
+        name: 'reinstalling',
+        progress: 10,
+        async run(c) {
+          // A retry after the panel took the reinstall finds it installing (or done): not asked twice.
+          if (c.env.job.attempts > 0) {
+            const server = await panelOf(c).server(refOf(c));
+            if (server.status === 'installing') return;
+          }
+          await panelOf(c).reinstall(refOf(c));
+        },
+      },
+      installStep,
+    ],
+    async done(trx, c) {
+      await recordEvent(
+        trx,
+        c.env.service.id,
+        'reinstalled',
+        'Reinstalled: the game files were replaced by a fresh install',
+      );
+    },
+  },
+  power: {
+    start: { run: (c) => panelOf(c).power(refOf(c), 'start'), done: 'Started' },
+    stop: { run: (c) => panelOf(c).power(refOf(c), 'stop'), done: 'Stopped' },
+    restart: { run: (c) => panelOf(c).power(refOf(c), 'restart'), done: 'Restarted' },
+    kill: { run: (c) => panelOf(c).power(refOf(c), 'kill'), done: 'Killed' },
+  },
+  async suspend(c) {
+    if (c.ref) await panelOf(c).suspend(c.ref);
+  },
+  async unsuspend(c) {
+    if (c.ref) await panelOf(c).unsuspend(c.ref);
+  },
+  async terminate(c) {
+    if (c.ref) await panelOf(c).deleteServer(c.ref);
+  },
+};
