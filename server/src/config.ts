@@ -29,6 +29,8 @@ export interface Config {
   graceDays: number;
   /** Days after paid_until an unpaid service is terminated; more than graceDays. */
   terminateDays: number;
+  /** Seconds a bare-metal install may take, from the power cycle into the installer, before it is undone and refunded. */
+  baremetalInstallTimeoutSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -78,6 +80,12 @@ export const VARIABLES: readonly Variable[] = [
     name: 'TERMINATE_DAYS',
     description: 'days after paid_until an unpaid service is terminated (more than GRACE_DAYS, at most 365)',
     default: '14',
+  },
+  {
+    name: 'BAREMETAL_INSTALL_TIMEOUT',
+    description:
+      'seconds a bare-metal OS install may take before the machine is wiped and the order refunded (1–86400)',
+    default: '1800',
   },
 ];
 
@@ -188,6 +196,13 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
   };
   const graceDays = days('GRACE_DAYS', 3, 0, 60);
   const terminateDays = days('TERMINATE_DAYS', 14, 1, 365);
+  let baremetalInstallTimeoutSeconds = 1800;
+  const installRaw = get('BAREMETAL_INSTALL_TIMEOUT');
+  if (installRaw !== undefined) {
+    if (!/^\d+$/.test(installRaw) || Number(installRaw) < 1 || Number(installRaw) > 86_400)
+      fail('BAREMETAL_INSTALL_TIMEOUT', installRaw, 'must be a whole number of seconds from 1 to 86400');
+    else baremetalInstallTimeoutSeconds = Number(installRaw);
+  }
   if (terminateDays <= graceDays) {
     problems.push(`TERMINATE_DAYS (${terminateDays}) must be more than GRACE_DAYS (${graceDays})`);
   }
@@ -213,6 +228,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     engine,
     graceDays,
     terminateDays,
+    baremetalInstallTimeoutSeconds,
   };
 }
 

@@ -1,24 +1,32 @@
 // Demo mode (DEMO=1, the default when embedded): the emulated upstream panels start on
 // loopback inside this process (Proxmox VE for virtual servers, Pterodactyl for game servers, cPanel/WHM for web hosting),
 // and one node of each per demo region points at them, so an order really runs through the real
-// drivers. The emulators keep their state in DATA_DIR/emulators/, and their API tokens are
-// derived from SECRET_KEY, so restarts keep everything consistent.
+// drivers. Bare metal: one Redfish emulator with three machines (each its own BMC on its own
+// port), each a `redfish` node in mum1 where the demo's bare-metal plan is sold. The emulators
+// keep their state in DATA_DIR/emulators/, and their API tokens and the BMC password are derived
+// from SECRET_KEY, so restarts keep everything consistent (machine i stays node demo-bmc-mum1-<i+1>).
 
 import { join } from 'node:path';
 import { startCpanelEmulator } from '../../emulators/src/cpanel/index.ts';
 import { startProxmoxEmulator } from '../../emulators/src/proxmox/index.ts';
 import { startPterodactylEmulator } from '../../emulators/src/pterodactyl/index.ts';
+import { startRedfishEmulator } from '../../emulators/src/redfish/index.ts';
 import { encryptSecret, hmacHex } from './core/crypto/secrets.ts';
 import type { Deps } from './core/deps.ts';
 import { ensurePrivateDir } from './db/lock.ts';
 import type { NodeKind } from './db/tables.ts';
 
 const DEMO_REGIONS = ['mum1', 'blr1', 'del1'];
+/** Where the demo's bare-metal machines are (the demo catalog sells its bare-metal plan there). */
+const BARE_METAL_REGION = 'mum1';
+const BARE_METAL_MACHINES = 3;
 
 export interface DemoUpstreams {
   proxmoxUrl: string;
   pterodactylUrl: string;
   cpanelUrl: string;
+  /** The BMC of each emulated bare-metal machine. */
+  bmcUrls: string[];
   stop(): Promise<void>;
 }
 
@@ -37,6 +45,8 @@ async function upsertNode(
     endpoint: string;
     credentials: object;
     settings: object;
+    /** Default 40; a bare-metal node is one machine (1). */
+    capacity?: number;
   },
 ): Promise<void> {
   const sealed = encryptSecret(deps.secretKey, JSON.stringify(row.credentials), `node-credentials:${row.name}`);
@@ -49,7 +59,7 @@ async function upsertNode(
       endpoint: row.endpoint,
       credentials_sealed: sealed,
       settings: JSON.stringify(row.settings),
-      capacity: 40,
+      capacity: row.capacity ?? 40,
       health: 'up',
     })
     .onConflict((oc) =>
@@ -90,6 +100,13 @@ export async function startDemoUpstreams(deps: Deps): Promise<DemoUpstreams> {
     stateFile: join(dir, 'cpanel.json'),
     autosslDelayMs: 5000,
   });
+  // Installs take a few seconds, as the issue asks of the demo.
+  const redfish = await startRedfishEmulator({
+    machines: BARE_METAL_MACHINES,
+    password: demoSecret(deps.secretKey, 'redfish'),
+    stateFile: join(dir, 'redfish.json'),
+    installDelayMs: 8000,
+  });
   const db = deps.database.db;
   const locations = await db.selectFrom('locations').select(['id', 'code']).where('code', 'in', DEMO_REGIONS).execute();
   for (const location of locations) {
@@ -118,21 +135,43 @@ export async function startDemoUpstreams(deps: Deps): Promise<DemoUpstreams> {
       settings: { demo: true },
     });
   }
+  const bareMetal = locations.find((l) => l.code === BARE_METAL_REGION);
+  const bmcNodes: string[] = [];
+  if (bareMetal) {
+    for (const [i, machine] of redfish.machines.entries()) {
+      const name = `demo-bmc-${bareMetal.code}-${i + 1}`;
+      await upsertNode(deps, {
+        name,
+        kind: 'redfish',
+        locationId: bareMetal.id,
+        endpoint: machine.url,
+        credentials: { username: redfish.username, password: redfish.password },
+        settings: { demo: true },
+        capacity: 1,
+      });
+      bmcNodes.push(name);
+    }
+  }
   deps.logger.info(
     {
       proxmox: proxmox.url,
       pterodactyl: pterodactyl.url,
       cpanel: cpanel.url,
-      nodes: locations.flatMap((l) => [`demo-pve-${l.code}`, `demo-ptero-${l.code}`, `demo-cpanel-${l.code}`]),
+      bmcs: redfish.machines.map((m) => m.url),
+      nodes: [
+        ...locations.flatMap((l) => [`demo-pve-${l.code}`, `demo-ptero-${l.code}`, `demo-cpanel-${l.code}`]),
+        ...bmcNodes,
+      ],
     },
-    'demo upstreams: Proxmox VE, Pterodactyl and cPanel/WHM emulators started',
+    'demo upstreams: Proxmox VE, Pterodactyl, cPanel/WHM and Redfish (bare metal) emulators started',
   );
   return {
     proxmoxUrl: proxmox.url,
     pterodactylUrl: pterodactyl.url,
     cpanelUrl: cpanel.url,
+    bmcUrls: redfish.machines.map((m) => m.url),
     stop: async () => {
-      await Promise.all([proxmox.stop(), pterodactyl.stop(), cpanel.stop()]);
+      await Promise.all([proxmox.stop(), pterodactyl.stop(), cpanel.stop(), redfish.stop()]);
     },
   };
 }

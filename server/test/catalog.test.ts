@@ -48,12 +48,12 @@ const plans = async (): Promise<PlanJson[]> => (await browser.get(CATALOG)).json
 const planByLabel = async (label: string) => (await plans()).find((p) => p.label === label) as PlanJson;
 
 describe('catalog', () => {
-  test('lists the demo catalog: plans of all three types in INR, regions, OS templates, games', async () => {
+  test('lists the demo catalog: plans of all four types in INR, regions, OS templates, games', async () => {
     const res = await browser.get(CATALOG);
     assert.equal(res.statusCode, 200);
     const body = res.json();
     assert.equal(body.currency, 'INR');
-    assert.deepEqual([...new Set(body.plans.map((p: PlanJson) => p.type))], ['vps', 'game', 'web']);
+    assert.deepEqual([...new Set(body.plans.map((p: PlanJson) => p.type))], ['vps', 'game', 'web', 'baremetal']);
     const vps = body.plans.find((p: PlanJson) => p.label === 'vps-2c-4g');
     assert.equal(vps.price.monthly, '799.00');
     assert.deepEqual(vps.specs, { vcpu: 2, ram_mb: 4096, disk_gb: 80, bandwidth_tb: 3 });

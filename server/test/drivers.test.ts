@@ -78,7 +78,7 @@ after(async () => {
 
 describe('driver registry', () => {
   test('every node kind has an entry; an unknown kind is refused clearly', () => {
-    assert.deepEqual(nodeKinds(), ['proxmox', 'pterodactyl', 'cpanel']);
+    assert.deepEqual(nodeKinds(), ['proxmox', 'pterodactyl', 'cpanel', 'redfish']);
     assert.deepEqual(kindEntry('cpanel').credentials, ['username', 'api_token']);
     assert.deepEqual(kindEntry('pterodactyl').credentials, ['app_key', 'client_key']);
     assert.equal(driverEntry('proxmox').role, 'hypervisor');
@@ -149,8 +149,12 @@ describe('nodes add takes its kinds and required credentials from the registry',
         }
         assert.fail('accepted');
       };
-      assert.deepEqual(await fieldsOf(add('openstack', {})), { kind: 'must be proxmox, pterodactyl or cpanel' });
-      assert.deepEqual(await fieldsOf(add('toString', {})), { kind: 'must be proxmox, pterodactyl or cpanel' });
+      assert.deepEqual(await fieldsOf(add('openstack', {})), {
+        kind: 'must be proxmox, pterodactyl, cpanel or redfish',
+      });
+      assert.deepEqual(await fieldsOf(add('toString', {})), {
+        kind: 'must be proxmox, pterodactyl, cpanel or redfish',
+      });
       assert.deepEqual(await fieldsOf(add('proxmox', { token_id: 'a@pve!t' })), { credentials: 'needs token_secret' });
       assert.deepEqual(await fieldsOf(add('cpanel', { username: '' })), { credentials: 'needs username, api_token' });
       assert.deepEqual(await fieldsOf(add('pterodactyl', { app_key: 'ptla_x' })), { credentials: 'needs client_key' });

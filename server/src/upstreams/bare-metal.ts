@@ -68,8 +68,19 @@ export interface BareMetal extends NodeDriver {
    * failure. Read-only.
    */
   installState(): Promise<'idle' | 'installing' | 'done' | 'failed'>;
+  /**
+   * The install reported done: eject the virtual media and remove the install parameters from the
+   * BMC (they hold the root password's hash and the keys), and make sure the machine is on, so it
+   * runs the installed system. Safe to repeat.
+   */
+  finishInstall(): Promise<void>;
   /** `ComputerSystem.Reset` with this ResetType; waits for the power state it leads to. */
   reset(action: BareMetalPowerAction): Promise<void>;
+  /**
+   * `GracefulShutdown` (ACPI), then `ForceOff` when the machine is still on after `graceMs` (an OS
+   * that ignores ACPI). Resolves once it is off; nothing is sent to a machine that is off.
+   */
+  shutdown(graceMs: number): Promise<void>;
   /** Power off at once, eject virtual media, wipe the disks (a secure erase task), back to stock. */
   wipe(): Promise<void>;
   /** Live power state (lists); `unknown` is never returned: a BMC that does not answer throws. */

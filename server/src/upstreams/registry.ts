@@ -4,6 +4,7 @@
 // A kind with `driver: null` can be added by staff but nothing can run on it yet.
 
 import type { NodeKind } from '../db/tables.ts';
+import type { BareMetal } from './bare-metal.ts';
 import { createCpanelPanel, parseCpanelNode } from './cpanel/index.ts';
 import type { DriverTiming, NodeAccess } from './driver.ts';
 import type { GamePanel } from './game-panel.ts';
@@ -11,6 +12,7 @@ import type { Hypervisor } from './hypervisor.ts';
 import { parseProxmoxNode } from './proxmox/config.ts';
 import { createProxmoxHypervisor } from './proxmox/hypervisor.ts';
 import { createPterodactylPanel, parsePterodactylNode } from './pterodactyl/index.ts';
+import { createRedfishMachine, parseRedfishNode } from './redfish/index.ts';
 import type { WebPanel } from './web-panel.ts';
 
 /** The kind of interface a driver implements, beyond NodeDriver. */
@@ -18,6 +20,7 @@ export interface DriverRoles {
   hypervisor: Hypervisor;
   gamePanel: GamePanel;
   webPanel: WebPanel;
+  bareMetal: BareMetal;
 }
 export type DriverRole = keyof DriverRoles;
 
@@ -63,6 +66,16 @@ export const DRIVERS: DriverRegistry = {
       role: 'webPanel',
       software: 'cPanel & WHM',
       create: (node, timing) => createCpanelPanel(parseCpanelNode(node, timing)),
+    },
+  },
+  redfish: {
+    // One physical machine: its BMC's account (endpoint = the BMC's base URL; settings
+    // {tls_insecure?, tls_ca?, system?} when it manages several systems).
+    credentials: ['username', 'password'],
+    driver: {
+      role: 'bareMetal',
+      software: 'Redfish BMC',
+      create: (node, timing) => createRedfishMachine(parseRedfishNode(node, timing)),
     },
   },
 };

@@ -1,6 +1,8 @@
 // A test app wired to an emulated Proxmox VE node (and, with `game`, an emulated Pterodactyl
-// panel): the demo catalog, one node per demo region pointing at each emulator, fast task
-// polling, and short retry delays.
+// panel; with `web`, cPanel/WHM; with `redfish`, bare-metal machines behind Redfish BMCs): the
+// demo catalog, one node per demo region pointing at each emulator (bare metal: one redfish node
+// per machine, all in mum1 where the demo's bare-metal plan is sold), fast task polling, and
+// short retry delays.
 
 import {
   type CpanelEmulator,
@@ -13,6 +15,11 @@ import {
   type PterodactylEmulatorOptions,
   startPterodactylEmulator,
 } from '../../../emulators/src/pterodactyl/index.ts';
+import {
+  type RedfishEmulator,
+  type RedfishEmulatorOptions,
+  startRedfishEmulator,
+} from '../../../emulators/src/redfish/index.ts';
 import { seedDemoCatalog } from '../../src/core/catalog/demo-seed.ts';
 import { createTestApp, type TestApp, type TestAppOptions } from './harness.ts';
 
@@ -23,6 +30,8 @@ export interface UpstreamApp {
   ptero: PterodactylEmulator | null;
   /** The web hosting server, when asked for with `web`. */
   cpanel: CpanelEmulator | null;
+  /** The bare-metal machines, when asked for with `redfish`: machine i is node `bmc-mum1-<i+1>`. */
+  redfish: RedfishEmulator | null;
   close(): Promise<void>;
 }
 
@@ -34,6 +43,8 @@ export async function createUpstreamApp(
     game?: boolean | PterodactylEmulatorOptions;
     /** Start a cPanel/WHM emulator too (these options, fast AutoSSL by default) with a node per region. */
     web?: boolean | CpanelEmulatorOptions;
+    /** Start a Redfish emulator too (these options; 3 machines and fast delays by default), one node per machine in mum1. */
+    redfish?: boolean | RedfishEmulatorOptions;
   } = {},
 ): Promise<UpstreamApp> {
   const pve = await startProxmoxEmulator({ taskDelayMs: 15 });
@@ -47,6 +58,15 @@ export async function createUpstreamApp(
     : null;
   const cpanel = options.web
     ? await startCpanelEmulator({ autosslDelayMs: 200, ...(typeof options.web === 'object' ? options.web : {}) })
+    : null;
+  const redfish = options.redfish
+    ? await startRedfishEmulator({
+        machines: 3,
+        installDelayMs: 150,
+        powerDelayMs: 30,
+        taskDelayMs: 20,
+        ...(typeof options.redfish === 'object' ? options.redfish : {}),
+      })
     : null;
   const t = await createTestApp({
     worker: true,
@@ -93,16 +113,28 @@ export async function createUpstreamApp(
       });
     }
   }
+  for (const [i, machine] of (redfish?.machines ?? []).entries()) {
+    await t.deps.nodes.add({
+      name: `bmc-mum1-${i + 1}`,
+      kind: 'redfish',
+      locationCode: 'mum1',
+      endpoint: machine.url,
+      credentials: { username: redfish?.username, password: redfish?.password },
+      capacity: 1,
+    });
+  }
   return {
     t,
     pve,
     ptero,
     cpanel,
+    redfish,
     async close() {
       await t.close();
       await pve.stop();
       await ptero?.stop();
       await cpanel?.stop();
+      await redfish?.stop();
     },
   };
 }

@@ -33,6 +33,19 @@ function credentialsJson(text: string): unknown {
   }
 }
 
+/** A redfish node is one machine: capacity 1 unless given as 0 (out of stock); other kinds must say. */
+function capacityOf(options: CommandInput['options']): number {
+  const kind = requiredOption(options, 'kind');
+  const given = options.capacity;
+  if (kind === 'redfish') {
+    if (given === undefined) return 1;
+    if (given !== '0' && given !== '1')
+      throw new UsageError('a redfish node is one machine: --capacity is 1 (the default) or 0 (out of stock)');
+    return Number(given);
+  }
+  return Number(requiredOption(options, 'capacity'));
+}
+
 export const nodeCommands: Command[] = [
   {
     noun: 'nodes',
@@ -68,14 +81,22 @@ export const nodeCommands: Command[] = [
     options: {
       kind: { type: 'string', required: true, description: nodeKinds().join(', ') },
       location: { type: 'string', required: true, description: 'location code' },
-      endpoint: { type: 'string', required: true, description: 'API base URL, e.g. https://pve1.example.in:8006' },
+      endpoint: {
+        type: 'string',
+        required: true,
+        description: 'API base URL, e.g. https://pve1.example.in:8006 (redfish: the BMC, https://bmc-r12.example.in)',
+      },
       'credentials-file': {
         type: 'string',
         description: 'file holding the credentials JSON object (mode 0600; stored encrypted)',
       },
       credentials: { type: 'string', description: '"-": read the credentials JSON object from standard input' },
       settings: { type: 'string', description: 'JSON object, e.g. {"node":"pve1","storage":"local-lvm"}' },
-      capacity: { type: 'string', required: true, description: 'how many services it may carry' },
+      capacity: {
+        type: 'string',
+        description:
+          'how many services it may carry (required; redfish: one machine, 1 by default, 0 keeps it out of stock)',
+      },
     },
     async readInputs(options, inputs) {
       await readCredentials(options, inputs);
@@ -89,7 +110,7 @@ export const nodeCommands: Command[] = [
         endpoint: requiredOption(options, 'endpoint'),
         credentials: credentialsJson(credentials),
         settings: jsonOption(options.settings, 'settings') ?? {},
-        capacity: Number(requiredOption(options, 'capacity')),
+        capacity: capacityOf(options),
       });
       return {
         json: { id: node.id, name: node.name, kind: node.kind, endpoint: node.endpoint },

@@ -22,8 +22,17 @@ export async function locationStock(db: Kysely<DB>): Promise<Map<number, Locatio
   const locations = await db.selectFrom('locations').select(['id', 'active']).execute();
   const { rows: ips } = await sql<{ location_id: number; free: string }>`
     select location_id, count(*) as free from ipv4_addresses where status = 'free' group by location_id`.execute(db);
+  // Kinds whose nodes a service holds whole (bare metal): at most one each, and a failed service
+  // still waiting for its clean-up holds it (as the order service counts).
+  const exclusive = products()
+    .filter((p) => p.exclusiveNode)
+    .map((p) => p.nodeKind);
+  const kinds = exclusive.length > 0 ? exclusive : ['-'];
   const { rows: nodes } = await sql<{ location_id: number; kind: NodeKind; free: string }>`
-    select n.location_id, n.kind, sum(greatest(n.capacity - ${usedOnNode()}, 0)) as free
+    select n.location_id, n.kind,
+      sum(case when n.kind in (${sql.join(kinds)})
+        then greatest(least(n.capacity, 1) - ${usedWhole()}, 0)
+        else greatest(n.capacity - ${usedOnNode()}, 0) end) as free
     from nodes n
     where n.active and n.health <> 'down'
     group by n.location_id, n.kind`.execute(db);
@@ -50,6 +59,12 @@ export async function locationStock(db: Kysely<DB>): Promise<Map<number, Locatio
 /** SQL for the services a node carries: every one not terminated or failed. */
 function usedOnNode() {
   return sql`(select count(*) from services s where s.node_id = n.id and s.status not in ('terminated', 'failed'))`;
+}
+
+/** SQL for the services holding a node whole: every live one, and failed ones awaiting clean-up. */
+function usedWhole() {
+  return sql`(select count(*) from services s where s.node_id = n.id
+    and (s.status not in ('terminated', 'failed') or (s.status = 'failed' and s.config->>'cleanup_pending' = 'true')))`;
 }
 
 /** Why a plan of `type` cannot be ordered in a location with this stock, or null when it can. */

@@ -7,8 +7,26 @@ import type { DB, Location, OsTemplate, Plan, PlanType } from '../../db/tables.t
 import type { Bus } from '../bus.ts';
 import { AppError } from '../errors.ts';
 import { parsePaise } from '../money.ts';
+import { products } from '../products/index.ts';
 import { type LocationStock, locationStock, type UnavailableReason, unavailableReason } from './availability.ts';
 import { specProblems } from './specs.ts';
+
+/** An install image a BMC can mount as virtual media: an http(s) URL without credentials. */
+function imageUrlProblem(url: string): string | null {
+  // The column's own check (migration 0013) first, on the string as given: URL parsing would
+  // accept `HTTP://…` or `https:host/x`, which the database then refuses.
+  if (!/^https?:\/\/[^\s]+$/.test(url)) return 'must be an http(s) URL (http:// or https://, lower case, no spaces)';
+  try {
+    const parsed = new URL(url);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return 'must be an http(s) URL';
+    if (parsed.username || parsed.password) return 'must not contain credentials';
+    if (parsed.pathname.length < 2) return 'must name the image file';
+    if (url.length > 2048 || /\s/.test(url)) return 'must be a URL of at most 2048 characters, without spaces';
+    return null;
+  } catch {
+    return 'must be an http(s) URL';
+  }
+}
 
 export interface RegionAvailability {
   location: Location;
@@ -53,7 +71,7 @@ export function createCatalogService({ db, bus }: { db: Kysely<DB>; bus: Bus }) 
     let query = db
       .selectFrom('plans')
       .selectAll()
-      .orderBy(sql`array_position(array['vps', 'game', 'web'], type)`)
+      .orderBy(sql`array_position(array['vps', 'game', 'web', 'baremetal'], type)`)
       .orderBy('sort_order')
       .orderBy('price_paise')
       .orderBy('id');
@@ -135,7 +153,8 @@ export function createCatalogService({ db, bus }: { db: Kysely<DB>; bus: Bus }) 
       const fields: Record<string, string> = {};
       if (!/^[a-z0-9][a-z0-9-]{1,47}$/.test(input.label)) fields.label = 'must be 2–48 of a–z, 0–9 and "-"';
       if (input.name.trim().length < 2) fields.name = 'is required';
-      if (!['vps', 'game', 'web'].includes(input.type)) fields.type = 'must be vps, game or web';
+      const types = products().map((p) => p.type);
+      if (!types.includes(input.type)) fields.type = `must be ${types.slice(0, -1).join(', ')} or ${types.at(-1)}`;
       const price = parsePaise(input.price);
       if (!price.ok) fields.price = price.reason;
       else if (price.paise === 0n) fields.price = 'must be more than zero';
@@ -240,6 +259,8 @@ export function createCatalogService({ db, bus }: { db: Kysely<DB>; bus: Bus }) 
       version: string;
       templateVmid: number;
       minDiskGb?: number;
+      /** The install image bare-metal servers boot (virtual media); none: not for bare metal. */
+      imageUrl?: string | null;
     }) {
       const fields: Record<string, string> = {};
       if (!/^[a-z0-9][a-z0-9.-]{1,47}$/.test(input.slug))
@@ -249,6 +270,8 @@ export function createCatalogService({ db, bus }: { db: Kysely<DB>; bus: Bus }) 
       if (input.version.trim() === '') fields.version = 'is required';
       if (!Number.isInteger(input.templateVmid) || input.templateVmid < 100)
         fields.template_vmid = 'must be a template VM id (100 or more)';
+      const imageProblem = input.imageUrl ? imageUrlProblem(input.imageUrl) : null;
+      if (imageProblem) fields.image_url = imageProblem;
       if (Object.keys(fields).length > 0) throw AppError.fields(fields);
       try {
         return await db
@@ -260,6 +283,7 @@ export function createCatalogService({ db, bus }: { db: Kysely<DB>; bus: Bus }) 
             version: input.version.trim(),
             template_vmid: input.templateVmid,
             min_disk_gb: input.minDiskGb ?? 10,
+            image_url: input.imageUrl || null,
           })
           .returningAll()
           .executeTakeFirstOrThrow();
@@ -267,6 +291,21 @@ export function createCatalogService({ db, bus }: { db: Kysely<DB>; bus: Bus }) 
         if (isUniqueViolation(error)) throw AppError.fields({ slug: 'is already used' });
         throw error;
       }
+    },
+
+    /** Set (or, with null, remove) the install image bare-metal servers boot for an OS template. */
+    async setOsImage(slug: string, imageUrl: string | null): Promise<OsTemplate> {
+      const problem = imageUrl === null ? null : imageUrlProblem(imageUrl);
+      if (problem) throw AppError.fields({ image_url: problem });
+      const os = await db
+        .updateTable('os_templates')
+        .set({ image_url: imageUrl })
+        .where('slug', '=', slug)
+        .returningAll()
+        .executeTakeFirst();
+      if (!os) throw new AppError('not_found', { message: `No OS template "${slug}".` });
+      await bus.publish(db, { topic: 'catalog' });
+      return os;
     },
 
     async os(slug: string): Promise<OsTemplate | null> {

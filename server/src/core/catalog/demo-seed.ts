@@ -20,12 +20,49 @@ const RANGES: [string, string][] = [
   ['del1', '192.0.2.0/27'],
 ];
 
+// `image_url`: what a bare-metal machine boots as virtual media to install the OS (the emulated
+// BMCs do not fetch it; a real deployment points these at a mirror its BMCs can reach).
 const OS = [
-  { slug: 'ubuntu-24.04', name: 'Ubuntu 24.04 LTS', family: 'ubuntu', version: '24.04', template_vmid: 9000 },
-  { slug: 'debian-12', name: 'Debian 12 (Bookworm)', family: 'debian', version: '12', template_vmid: 9001 },
-  { slug: 'rocky-9', name: 'Rocky Linux 9', family: 'rocky', version: '9', template_vmid: 9002 },
-  { slug: 'ubuntu-22.04', name: 'Ubuntu 22.04 LTS', family: 'ubuntu', version: '22.04', template_vmid: 9003 },
-  { slug: 'almalinux-9', name: 'AlmaLinux 9', family: 'almalinux', version: '9', template_vmid: 9004 },
+  {
+    slug: 'ubuntu-24.04',
+    name: 'Ubuntu 24.04 LTS',
+    family: 'ubuntu',
+    version: '24.04',
+    template_vmid: 9000,
+    image_url: 'https://releases.ubuntu.com/24.04/ubuntu-24.04.2-live-server-amd64.iso',
+  },
+  {
+    slug: 'debian-12',
+    name: 'Debian 12 (Bookworm)',
+    family: 'debian',
+    version: '12',
+    template_vmid: 9001,
+    image_url: 'https://cdimage.debian.org/cdimage/archive/12.9.0/amd64/iso-cd/debian-12.9.0-amd64-netinst.iso',
+  },
+  {
+    slug: 'rocky-9',
+    name: 'Rocky Linux 9',
+    family: 'rocky',
+    version: '9',
+    template_vmid: 9002,
+    image_url: 'https://download.rockylinux.org/pub/rocky/9/isos/x86_64/Rocky-9-latest-x86_64-minimal.iso',
+  },
+  {
+    slug: 'ubuntu-22.04',
+    name: 'Ubuntu 22.04 LTS',
+    family: 'ubuntu',
+    version: '22.04',
+    template_vmid: 9003,
+    image_url: 'https://releases.ubuntu.com/22.04/ubuntu-22.04.5-live-server-amd64.iso',
+  },
+  {
+    slug: 'almalinux-9',
+    name: 'AlmaLinux 9',
+    family: 'almalinux',
+    version: '9',
+    template_vmid: 9004,
+    image_url: 'https://repo.almalinux.org/almalinux/9/isos/x86_64/AlmaLinux-9-latest-x86_64-minimal.iso',
+  },
 ];
 
 const GAMES = [
@@ -140,6 +177,15 @@ const PLANS: SeedPlan[] = [
     specs: { sites: 10, disk_gb: 50, mailboxes: 50, databases: 20 },
     regions: ['mum1', 'del1'],
   },
+  {
+    // The demo's three emulated machines (src/demo.ts) are in Mumbai.
+    label: 'bm-2cpu-64g',
+    name: 'Bare Metal 64 GB',
+    type: 'baremetal',
+    rupees: 7999,
+    specs: { cpus: 2, ram_gb: 64, disk_gb: 1920, bandwidth_tb: 10 },
+    regions: ['mum1'],
+  },
 ];
 
 export async function seedDemoCatalog(db: Kysely<DB>): Promise<void> {
@@ -154,6 +200,15 @@ export async function seedDemoCatalog(db: Kysely<DB>): Promise<void> {
       .values(OS)
       .onConflict((oc) => oc.column('slug').doNothing())
       .execute();
+    // Templates seeded before bare metal existed get their install image; a value staff set stays.
+    for (const os of OS) {
+      await trx
+        .updateTable('os_templates')
+        .set({ image_url: os.image_url })
+        .where('slug', '=', os.slug)
+        .where('image_url', 'is', null)
+        .execute();
+    }
     await trx
       .insertInto('games')
       .values(GAMES.map((g) => ({ ...g, environment: JSON.stringify(g.environment) })))

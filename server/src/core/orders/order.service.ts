@@ -5,7 +5,7 @@
 // writes the order, the service, the provisioning job and its first event. Anything refused
 // rolls all of it back, so nothing is ever charged for an order that was not accepted.
 
-import type { Kysely, Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB, Job, Location, Order, Plan, Service } from '../../db/tables.ts';
 import { AppError } from '../errors.ts';
 import { publicId } from '../ids.ts';
@@ -62,24 +62,53 @@ const LABEL_TAKEN = 'is already the name of one of your services';
 const usable = (trx: Kysely<DB>, plan: Plan, location: Location) =>
   nodes.usableIn(trx, location.id, productOf(plan.type).nodeKind);
 
+/**
+ * The services holding a node. For a product whose nodes are held whole (bare metal: the node is
+ * the machine) a failed service still waiting for its clean-up holds it too: the machine is not
+ * wiped yet, so it must not go to the next order.
+ */
+async function usedOn(trx: Kysely<DB>, product: Product, nodeId: number): Promise<number> {
+  if (!product.exclusiveNode) return services.countOnNode(trx, nodeId);
+  const row = await trx
+    .selectFrom('services')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('node_id', '=', nodeId)
+    .where((eb) =>
+      eb.or([
+        eb('status', 'not in', ['terminated', 'failed']),
+        eb.and([eb('status', '=', 'failed'), sql<boolean>`config->>'cleanup_pending' = 'true'`]),
+      ]),
+    )
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** How many services a node may carry: one at most when the product holds nodes whole. */
+const capacityOf = (product: Product, node: { capacity: number }) =>
+  product.exclusiveNode ? Math.min(node.capacity, 1) : node.capacity;
+
 /** Whether some node has room, without locking (the answer may change before commit). */
 async function hasRoom(trx: Kysely<DB>, plan: Plan, location: Location): Promise<boolean> {
+  const product = productOf(plan.type);
   for (const node of await usable(trx, plan, location))
-    if ((await services.countOnNode(trx, node.id)) < node.capacity) return true;
+    if ((await usedOn(trx, product, node.id)) < capacityOf(product, node)) return true;
   return false;
 }
 
 /**
  * Lock and return a node with room, least loaded first. Each count runs after its node's lock is
  * held, so it sees every order committed before; orders placing on one node serialise here,
- * which is why this is the transaction's last step.
+ * which is why this is the transaction's last step. (Bare metal: two orders for the last free
+ * machine both wait for its row; the second counts the first's service once it commits and is
+ * refused, its whole transaction — the debit too — rolled back.)
  */
 async function takeNodeSlot(trx: Transaction<DB>, plan: Plan, location: Location): Promise<number | null> {
+  const product = productOf(plan.type);
   const loads = [];
   for (const node of await usable(trx, plan, location)) {
     await nodes.lock(trx, node.id);
-    const used = await services.countOnNode(trx, node.id);
-    if (used < node.capacity) loads.push({ id: node.id, used });
+    const used = await usedOn(trx, product, node.id);
+    if (used < capacityOf(product, node)) loads.push({ id: node.id, used });
   }
   loads.sort((a, b) => a.used - b.used || a.id - b.id);
   return loads[0]?.id ?? null;

@@ -18,6 +18,7 @@ import type { DB, Location, NodeKind, PlanType, Service } from '../../db/tables.
 import type { AppError } from '../errors.ts';
 import type { CheckedConfig, OrderProblems } from '../orders/order-input.ts';
 import type { ActionContext, ProductAction } from './actions.ts';
+import { baremetalProduct } from './baremetal/index.ts';
 import { gameProduct } from './game/index.ts';
 import type { ProductJobs } from './jobs.ts';
 import type { ProductLiveFactory } from './live.ts';
@@ -63,6 +64,12 @@ export interface Product<R = any, C = any> {
   readonly type: PlanType;
   /** The kind of node that runs this product's services. */
   readonly nodeKind: NodeKind;
+  /**
+   * Each node is one thing a service holds whole (bare metal: the node is the machine): it carries
+   * at most one live service whatever its capacity says (0 still takes it out of stock), and a
+   * failed service whose clean-up is pending keeps it until the clean-up has wiped it.
+   */
+  readonly exclusiveNode?: boolean;
   /** What a plan's `specs` hold. */
   readonly specRules: Readonly<Record<string, SpecRule>>;
   readonly order: ProductOrder<R>;
@@ -105,6 +112,7 @@ const REGISTRY = new Map<PlanType, Product>([
   ['vps', vpsProduct],
   ['game', gameProduct],
   ['web', webProduct],
+  ['baremetal', baremetalProduct],
 ]);
 
 /** The product of a plan type (every plan type has one). */

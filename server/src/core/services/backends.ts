@@ -4,6 +4,7 @@
 
 import type WebSocket from 'ws';
 import type { NodeRow } from '../../db/tables.ts';
+import type { BareMetal } from '../../upstreams/bare-metal.ts';
 import type {
   ConsoleDialOptions,
   ConsoleEvents,
@@ -33,6 +34,8 @@ export interface Backends {
   gamePanel(node: NodeRow | undefined | null): GamePanel;
   /** The web-hosting panel driver of an active node; 503 node_unreachable when the node cannot be used. */
   webPanel(node: NodeRow | undefined | null): WebPanel;
+  /** The BMC driver of an active bare-metal node (one machine); 503 node_unreachable when it cannot be used. */
+  bareMetal(node: NodeRow | undefined | null): BareMetal;
   /**
    * Probe an active node through its driver: what it runs (e.g. "<software> 8.2.4"). Throws
    * NoDriverError ("no driver for … nodes yet") for a kind without a driver, AppError for an
@@ -88,11 +91,14 @@ export function createBackends(
     return driver;
   }
 
-  /** The driver of a panel node (game, web): 503 node_unreachable when the node cannot be used. */
-  function panelOf(node: NodeRow | undefined | null, role: 'gamePanel' | 'webPanel'): NodeDriver {
+  /** The driver of a panel node (game, web) or a machine's BMC: 503 node_unreachable when the node cannot be used. */
+  function panelOf(node: NodeRow | undefined | null, role: 'gamePanel' | 'webPanel' | 'bareMetal'): NodeDriver {
     const refuse = () =>
       new AppError('node_unreachable', {
-        message: 'The panel of this service cannot be reached right now.',
+        message:
+          role === 'bareMetal'
+            ? 'The management controller of this server cannot be reached right now.'
+            : 'The panel of this service cannot be reached right now.',
         retryAfter: 30,
       });
     if (!node?.active) throw refuse();
@@ -123,6 +129,7 @@ export function createBackends(
 
     gamePanel: (node) => panelOf(node, 'gamePanel') as GamePanel,
     webPanel: (node) => panelOf(node, 'webPanel') as WebPanel,
+    bareMetal: (node) => panelOf(node, 'bareMetal') as BareMetal,
 
     async ping(node) {
       const entry = driverEntry(node.kind, registry);

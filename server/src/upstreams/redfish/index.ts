@@ -11,8 +11,8 @@ import { UpstreamError } from '../hypervisor.ts';
 import { RedfishClient } from './client.ts';
 import { parseRedfishNode as parseNode, type RedfishConfig } from './config.ts';
 import { manager, system } from './discovery.ts';
-import { installState, machineInfo, startInstall, wipe } from './machine.ts';
-import { power, reset } from './power.ts';
+import { finishInstall, installState, machineInfo, startInstall, wipe } from './machine.ts';
+import { power, reset, shutdown } from './power.ts';
 
 export type { RedfishConfig } from './config.ts';
 export { sha512Crypt } from './crypt.ts';
@@ -57,7 +57,9 @@ export function createRedfishMachine(config: RedfishConfig): BareMetal {
       // The root password never appears in an error, whatever the BMC echoes.
       client.guard(() => startInstall(client, spec), [spec.password]),
     installState: call(installState),
-    reset: call(reset),
+    finishInstall: call(finishInstall),
+    reset: call((c, action: Parameters<BareMetal['reset']>[0]) => reset(c, action)),
+    shutdown: call(shutdown),
     wipe: call(wipe),
     power: call(power),
   };

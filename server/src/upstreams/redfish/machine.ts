@@ -83,6 +83,20 @@ export async function startInstall(client: RedfishClient, spec: InstallSpec): Pr
   await reset(client, 'PowerCycle');
 }
 
+/**
+ * The install is done: the virtual CD ejected, the boot override and the install parameters
+ * (hostname, keys, the password's hash) removed from the BMC, and the machine on, running what
+ * was installed.
+ */
+export async function finishInstall(client: RedfishClient): Promise<void> {
+  let sys = await system(client);
+  await ejectAll(client, sys.body);
+  await clearBootOverride(client, sys);
+  sys = await system(client);
+  await clearInstallParameters(client, sys);
+  await reset(client, 'On');
+}
+
 export async function installState(client: RedfishClient): Promise<InstallProgress> {
   return readInstallState(client, (await system(client)).body);
 }

@@ -72,9 +72,15 @@ function choose(client: RedfishClient, wanted: string, allowed: string[] | null)
   });
 }
 
-/** Poll the system until `done` holds; timeout at the task deadline. */
-async function until(client: RedfishClient, done: (sys: Json) => boolean, what: string): Promise<Json> {
-  const deadline = Date.now() + client.config.taskTimeoutMs;
+/** Poll the system until `done` holds; timeout at the task deadline (or `withinMs`, when shorter). */
+async function until(
+  client: RedfishClient,
+  done: (sys: Json) => boolean,
+  what: string,
+  withinMs = client.config.taskTimeoutMs,
+): Promise<Json> {
+  const waitMs = Math.min(withinMs, client.config.taskTimeoutMs);
+  const deadline = Date.now() + waitMs;
   for (;;) {
     const { body } = await system(client);
     powerOf(client, body);
@@ -82,7 +88,7 @@ async function until(client: RedfishClient, done: (sys: Json) => boolean, what: 
     if (Date.now() > deadline) {
       throw new UpstreamError(
         'timeout',
-        `${client.label}: ${what}: still ${String(body.PowerState)} after ${Math.round(client.config.taskTimeoutMs / 1000)} s`,
+        `${client.label}: ${what}: still ${String(body.PowerState)} after ${Math.round(waitMs / 1000)} s`,
       );
     }
     await sleep(client.config.pollIntervalMs);
@@ -92,8 +98,15 @@ async function until(client: RedfishClient, done: (sys: Json) => boolean, what: 
 const settled = (sys: Json) => sys.PowerState !== 'PoweringOn' && sys.PowerState !== 'PoweringOff';
 const OFF_ACTIONS: ReadonlySet<BareMetalPowerAction> = new Set(['ForceOff', 'GracefulShutdown']);
 
-/** `ComputerSystem.Reset` with this ResetType, then wait for the power state it leads to. */
-export async function reset(client: RedfishClient, action: BareMetalPowerAction): Promise<void> {
+/**
+ * `ComputerSystem.Reset` with this ResetType, then wait for the power state it leads to (at most
+ * the task deadline, or `withinMs` when shorter).
+ */
+export async function reset(
+  client: RedfishClient,
+  action: BareMetalPowerAction,
+  withinMs = client.config.taskTimeoutMs,
+): Promise<void> {
   const what = `ComputerSystem.Reset ${action}`;
   const sys = await until(client, settled, `waiting for a power transition before ${what}`);
   const on = sys.PowerState !== 'Off';
@@ -121,5 +134,19 @@ export async function reset(client: RedfishClient, action: BareMetalPowerAction)
     client,
     (s) => (goal === 'Off' ? s.PowerState === 'Off' : s.PowerState === 'On' || s.PowerState === 'Paused'),
     what,
+    withinMs,
   );
+}
+
+/**
+ * ACPI shutdown, forced off when the OS has not powered the machine down within `graceMs` (it
+ * ignores ACPI, or hangs shutting down). A machine that is off already is left alone.
+ */
+export async function shutdown(client: RedfishClient, graceMs: number): Promise<void> {
+  try {
+    await reset(client, 'GracefulShutdown', graceMs);
+  } catch (error) {
+    if (!(error instanceof UpstreamError && error.kind === 'timeout')) throw error;
+    await reset(client, 'ForceOff');
+  }
 }
