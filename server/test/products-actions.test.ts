@@ -17,10 +17,12 @@ import type { Service, ServiceStatus } from '../src/db/tables.ts';
 import { Browser } from './support/browser.ts';
 import { fingerprint } from './support/db.ts';
 import { freshIp, signedInBrowser } from './support/factories.ts';
+import { ManualClock } from './support/harness.ts';
 import { type ApiClient, apiClient } from './support/rest.ts';
 import { createUpstreamApp, type UpstreamApp, waitFor } from './support/upstreams.ts';
 
 let u: UpstreamApp;
+const clock = new ManualClock();
 let owner: Awaited<ReturnType<typeof signedInBrowser>>;
 let ownerApi: ApiClient;
 let intruder: Awaited<ReturnType<typeof signedInBrowser>>;
@@ -113,6 +115,9 @@ function routesOf(action: ProductAction): Route[] {
   return routes;
 }
 
+/** Every table's fingerprint (support/db.ts: the sessions without their `last_seen_at`, which a signed-in request stamps). */
+const state = () => fingerprint(u.t);
+
 /** The error code, in either surface's envelope (session `code`, token `error`). */
 const codeOf = (res: LightMyRequestResponse): string | undefined => {
   const body = res.json() as { code?: string; error?: unknown };
@@ -156,7 +161,7 @@ const setStatus = (id: number, status: ServiceStatus) =>
   u.t.deps.database.db.updateTable('services').set({ status }).where('id', '=', id).execute();
 
 before(async () => {
-  u = await createUpstreamApp();
+  u = await createUpstreamApp({ overrides: { clock: clock.now } });
   owner = await signedInBrowser(u.t, freshIp());
   await u.t.deps.wallet.credit(owner.account.id, '3000', 'test float');
   ownerApi = await apiClient(u.t, ['*'], '0', owner.account.id);
@@ -198,10 +203,13 @@ describe('product action battery', () => {
   });
 
   test("ownership: another account's service answers exactly like a missing id, and nothing changes", async () => {
+    // A minute on, as when this battery runs slowly: the intruder's first request stamps its
+    // session's last_seen_at, which is the request's own trail, not a change (see `state`).
+    clock.advance(61);
     const owned = { id: serviceId, label: 'app' };
     for (const { action } of every()) {
       for (const route of routesOf(action)) {
-        const before = await fingerprint(u.t);
+        const before = await state();
         const foreign = await route.call('intruder', owned);
         const missing = await route.call('intruder', { id: MISSING, label: 'app' });
         assert.equal(foreign.statusCode, 404, `${route.label}: ${foreign.body}`);
@@ -210,7 +218,7 @@ describe('product action battery', () => {
         const { request_id: _b, ...missingBody } = missing.json();
         assert.deepEqual(foreignBody, missingBody, route.label);
         assert.doesNotMatch(foreign.body, /app\.example\.in|203\.0\.113/, route.label);
-        assert.deepEqual(await fingerprint(u.t), before, `${route.label} changed something`);
+        assert.deepEqual(await state(), before, `${route.label} changed something`);
       }
     }
   });
@@ -218,11 +226,11 @@ describe('product action battery', () => {
   test('no session: every session-surface route of every action is 401, and nothing changes', async () => {
     for (const { action } of every()) {
       for (const route of routesOf(action).filter((r) => r.session)) {
-        const before = await fingerprint(u.t);
+        const before = await state();
         const res = await route.call('anonymous', { id: serviceId, label: 'app' });
         assert.equal(res.statusCode, 401, `${route.label}: ${res.body}`);
         assert.equal(codeOf(res), 'unauthenticated', route.label);
-        assert.deepEqual(await fingerprint(u.t), before, `${route.label} changed something`);
+        assert.deepEqual(await state(), before, `${route.label} changed something`);
       }
     }
   });
@@ -231,11 +239,11 @@ describe('product action battery', () => {
     for (const { action } of every()) {
       if (action.method !== 'mutate') continue;
       for (const route of routesOf(action).filter((r) => r.session)) {
-        const before = await fingerprint(u.t);
+        const before = await state();
         const res = await route.call('owner', { id: serviceId, label: 'app' }, false);
         assert.equal(res.statusCode, 403, `${route.label}: ${res.body}`);
         assert.equal(codeOf(res), 'csrf_failed', route.label);
-        assert.deepEqual(await fingerprint(u.t), before, `${route.label} changed something`);
+        assert.deepEqual(await state(), before, `${route.label} changed something`);
       }
     }
   });
@@ -260,27 +268,36 @@ describe('product action battery', () => {
   });
 
   test("wrong type: an action of one product on a service of another type is that product's refusal", async () => {
-    // Every registered action, on a service of some other type.
+    // Every registered action, on a service of some other type, and on every type that lists it
+    // as unsupported (422 not_supported on each route that exposes it, the management route too).
     let n = 0;
+    let panelUnsupported = 0;
     for (const { product, action } of every()) {
-      const other = products().find((p) => p.type !== product.type && !p.actions.some((a) => a.name === action.name));
-      if (!other) continue;
-      // A name several products share is resolved to the first of them on a third type; that one's entry covers it.
-      if (findAction(action.name, other.type)?.action !== action) continue;
-      for (const route of routesOf(action)) {
-        const status = action.states.includes('active') ? 'active' : (action.states[0] as ServiceStatus);
-        const service = await twin(other.type, status, `type-${++n}`);
-        // A product that has no counterpart of the action says so (game: vnc is not_supported).
-        const why: string | undefined = other.unsupported?.[action.name];
-        const expected: AppError = why ? new AppError('not_supported', { message: why }) : product.wrongType();
-        const jobs = await jobCount();
-        const res = await route.call('owner', service);
-        assert.equal(res.statusCode, expected.status, `${route.label} on a ${other.type} service: ${res.body}`);
-        assert.equal(codeOf(res), expected.code, route.label);
-        assert.equal(await jobCount(), jobs, `${route.label} queued a job`);
-        await setStatus(service.id, 'terminated');
+      const lacking = products().filter(
+        (p) => p.type !== product.type && !p.actions.some((a) => a.name === action.name),
+      );
+      const others = lacking.filter((p, i) => i === 0 || p.unsupported?.[action.name] !== undefined);
+      for (const other of others) {
+        // A name several products share is resolved to the first of them on a third type; that one's entry covers it.
+        if (findAction(action.name, other.type)?.action !== action) continue;
+        for (const route of routesOf(action)) {
+          const status = action.states.includes('active') ? 'active' : (action.states[0] as ServiceStatus);
+          const service = await twin(other.type, status, `type-${++n}`);
+          // A product that has no counterpart of the action says so (game: vnc is not_supported).
+          const why: string | undefined = other.unsupported?.[action.name];
+          const expected: AppError = why ? new AppError('not_supported', { message: why }) : product.wrongType();
+          const jobs = await jobCount();
+          const res = await route.call('owner', service);
+          assert.equal(res.statusCode, expected.status, `${route.label} on a ${other.type} service: ${res.body}`);
+          assert.equal(codeOf(res), expected.code, route.label);
+          assert.equal(await jobCount(), jobs, `${route.label} queued a job`);
+          if (why && route.label.includes('/api/v1/client/') && !route.label.includes(SVC)) panelUnsupported++;
+          await setStatus(service.id, 'terminated');
+        }
       }
     }
+    // Bare metal lists the VPS's snapshot actions (management route /api/v1/client/vps/) as unsupported.
+    assert.ok(panelUnsupported > 0, 'a management-route action on a type that lists it unsupported was run');
 
     // A throwaway product in place of the game one: its action on the VPS is its own refusal,
     // with no side effect; on its own type the handler runs.
@@ -302,12 +319,12 @@ describe('product action battery', () => {
     const restore = registerProduct(throwaway);
     try {
       for (const route of routesOf(probe)) {
-        const before = await fingerprint(u.t);
+        const before = await state();
         const res = await route.call('owner', { id: serviceId, label: 'app' });
         const expected = throwaway.wrongType();
         assert.equal(res.statusCode, expected.status, `${route.label}: ${res.body}`);
         assert.equal(codeOf(res), expected.code, route.label);
-        assert.deepEqual(await fingerprint(u.t), before, `${route.label} changed something`);
+        assert.deepEqual(await state(), before, `${route.label} changed something`);
       }
       assert.equal(ran, 0, 'the handler never ran on a service of another type');
       const own = await twin('game', 'active', 'type-own');

@@ -99,7 +99,7 @@ describe('proxmox driver', () => {
     assert.equal(live.power, 'running');
     assert.equal(live.memoryTotalBytes, 4096 * 1024 ** 2);
     assert.equal(live.diskTotalBytes, 40 * 1024 ** 3);
-    assert.ok(live.cpu > 0 && live.cpu < 1 && live.cpus === 2);
+    assert.ok(live.cpu !== null && live.cpu > 0 && live.cpu < 1 && live.cpus === 2);
     await pve.reboot(vm);
     await pve.reset(vm);
     assert.equal((await pve.status(vm)).power, 'running');
@@ -158,7 +158,7 @@ describe('proxmox driver', () => {
     assert.equal((await pve.status(vm)).power, 'running');
   });
 
-  test('powerStates: every VM of the node in one request, paused counted as stopped, templates left out', async () => {
+  test('powerStates: every VM of the node in one request with its utilisation, paused counted as stopped, templates left out', async () => {
     const up = await running();
     const down = await pve.createVm(vmSpec());
     const paused = await running();
@@ -169,9 +169,25 @@ describe('proxmox driver', () => {
     const asked = calls('GET /nodes/:/qemu');
     const states = await pve.powerStates();
     assert.equal(calls('GET /nodes/:/qemu'), asked + 1);
-    assert.deepEqual(states.get(up.vmid), { name: up.name, power: 'running' });
-    assert.deepEqual(states.get(down.vmid), { name: down.name, power: 'stopped' });
-    assert.deepEqual(states.get(paused.vmid), { name: paused.name, power: 'stopped' });
+    const GIB4 = 4096 * 1024 * 1024;
+    const live = states.get(up.vmid);
+    assert.deepEqual(
+      { name: live?.name, power: live?.power, cpus: live?.cpus, total: live?.memoryTotalBytes },
+      { name: up.name, power: 'running', cpus: 2, total: GIB4 },
+    );
+    // The same numbers status/current gives (the listing is each VM's vmstatus).
+    assert.ok(live && live.cpu > 0 && live.cpu <= 1, `cpu ${live?.cpu}`);
+    assert.ok(live && live.memoryBytes > 0 && live.memoryBytes <= GIB4);
+    assert.deepEqual(states.get(down.vmid), {
+      name: down.name,
+      power: 'stopped',
+      cpu: 0,
+      cpus: 2,
+      memoryBytes: 0,
+      memoryTotalBytes: GIB4,
+    });
+    assert.equal(states.get(paused.vmid)?.power, 'stopped');
+    assert.equal(states.get(paused.vmid)?.cpu, 0);
     assert.equal(states.has(9000), false, 'templates are not servers');
   });
   test('power state mapping from status, qmpstatus and lock', () => {

@@ -45,6 +45,10 @@ describe('ssh keys on the session surface', () => {
       list.json().ssh_keys.map((k: { name: string }) => k.name),
       ['laptop'],
     );
+    // Worded as every list of this surface, and times as everywhere else (CONTRACT §3).
+    assert.equal(list.json().message, 'SSH keys loaded.');
+    assert.match(list.json().ssh_keys[0].created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00$/);
+    assert.equal(key.created_at, list.json().ssh_keys[0].created_at);
 
     const other = await signedInBrowser(t, freshIp());
     const foreign = await other.browser.post(KEYS, { action: 'delete', id: key.id }, { csrf: true });

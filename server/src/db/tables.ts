@@ -99,6 +99,8 @@ export interface OsTemplatesTable {
   version: string;
   template_vmid: number;
   min_disk_gb: ColumnType<number, number | undefined, number>;
+  /** The install image a bare-metal machine boots as virtual media (http(s)); null: not for bare metal. */
+  image_url: ColumnType<string | null, string | null | undefined, string | null>;
   active: ColumnType<boolean, boolean | undefined, boolean>;
   created_at: CreatedAt;
 }
@@ -116,7 +118,7 @@ export interface GamesTable {
   created_at: CreatedAt;
 }
 
-export type PlanType = 'vps' | 'game' | 'web';
+export type PlanType = 'vps' | 'game' | 'web' | 'baremetal';
 
 export interface PlansTable {
   id: Generated<number>;
@@ -137,7 +139,7 @@ export interface PlanLocationsTable {
   location_id: number;
 }
 
-export type NodeKind = 'proxmox' | 'pterodactyl' | 'cpanel';
+export type NodeKind = 'proxmox' | 'pterodactyl' | 'cpanel' | 'redfish';
 
 export interface NodesTable {
   id: Generated<number>;
@@ -261,7 +263,9 @@ export interface OrdersTable {
   renews_from: NullableTimestamp;
 }
 
-export type JobType = 'provision' | 'power' | 'reinstall' | 'suspend' | 'unsuspend' | 'terminate';
+/** Every job type (CONTRACT §3; the jobs.type check, migration 0014): `snapshot` changes a VPS's snapshots. */
+export const JOB_TYPES = ['provision', 'power', 'reinstall', 'suspend', 'unsuspend', 'terminate', 'snapshot'] as const;
+export type JobType = (typeof JOB_TYPES)[number];
 export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed';
 
 export interface JobsTable {

@@ -16,6 +16,7 @@ import type { Deps } from '../core/deps.ts';
 import { AppError } from '../core/errors.ts';
 import { redactQuery } from '../logging.ts';
 import { clientSurface } from './client/plugin.ts';
+import { cloudSurface } from './cloud/plugin.ts';
 import { consoleRoutes } from './console.ts';
 import { healthRoutes } from './health.routes.ts';
 import { pageRoutes } from './pages.ts';
@@ -149,11 +150,13 @@ export function buildServer(deps: Deps): FastifyInstance {
     });
   });
 
-  registerOpenApi(app, config.publicUrl);
+  registerOpenApi(app, config.publicUrl, config.altBasePath);
   app.register(healthRoutes, { deps });
   app.register(clientSurface, { deps, prefix: '/api/v1/client' });
   app.register(searchRoutes, { deps, prefix: '/api/v1/search' });
   app.register(restSurface, { deps, prefix: '/api/v1' });
+  // The second token surface (spec 4.12), mounted where the operator says (ALT_BASE_PATH).
+  app.register(cloudSurface, { deps, prefix: `${config.altBasePath}/v1` });
   app.register(consoleRoutes, { deps });
   app.register(pageRoutes);
   return app;

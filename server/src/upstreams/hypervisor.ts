@@ -48,20 +48,37 @@ export interface VmSpec {
   tags: string[];
 }
 
+/**
+ * The live state of one machine. What runs inside it (CPU and memory in use, uptime, network
+ * counters) is null where the one asked cannot know it (a bare-metal BMC sees the hardware, not
+ * the operating system): null is "not known", never 0.
+ */
 export interface VmStatus {
   power: PowerState;
   /** Fraction of the VM's CPUs in use, 0–1. */
-  cpu: number;
+  cpu: number | null;
   cpus: number;
-  memoryBytes: number;
+  memoryBytes: number | null;
   memoryTotalBytes: number;
   diskTotalBytes: number;
-  uptimeSeconds: number;
+  uptimeSeconds: number | null;
   /** Cumulative bytes since the VM started. */
-  netInBytes: number;
-  netOutBytes: number;
+  netInBytes: number | null;
+  netOutBytes: number | null;
   /** A task holds the VM (clone, backup, destroy, …). */
   locked: string | null;
+}
+
+/** One VM of a node's listing: its name, power and live utilisation (what lists show). */
+export interface VmListed {
+  name: string;
+  power: PowerState;
+  /** Fraction of the VM's CPUs in use, 0–1 (0 when it is not running). */
+  cpu: number;
+  cpus: number;
+  /** Memory in use (0 when it is not running) and allotted. */
+  memoryBytes: number;
+  memoryTotalBytes: number;
 }
 
 /** One sample of history; a field is null when the node has no value (e.g. the VM was stopped). */
@@ -89,6 +106,22 @@ export interface VmSnapshot {
   parent: string | null;
   /** The snapshot holds the VM's RAM too (rolling back to it resumes the VM). */
   withRam: boolean;
+}
+
+/**
+ * Why `name` cannot be a snapshot name, or null: the rule of Hypervisor.createSnapshot, which
+ * every driver enforces and callers check first (a 422 before a job is queued). It is the
+ * strictest of the nodes we drive: Proxmox VE's `pve-configid` format (`[a-z][a-z0-9_-]+`,
+ * case-insensitive: two characters at least), at most 40 characters, and not its reserved
+ * `current` or `pending`.
+ */
+export function snapshotNameProblem(name: string): string | null {
+  if (typeof name !== 'string' || !/^[a-z][a-z0-9_-]+$/i.test(name)) {
+    return 'a snapshot name starts with a letter, then letters, digits, _ or - (2 characters at least)';
+  }
+  if (name.length > 40) return 'a snapshot name has at most 40 characters';
+  if (name === 'current' || name.toLowerCase() === 'pending') return `'${name}' is a reserved name`;
+  return null;
 }
 
 export interface ConsoleTicket {
@@ -210,10 +243,10 @@ export interface Hypervisor extends NodeDriver {
   /** Live state from the node. A VM that no longer exists throws `not_found`. */
   status(vm: VmRef): Promise<VmStatus>;
   /**
-   * Power state of every VM of the node in one request (what a list of servers needs), keyed
-   * by vmid. A VM is there only while its vmid still carries its name; read-only.
+   * Power state and utilisation of every VM of the node in one request (what a list of servers
+   * needs), keyed by vmid. A VM is there only while its vmid still carries its name; read-only.
    */
-  powerStates(): Promise<Map<number, { name: string; power: PowerState }>>;
+  powerStates(): Promise<Map<number, VmListed>>;
   /** History over a timeframe, oldest first. An unknown timeframe throws `rejected` without asking the node. */
   metrics(vm: VmRef, timeframe: Timeframe): Promise<MetricPoint[]>;
   /** A one-time console ticket; the VM must be running (else `conflict`, message "… not running"). */

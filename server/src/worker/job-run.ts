@@ -93,6 +93,15 @@ function planOf(loaded: LoadedJob): JobPlan<any> {
         done: (trx, t) => lifecycle.jobDone(trx, t, { kind: `power_${signal}`, message: power.done }),
       };
     }
+    case 'snapshot': {
+      const action = (job.params as { action: string }).action;
+      const change = jobs.snapshot?.[action];
+      if (!change) throw new AppError('not_supported', { message: `No snapshot action "${action}" here.` });
+      return {
+        steps: [{ name: change.step, progress: 10, run: change.run }],
+        done: (trx, t) => lifecycle.jobDone(trx, t, { kind: `snapshot_${action}`, message: change.done }),
+      };
+    }
     case 'suspend':
       return { steps: [{ name: job.type, progress: 10, run: jobs.suspend }], done: lifecycle.suspended };
     case 'unsuspend':

@@ -1,10 +1,27 @@
-// plans list|add|disable|enable, locations list|add, os list|add, ips add|list (CONTRACT §1).
+// plans list|add|disable|enable, locations list|add, os list|add|image, ips add|list (CONTRACT §1).
 
 import { addRange, poolSummary } from '../../core/catalog/ipv4.ts';
 import { SPEC_KEYS } from '../../core/catalog/specs.ts';
+import { AppError } from '../../core/errors.ts';
 import { formatPaise } from '../../core/money.ts';
 import type { PlanType } from '../../db/tables.ts';
-import { type Command, jsonOption, requiredOption, table } from '../command.ts';
+import { type Command, jsonOption, requiredOption, table, UsageError } from '../command.ts';
+
+/** The os_templates.image_url check (migration 0013), word for word: http(s)://, no whitespace, ≤ 2048. */
+const IMAGE_URL = /^https?:\/\/[^\s]+$/;
+
+/**
+ * An install image URL as the column will take it, refused here (exit 1, like the catalog's own
+ * checks) rather than by the database: the catalog reads URLs leniently (`HTTP://…`, `http:host/…`).
+ */
+function imageUrlOf(value: string): string {
+  if (!IMAGE_URL.test(value) || value.length > 2048) {
+    throw AppError.fields({
+      image_url: 'must start with http:// or https:// (lower case), without spaces, at most 2048 characters',
+    });
+  }
+  return value;
+}
 
 export const catalogCommands: Command[] = [
   {
@@ -29,11 +46,13 @@ export const catalogCommands: Command[] = [
   {
     noun: 'plans',
     verb: 'add',
-    summary: `Add a plan; --specs per type: vps ${SPEC_KEYS.vps.join(',')}; game ${SPEC_KEYS.game.join(',')}; web ${SPEC_KEYS.web.join(',')}`,
+    summary: `Add a plan; --specs per type: ${Object.entries(SPEC_KEYS)
+      .map(([type, keys]) => `${type} ${keys.join(',')}`)
+      .join('; ')}`,
     args: ['LABEL'],
     options: {
       name: { type: 'string', required: true, description: 'display name' },
-      type: { type: 'string', required: true, description: 'vps, game or web' },
+      type: { type: 'string', required: true, description: Object.keys(SPEC_KEYS).join(', ') },
       price: { type: 'string', required: true, description: 'monthly price in rupees, e.g. 799 or 799.00' },
       specs: {
         type: 'string',
@@ -127,13 +146,13 @@ export const catalogCommands: Command[] = [
     summary: 'OS templates',
     async run(deps) {
       const rows = await deps.catalog.listOs();
-      return { json: rows, text: table(rows, ['id', 'slug', 'name', 'template_vmid', 'active']) };
+      return { json: rows, text: table(rows, ['id', 'slug', 'name', 'template_vmid', 'active', 'image_url']) };
     },
   },
   {
     noun: 'os',
     verb: 'add',
-    summary: "Add an OS template (the id of the hypervisor's template VM)",
+    summary: "Add an OS template (the id of the hypervisor's template VM; --image-url: bare metal installs it)",
     args: ['SLUG'],
     options: {
       name: { type: 'string', required: true, description: 'display name' },
@@ -141,6 +160,10 @@ export const catalogCommands: Command[] = [
       version: { type: 'string', required: true, description: 'e.g. 24.04' },
       'template-vmid': { type: 'string', required: true, description: "the hypervisor's template VM id" },
       'min-disk': { type: 'string', description: 'minimum disk in GB (default 10)' },
+      'image-url': {
+        type: 'string',
+        description: 'http(s) URL of the install image a bare-metal server boots (none: virtual servers only)',
+      },
     },
     async run(deps, { args, options }) {
       const os = await deps.catalog.addOs({
@@ -150,8 +173,28 @@ export const catalogCommands: Command[] = [
         version: requiredOption(options, 'version'),
         templateVmid: Number(requiredOption(options, 'template-vmid')),
         ...(options['min-disk'] !== undefined ? { minDiskGb: Number(options['min-disk']) } : {}),
+        ...(typeof options['image-url'] === 'string' ? { imageUrl: imageUrlOf(options['image-url']) } : {}),
       });
-      return { json: os, text: `added OS ${os.slug}` };
+      return { json: os, text: `added OS ${os.slug}${os.image_url ? ` (install image ${os.image_url})` : ''}` };
+    },
+  },
+  {
+    noun: 'os',
+    verb: 'image',
+    summary: 'Set the install image of an OS template (what bare-metal servers boot), or remove it with --clear',
+    args: ['SLUG'],
+    optionalArgs: ['URL'],
+    options: {
+      clear: { type: 'boolean', description: 'remove the image: the template is then for virtual servers only' },
+    },
+    async run(deps, { args, options }) {
+      const [slug, url] = args as [string, string | undefined];
+      if ((url === undefined) === (options.clear !== true)) throw new UsageError('give either a URL or --clear');
+      const os = await deps.catalog.setOsImage(slug, url === undefined ? null : imageUrlOf(url));
+      return {
+        json: os,
+        text: os.image_url ? `${os.slug} installs from ${os.image_url}` : `${os.slug} has no install image now`,
+      };
     },
   },
   {

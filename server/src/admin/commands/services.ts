@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Deps } from '../../core/deps.ts';
 import { formatPaise } from '../../core/money.ts';
 import { isoWithOffset } from '../../core/time.ts';
-import type { Job, JobStatus, ServiceStatus } from '../../db/tables.ts';
+import { JOB_TYPES, type Job, type JobStatus, type JobType, type ServiceStatus } from '../../db/tables.ts';
 import { type Command, clean, idArg, keyValues, requiredOption, table, UsageError } from '../command.ts';
 
 const SERVICE_STATUSES: readonly ServiceStatus[] = [
@@ -112,6 +112,7 @@ export const serviceCommands: Command[] = [
     summary: 'Jobs, newest first',
     options: {
       status: { type: 'string', description: 'queued, running, succeeded or failed' },
+      type: { type: 'string', description: JOB_TYPES.join(', ') },
       service: { type: 'string', description: 'a service id' },
       limit: { type: 'string', description: 'rows (default 50, at most 1000)' },
     },
@@ -121,9 +122,13 @@ export const serviceCommands: Command[] = [
       const status = options.status === undefined ? undefined : String(options.status);
       if (status !== undefined && !['queued', 'running', 'succeeded', 'failed'].includes(status))
         throw new UsageError('--status is queued, running, succeeded or failed');
+      const type = options.type === undefined ? undefined : String(options.type);
+      if (type !== undefined && !(JOB_TYPES as readonly string[]).includes(type))
+        throw new UsageError(`--type is one of ${JOB_TYPES.join(', ')}`);
       const jobs = await deps.serviceStaff.listJobs({
         limit,
         ...(status ? { status: status as JobStatus } : {}),
+        ...(type ? { type: type as JobType } : {}),
         ...(options.service ? { serviceId: idArg(String(options.service), '--service') } : {}),
       });
       const rows = jobs.map(jobRow);

@@ -12,7 +12,7 @@ export type AppJobs = {
   'billing.cycle': Record<string, never>;
   /** Provision or reinstall a service: one row of `jobs`, run step by step, resumable. */
   'service.provision': { jobId: number };
-  /** Power signals, suspension, termination: one row of `jobs`. */
+  /** Power signals, snapshot changes, suspension, termination: one row of `jobs`. */
   'service.action': { jobId: number };
 };
 

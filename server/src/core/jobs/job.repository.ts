@@ -4,7 +4,7 @@
 // its name (`…ForStaff`, `…ForWorker`) or settles a job the worker is running.
 
 import { type Insertable, type Kysely, sql, type Transaction } from 'kysely';
-import type { DB, Job, JobStatus, JobsTable } from '../../db/tables.ts';
+import type { DB, Job, JobStatus, JobsTable, JobType, PlanType } from '../../db/tables.ts';
 
 export type Executor = Kysely<DB>;
 
@@ -23,8 +23,26 @@ export const withDetail = (detail: string | null) =>
 
 // ---- owner-scoped (client-facing) ----
 
-export function findOwn(db: Executor, accountId: number, id: number): Promise<Job | undefined> {
-  return db.selectFrom('jobs').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+export function findOwn(
+  db: Executor,
+  accountId: number,
+  id: number,
+  serviceTypes?: readonly PlanType[],
+): Promise<Job | undefined> {
+  let query = db.selectFrom('jobs').selectAll().where('id', '=', id).where('account_id', '=', accountId);
+  // Only jobs of services of these types: any other answers as if it did not exist.
+  if (serviceTypes) {
+    const types = [...serviceTypes];
+    query = query.where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('services')
+          .select('services.id')
+          .whereRef('services.id', '=', 'jobs.service_id')
+          .where('services.type', 'in', types),
+      ),
+    );
+  }
+  return query.executeTakeFirst();
 }
 
 // ---- by service (its owner already checked by the caller) ----
@@ -69,9 +87,13 @@ export function lockForStaff(trx: Transaction<DB>, id: number): Promise<Job | un
 }
 
 /** Jobs, newest first, optionally of one status or service. */
-export function listForStaff(db: Executor, filter: { status?: JobStatus; serviceId?: number; limit: number }) {
+export function listForStaff(
+  db: Executor,
+  filter: { status?: JobStatus; type?: JobType; serviceId?: number; limit: number },
+) {
   let query = db.selectFrom('jobs').selectAll().orderBy('id', 'desc').limit(filter.limit);
   if (filter.status) query = query.where('status', '=', filter.status);
+  if (filter.type) query = query.where('type', '=', filter.type);
   if (filter.serviceId !== undefined) query = query.where('service_id', '=', filter.serviceId);
   return query.execute();
 }

@@ -8,6 +8,7 @@ import type { DB, Job, JobType } from '../../db/tables.ts';
 import { UpstreamError, type UpstreamErrorKind } from '../../upstreams/hypervisor.ts';
 import type { Bus } from '../bus.ts';
 import { AppError } from '../errors.ts';
+import type { ServiceScope } from '../services/service.service.ts';
 import type { AppJobs } from './catalog.ts';
 import * as jobRepo from './job.repository.ts';
 import type { JobQueue } from './queue.ts';
@@ -49,9 +50,17 @@ function busy(type: JobType): AppError {
   return type === 'reinstall' ? new AppError('reinstall_running') : new AppError('locked');
 }
 
-/** A job of the account; another account's (or none) is 404 not_owner. */
-export async function getOwnJob(db: Kysely<DB>, accountId: number, jobId: number): Promise<Job> {
-  const job = await jobRepo.findOwn(db, accountId, jobId);
+/**
+ * A job of the account; another account's (or none) is 404 not_owner. With a scope, so is a job
+ * of a service outside it (a surface that sees only some types: the same answer as a missing id).
+ */
+export async function getOwnJob(
+  db: Kysely<DB>,
+  accountId: number,
+  jobId: number,
+  scope: ServiceScope = {},
+): Promise<Job> {
+  const job = await jobRepo.findOwn(db, accountId, jobId, scope.types);
   if (!job) throw new AppError('not_owner');
   return job;
 }

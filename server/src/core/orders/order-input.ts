@@ -11,6 +11,7 @@
 
 import { AppError, type ErrorCode } from '../errors.ts';
 import type { Product } from '../products/index.ts';
+import { tryParsePublicKey } from '../ssh/keys.ts';
 
 export interface OrderInput {
   /** Plan id, or its label. */
@@ -41,8 +42,6 @@ export interface CheckedConfig {
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const HOSTNAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
 const DOMAIN = /^(?=.{4,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z](?:[a-z0-9-]{0,61}[a-z0-9])$/;
-const SSH_KEY =
-  /^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\.com) [A-Za-z0-9+/]{40,}={0,3}( [^\n\r]{0,200})?$/;
 
 /**
  * Top-level domains no site can be reached under: reserved for tests, documentation and local
@@ -177,12 +176,14 @@ export function checkOrderConfig(
     if (!Array.isArray(config.ssh_keys) || config.ssh_keys.length > 10)
       bad('ssh_keys', 'must be a list of at most 10 public keys');
     else {
-      for (const key of config.ssh_keys) {
-        if (typeof key !== 'string' || !SSH_KEY.test(key.trim())) {
-          bad('ssh_keys', 'each must be an OpenSSH public key line (ssh-ed25519 AAAA… comment)');
+      // Checked as an account's keys are (core/ssh/keys.ts), so a key we inject is one sshd accepts.
+      for (const [i, key] of config.ssh_keys.entries()) {
+        const parsed = tryParsePublicKey(key);
+        if ('problem' in parsed) {
+          bad('ssh_keys', `[${i}]: ${parsed.problem}`);
           break;
         }
-        sshKeys.push(key.trim());
+        sshKeys.push(parsed.normalized);
       }
     }
   }

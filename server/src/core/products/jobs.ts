@@ -28,6 +28,11 @@ export interface ProductJobs<C> {
   readonly reinstall: { steps: readonly Step<C>[]; done(trx: Transaction<DB>, c: C): Promise<void> };
   /** Power signals (the `power` job's `params.signal`): what to do, and the event that says it was done. */
   readonly power: Readonly<Record<string, { run(c: C): Promise<void>; done: string }>>;
+  /**
+   * Snapshot changes (the `snapshot` job's `params.action`: create, restore, delete), each with
+   * the step its job shows and the event that says it was done. Absent: the product has none.
+   */
+  readonly snapshot?: Readonly<Record<string, { step: string; run(c: C): Promise<void>; done: string }>>;
   /** The upstream part of each lifecycle transition; the database part is ./lifecycle.ts. */
   suspend(c: C): Promise<void>;
   unsuspend(c: C): Promise<void>;

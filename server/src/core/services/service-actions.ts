@@ -1,8 +1,9 @@
 // What a client asks of a running service (spec 4.8): the actions of the service's product
 // (core/products/<type>/actions.ts), run by one dispatcher that checks ownership, the action's
 // parameters, the service's state and type in the order core/products/actions.ts describes;
-// and the live power of many services at once for lists. Live reads give up after a few
-// seconds rather than hang a request on a slow node.
+// and the live power and utilisation of many services at once for lists (one cached probe per
+// node, core/products/live.ts: a list never counts against the live-read allowance). Live reads
+// give up after a few seconds rather than hang a request on a slow node.
 
 import type { Kysely } from 'kysely';
 import type { TProperties } from 'typebox';
@@ -23,10 +24,13 @@ import {
   sessionRoutes,
 } from '../products/actions.ts';
 import { findAction, type Product, productOf, products } from '../products/index.ts';
-import type { LiveTarget, ProductLive } from '../products/live.ts';
+import type { LiveState, LiveTarget, ProductLive } from '../products/live.ts';
 import type { RateLimits } from '../ratelimit/rate-limits.ts';
 import type { Backends } from './backends.ts';
-import type { ServiceService } from './service.service.ts';
+import type { ServiceScope, ServiceService } from './service.service.ts';
+
+/** What a list shows of a service whose product reports no utilisation. */
+const NOT_REPORTED: LiveState = { power: null, utilisation: null, gap: 'not_reported', measuredAt: null };
 
 /** Every power signal some product knows (a product without it refuses it as it refuses live reads). */
 export const SIGNALS = [...new Set(products().flatMap((p) => Object.keys(p.jobs.power)))];
@@ -72,7 +76,7 @@ export function describeActions(surface: 'session' | 'token', route: string): st
   return parts.join(' ');
 }
 
-export interface RunOptions {
+export interface RunOptions extends ServiceScope {
   /** The refusal of a name no product knows (each surface words its own). */
   unknown: () => AppError;
   /** See ActionContext.gate. */
@@ -105,7 +109,7 @@ export function createServiceActions(options: {
     if (!product.live) return null;
     let live = lives.get(product);
     if (!live) {
-      live = product.live({ db, backends, bus });
+      live = product.live({ db, backends, bus, clock });
       lives.set(product, live);
     }
     return live;
@@ -164,7 +168,12 @@ export function createServiceActions(options: {
     opts: Omit<RunOptions, 'unknown' | 'exposed'> = {},
   ): Promise<{ service: Service; result: ActionResult }> {
     const service = await services.own(accountId, serviceId);
-    if (service.type !== product.type) throw product.wrongType();
+    if (service.type !== product.type) {
+      // A product that has no counterpart of the action says so, as `run` does (bare metal: snapshots).
+      const why = productOf(service.type).unsupported?.[action.name];
+      if (why) throw new AppError('not_supported', { message: why });
+      throw product.wrongType();
+    }
     if (!action.states.includes(service.status)) throw action.refused?.(service) ?? product.refused(service);
     await product.ready?.(db, service);
     const ctx = contextOf(accountId, service, product, { ...opts, unknown: () => product.wrongType() });
@@ -181,7 +190,7 @@ export function createServiceActions(options: {
     params: Record<string, unknown>,
     opts: RunOptions,
   ): Promise<{ service: Service; result: ActionResult }> {
-    const service = await services.own(accountId, serviceId);
+    const service = await services.own(accountId, serviceId, opts);
     const found = findAction(name, service.type);
     if (!found || (opts.exposed && !opts.exposed(found.action))) throw opts.unknown();
     const { product, action } = found;
@@ -216,6 +225,35 @@ export function createServiceActions(options: {
   function expect<K extends ActionResult['kind']>(result: ActionResult, kind: K): Extract<ActionResult, { kind: K }> {
     if (result.kind !== kind) throw new Error(`the action answered ${result.kind}, not ${kind}`);
     return result as Extract<ActionResult, { kind: K }>;
+  }
+
+  /**
+   * Power and utilisation of many services at once, for lists: from each node's cached probe
+   * (its product's `states`), never a live read per service; a product without `states` shows
+   * power only.
+   */
+  async function liveStates(list: Service[]): Promise<Map<number, LiveState>> {
+    const out = new Map<number, LiveState>();
+    const nodeIds = [...new Set(list.map((s) => s.node_id).filter((id): id is number => id !== null))];
+    const nodeRows = nodeIds.length === 0 ? [] : await nodes.findByIds(db, nodeIds);
+    const byProduct = new Map<Product, Service[]>();
+    for (const service of list) {
+      const product = productOf(service.type);
+      byProduct.set(product, [...(byProduct.get(product) ?? []), service]);
+    }
+    await Promise.all(
+      [...byProduct].map(async ([product, group]) => {
+        const live = liveOf(product);
+        if (live?.states) {
+          const states = await live.states(group, nodeRows);
+          for (const service of group) out.set(service.id, states.get(service.id) ?? NOT_REPORTED);
+          return;
+        }
+        const powers = live ? await live.powerStates(group, nodeRows) : new Map<number, PowerState | null>();
+        for (const service of group) out.set(service.id, { ...NOT_REPORTED, power: powers.get(service.id) ?? null });
+      }),
+    );
+    return out;
   }
 
   /** A sign-in URL into the panel of the caller's active service (its product's `sso`). */
@@ -270,8 +308,8 @@ export function createServiceActions(options: {
     },
 
     /** Terminate at once (token surface DELETE): `confirm` must equal the label. */
-    async terminate(accountId: number, serviceId: number, confirm: string): Promise<Job> {
-      const service = await services.own(accountId, serviceId);
+    async terminate(accountId: number, serviceId: number, confirm: string, scope: ServiceScope = {}): Promise<Job> {
+      const service = await services.own(accountId, serviceId, scope);
       if (service.status === 'terminated')
         throw new AppError('no_vm', {
           message: 'The instance is already terminated; there is nothing left to delete.',
@@ -295,23 +333,12 @@ export function createServiceActions(options: {
       return expect(result, 'metrics').points;
     },
 
+    liveStates,
+
     /** Live power of many services at once; `unknown` where the node does not answer in time. */
     async powerStates(list: Service[]): Promise<Map<number, PowerState | null>> {
       const out = new Map<number, PowerState | null>();
-      const nodeIds = [...new Set(list.map((s) => s.node_id).filter((id): id is number => id !== null))];
-      const nodeRows = nodeIds.length === 0 ? [] : await nodes.findByIds(db, nodeIds);
-      const byProduct = new Map<Product, Service[]>();
-      for (const service of list) {
-        const product = productOf(service.type);
-        byProduct.set(product, [...(byProduct.get(product) ?? []), service]);
-      }
-      await Promise.all(
-        [...byProduct].map(async ([product, group]) => {
-          const live = liveOf(product);
-          const states = live ? await live.powerStates(group, nodeRows) : new Map<number, PowerState | null>();
-          for (const service of group) out.set(service.id, states.get(service.id) ?? null);
-        }),
-      );
+      for (const [id, state] of await liveStates(list)) out.set(id, state.power);
       return out;
     },
   };

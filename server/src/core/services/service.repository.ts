@@ -67,16 +67,6 @@ export function ownWithContext(db: Executor, accountId: number) {
   );
 }
 
-/** How many services the account has, terminated ones included. */
-export async function countOwn(db: Executor, accountId: number): Promise<number> {
-  const count = await db
-    .selectFrom('services')
-    .select((eb) => eb.fn.countAll<string>().as('n'))
-    .where('account_id', '=', accountId)
-    .executeTakeFirstOrThrow();
-  return Number(count.n);
-}
-
 /** Whether the account already has a service of this label that still exists. */
 export async function ownLabelTaken(db: Executor, accountId: number, label: string): Promise<boolean> {
   const row = await db

@@ -5,7 +5,7 @@
 // product (service-actions.ts).
 
 import { type Kysely, sql } from 'kysely';
-import type { DB, Job, Location, Plan, Service, ServiceRequest } from '../../db/tables.ts';
+import type { DB, Job, Location, Plan, PlanType, Service, ServiceRequest } from '../../db/tables.ts';
 import { decryptSecret, encryptSecret } from '../crypto/secrets.ts';
 import { AppError } from '../errors.ts';
 import { lastJob } from '../jobs/service-jobs.ts';
@@ -30,6 +30,20 @@ export interface ServiceCredentials {
   password: string;
   ipv4: string | null;
   ssh: string | null;
+}
+
+/**
+ * Which of the account's services a caller sees. `types`: only services of these plan types (a
+ * surface that manages some products only, e.g. {ALT_BASE_PATH}/v1: vps and baremetal); any
+ * other service answers exactly like a missing id, and is neither listed nor counted.
+ */
+export interface ServiceScope {
+  types?: readonly PlanType[];
+}
+
+export interface ListOptions extends ServiceScope {
+  /** Terminated services too (left out unless asked). */
+  includeTerminated?: boolean;
 }
 
 const CREDENTIALS_AAD = 'service-credentials:';
@@ -87,36 +101,55 @@ export function createServiceService(options: { db: Kysely<DB>; secretKey: Buffe
     };
   }
 
-  async function own(accountId: number, serviceId: number): Promise<Service> {
+  /** The caller's service in scope; 404 not_owner otherwise, exactly like a missing id. */
+  async function own(accountId: number, serviceId: number, scope: ServiceScope = {}): Promise<Service> {
     const service = await services.findOwn(db, accountId, serviceId);
-    if (!service) throw new AppError('not_owner');
+    if (!service || (scope.types && !scope.types.includes(service.type))) throw new AppError('not_owner');
     return service;
   }
 
   return {
     own,
 
-    /** A page of the account's services (terminated ones left out unless asked), newest first. */
-    async list(accountId: number, page: number, perPage: number, includeTerminated = false) {
-      let query = services.ownWithContext(db, accountId).select(sql<string>`count(*) over ()`.as('total'));
-      if (!includeTerminated) query = query.where('s.status', '<>', 'terminated');
-      const rows = (await query
+    /**
+     * A page of the account's services in scope (terminated ones left out unless asked), newest
+     * first, and how many there are: the filters are in the query, so pages and total agree.
+     */
+    async list(accountId: number, page: number, perPage: number, options: ListOptions = {}) {
+      const scoped = () => {
+        let query = services.ownWithContext(db, accountId);
+        if (!options.includeTerminated) query = query.where('s.status', '<>', 'terminated');
+        if (options.types) {
+          query =
+            options.types.length > 0
+              ? query.where('s.type', 'in', [...options.types])
+              : query.where(sql<boolean>`false`);
+        }
+        return query;
+      };
+      const rows = (await scoped()
+        .select(sql<string>`count(*) over ()`.as('total'))
         .orderBy('s.id', 'desc')
         .limit(perPage)
         .offset((page - 1) * perPage)
         .execute()) as (Row & { total: string })[];
       let total = Number(rows[0]?.total ?? 0);
       if (rows.length === 0 && page > 1) {
-        total = await services.countOwn(db, accountId);
+        // Past the last page: the window count has no row to ride on; count the same selection.
+        const counted = await db
+          .selectFrom(scoped().as('x'))
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .executeTakeFirstOrThrow();
+        total = Number(counted.n);
       }
       return { rows: rows.map(({ total: _t, ...row }) => toDetail(row, null)), total };
     },
 
-    async detail(accountId: number, serviceId: number): Promise<ServiceDetail> {
+    async detail(accountId: number, serviceId: number, scope: ServiceScope = {}): Promise<ServiceDetail> {
       const row = (await services.ownWithContext(db, accountId).where('s.id', '=', serviceId).executeTakeFirst()) as
         | Row
         | undefined;
-      if (!row) throw new AppError('not_owner');
+      if (!row || (scope.types && !scope.types.includes(row.type))) throw new AppError('not_owner');
       return toDetail(row, (await lastJob(db, serviceId)) ?? null);
     },
 

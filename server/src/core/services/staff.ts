@@ -2,7 +2,16 @@
 // runs as a job through the backend), retrying jobs, lifting suspensions, checking nodes.
 
 import type { Kysely } from 'kysely';
-import type { DB, Job, JobStatus, Service, ServiceEvent, ServiceRequest, ServiceStatus } from '../../db/tables.ts';
+import type {
+  DB,
+  Job,
+  JobStatus,
+  JobType,
+  Service,
+  ServiceEvent,
+  ServiceRequest,
+  ServiceStatus,
+} from '../../db/tables.ts';
 import { AppError } from '../errors.ts';
 import type { AppJobs } from '../jobs/catalog.ts';
 import * as jobRepo from '../jobs/job.repository.ts';
@@ -74,7 +83,7 @@ export function createServiceStaff(options: {
     },
 
     /** Jobs, newest first, optionally of one status or service. */
-    listJobs(filter: { status?: JobStatus; serviceId?: number; limit: number }): Promise<Job[]> {
+    listJobs(filter: { status?: JobStatus; type?: JobType; serviceId?: number; limit: number }): Promise<Job[]> {
       return jobRepo.listForStaff(db, filter);
     },
 

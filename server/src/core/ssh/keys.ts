@@ -203,3 +203,13 @@ export function parsePublicKey(text: string): PublicKey {
     normalized: `${type} ${data}${comment === null ? '' : ` ${comment}`}`,
   };
 }
+
+/** The parsed key, or why `text` is not one we accept (for lists of keys, which name the entry). */
+export function tryParsePublicKey(text: unknown): PublicKey | { problem: string } {
+  try {
+    return parsePublicKey(text as string);
+  } catch (error) {
+    if (error instanceof AppError && error.fields?.public_key) return { problem: error.fields.public_key };
+    throw error;
+  }
+}

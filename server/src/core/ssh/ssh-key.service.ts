@@ -5,10 +5,31 @@ import type { Kysely } from 'kysely';
 import type { DB, SshKey } from '../../db/tables.ts';
 import { freeTextProblem } from '../accounts/rules.ts';
 import { AppError } from '../errors.ts';
+import { isoWithOffset } from '../time.ts';
 import { parsePublicKey } from './keys.ts';
 
 /** Keys an account may hold. */
 export const MAX_KEYS = 50;
+
+/**
+ * The account's keys among `ids`, id → OpenSSH line (stored normalised). Ids of other accounts'
+ * keys are simply absent, like ids that do not exist. Runs in the caller's transaction when given one.
+ */
+export async function keyLines(
+  db: Kysely<DB>,
+  accountId: number,
+  ids: readonly number[],
+): Promise<Map<number, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('ssh_keys')
+    .select(['id', 'public_key'])
+    .where('account_id', '=', accountId)
+    .where('id', 'in', [...ids])
+    .orderBy('id')
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.public_key]));
+}
 
 export function createSshKeyService({ db }: { db: Kysely<DB> }) {
   return {
@@ -83,16 +104,10 @@ export function createSshKeyService({ db }: { db: Kysely<DB> }) {
 
     /** The public keys of these ids, all the account's (404 not_owner for any other). */
     async resolve(accountId: number, ids: number[]): Promise<string[]> {
-      if (ids.length === 0) return [];
-      const rows = await db
-        .selectFrom('ssh_keys')
-        .select(['id', 'public_key'])
-        .where('account_id', '=', accountId)
-        .where('id', 'in', ids)
-        .execute();
-      if (rows.length !== new Set(ids).size)
+      const found = await keyLines(db, accountId, ids);
+      if (found.size !== new Set(ids).size)
         throw new AppError('not_owner', { message: 'No such SSH key on your account.' });
-      return rows.map((r) => r.public_key);
+      return [...found.values()];
     },
   };
 }
@@ -107,6 +122,6 @@ export function sshKeyView(k: SshKey) {
     bits: k.bits,
     fingerprint: k.fingerprint,
     public_key: k.public_key,
-    created_at: k.created_at instanceof Date ? k.created_at.toISOString() : String(k.created_at),
+    created_at: isoWithOffset(k.created_at),
   };
 }

@@ -12,6 +12,8 @@ import * as m0009 from './0009_game_consoles.ts';
 import * as m0010 from './0010_billing.ts';
 import * as m0011 from './0011_search.ts';
 import * as m0012 from './0012_ssh_keys.ts';
+import * as m0013 from './0013_bare_metal.ts';
+import * as m0014 from './0014_snapshot_jobs.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_extensions': m0001,
@@ -26,4 +28,6 @@ export const migrations: Record<string, Migration> = {
   '0010_billing': m0010,
   '0011_search': m0011,
   '0012_ssh_keys': m0012,
+  '0013_bare_metal': m0013,
+  '0014_snapshot_jobs': m0014,
 };

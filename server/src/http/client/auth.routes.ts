@@ -14,6 +14,7 @@ import {
 import { csrfTokenFor, newSessionId } from '../../core/auth/sessions.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
+import { isoWithOffset } from '../../core/time.ts';
 import { clientInfo, clientRateKey } from '../request-context.ts';
 import { sessionErrors } from '../schemas.ts';
 import { AccountSchema, accountView } from '../views/account.view.ts';
@@ -57,7 +58,7 @@ export async function authRoutes(root: FastifyInstance, { deps }: { deps: Deps }
     account: accountView(signedIn.account),
     csrf_token: csrfTokenFor(deps.secretKey, signedIn.session.id),
     session: {
-      expires_at: signedIn.session.expiresAt.toISOString().replace(/Z$/, '+00:00'),
+      expires_at: isoWithOffset(signedIn.session.expiresAt),
       remember: signedIn.session.remember,
     },
   });

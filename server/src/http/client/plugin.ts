@@ -27,6 +27,8 @@ export async function clientSurface(app: FastifyInstance, { deps }: { deps: Deps
   await app.register(serviceRoutes, { deps });
   await app.register(panelRoutes(productOf('game'), '/game/'), { deps });
   await app.register(panelRoutes(productOf('web'), '/web/'), { deps });
+  // Virtual servers' own management actions (snapshots), as the game and web ones are served.
+  await app.register(panelRoutes(productOf('vps'), '/vps/'), { deps });
   await app.register(tokenRoutes, { deps });
   await app.register(sshKeyRoutes, { deps });
 }

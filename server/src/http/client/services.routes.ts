@@ -22,7 +22,7 @@ import {
 import { isoWithOffset } from '../../core/time.ts';
 import { sessionErrors } from '../schemas.ts';
 import { OrderSchema, orderView } from '../views/order.view.ts';
-import { JobSchema, jobView, ServiceSchema, serviceView } from '../views/service.view.ts';
+import { JobSchema, jobView, orUnknown, ServiceSchema, serviceView } from '../views/service.view.ts';
 import { PAGE_QUERY, PaginationSchema, pageOf, pagination, signedIn } from './context.ts';
 import { mutationBody, okSchema } from './views.ts';
 
@@ -44,12 +44,12 @@ const CredentialsSchema = Type.Object({
 });
 const LiveSchema = Type.Object({
   power: Type.String(),
-  cpu: Type.Number({ description: 'fraction of the allotted CPUs, 0–1' }),
+  cpu: orUnknown(Type.Number(), 'fraction of the allotted CPUs, 0–1'),
   cpus: Type.Integer(),
-  memory: Type.Object({ used_bytes: Type.Integer(), total_bytes: Type.Integer() }),
+  memory: Type.Object({ used_bytes: orUnknown(Type.Integer()), total_bytes: Type.Integer() }),
   disk: Type.Object({ total_bytes: Type.Integer() }),
-  uptime_seconds: Type.Integer(),
-  network: Type.Object({ in_bytes: Type.Integer(), out_bytes: Type.Integer() }),
+  uptime_seconds: orUnknown(Type.Integer()),
+  network: Type.Object({ in_bytes: orUnknown(Type.Integer()), out_bytes: orUnknown(Type.Integer()) }),
 });
 
 /** A name no product exposes here: the answer these routes have always given. */
@@ -319,7 +319,7 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
       const points = await deps.serviceActions.graph(session.account.id, id, timeframe);
       return {
         success: true as const,
-        message: `${points.length} points.`,
+        message: `${points.length} ${points.length === 1 ? 'point' : 'points'}.`,
         id,
         timeframe,
         points: points.map((p) => ({

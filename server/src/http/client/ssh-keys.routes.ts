@@ -39,7 +39,8 @@ export async function sshKeyRoutes(root: FastifyInstance, { deps }: { deps: Deps
     async (request) => {
       const session = signedIn(request);
       const keys = await deps.sshKeys.list(session.account.id);
-      return { success: true as const, message: `${keys.length} SSH keys.`, ssh_keys: keys.map(sshKeyView) };
+      // Worded as every list of this surface ("Orders loaded."): no count to get singular or plural wrong.
+      return { success: true as const, message: 'SSH keys loaded.', ssh_keys: keys.map(sshKeyView) };
     },
   );
 

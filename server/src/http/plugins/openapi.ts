@@ -48,7 +48,7 @@ function checkOperations(app: FastifyInstance): void {
 }
 
 /** Registers on the root instance (not a child scope), so routes of every surface are seen. */
-export function registerOpenApi(app: FastifyInstance, publicUrl: string): void {
+export function registerOpenApi(app: FastifyInstance, publicUrl: string, altBasePath = '/cloud'): void {
   checkOperations(app);
   app.addSchema(TokenError);
   app.addSchema(SessionError);
@@ -61,7 +61,9 @@ export function registerOpenApi(app: FastifyInstance, publicUrl: string): void {
         description:
           'Hosting platform: virtual servers, game servers and web hosting paid from a prepaid INR wallet. ' +
           'Token surface under /api/v1 (Bearer `svc_` tokens with scopes); session surface under ' +
-          '/api/v1/client (cookie `SVCSESSID` plus CSRF token). Public session-surface routes (register, ' +
+          `/api/v1/client (cookie \`SVCSESSID\` plus CSRF token). Second token surface under ${altBasePath}/v1 ` +
+          '(tags `cloud: …`; the same tokens, scopes, limits and envelope): KVM and bare-metal instances, power, ' +
+          'snapshots, SSH keys, and the plans, regions and images a deploy names. Public session-surface routes (register, ' +
           'one-time codes, forgot, reset, verify) take JSON without a CSRF token; sent as a form ' +
           "(multipart or any other non-JSON body) they need the anonymous session's token from " +
           '`GET /api/v1/client/auth/csrf/`, else 403 csrf_failed. Money is a decimal string in INR.',
@@ -89,6 +91,18 @@ export function registerOpenApi(app: FastifyInstance, publicUrl: string): void {
         { name: 'notifications', description: 'Session surface: in-app notifications' },
         { name: 'orders', description: 'Session surface: orders paid from the wallet' },
         { name: 'services', description: 'Session surface: services, power, metrics, renewals' },
+        { name: 'vps', description: 'Session surface: virtual server management (snapshots)' },
+        { name: 'ssh-keys', description: 'Session surface: SSH keys of the account' },
+        {
+          name: 'cloud: instances',
+          description: `Second token surface (${altBasePath}/v1): KVM and bare-metal instances, power, jobs`,
+        },
+        {
+          name: 'cloud: snapshots',
+          description: `Second token surface (${altBasePath}/v1): disk snapshots of KVM instances`,
+        },
+        { name: 'cloud: ssh-keys', description: `Second token surface (${altBasePath}/v1): SSH keys of the account` },
+        { name: 'cloud: catalog', description: `Second token surface (${altBasePath}/v1): plans, regions and images` },
       ],
     },
     // Shared schemas keep their $id as the component name, so errors read `#/components/schemas/TokenError`.

@@ -7,19 +7,18 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
-import { type IdempotentAnswer, keyFieldRule, requestKey } from '../../core/idempotency.ts';
+import { keyFieldRule } from '../../core/idempotency.ts';
 import { getOwnJob } from '../../core/jobs/service-jobs.ts';
-import { deploy } from '../../core/orders/deploy.ts';
 import { DEFAULT_OS_SLUG } from '../../core/orders/order.service.ts';
-import { type OrderInput, orderFieldRules } from '../../core/orders/order-input.ts';
+import { orderFieldRules } from '../../core/orders/order-input.ts';
+import type { ServiceScope } from '../../core/services/service.service.ts';
 import { actionParams, actionsOn, listActions, POWER_DESCRIPTION } from '../../core/services/service-actions.ts';
-import { deployDeps } from '../deploy.ts';
+import { answerTokenDeploy } from '../deploy.ts';
 import { tokenErrors } from '../schemas.ts';
-import { sendAsIs } from '../surfaces.ts';
 import { OrderSchema, orderView } from '../views/order.view.ts';
-import { JobSchema, jobView, ServiceSchema, serviceView } from '../views/service.view.ts';
+import { JobSchema, jobView, orUnknown, ServiceSchema, serviceView } from '../views/service.view.ts';
 import { principalOf } from './plugin.ts';
-import { IdParams, okSchema } from './views.ts';
+import { IdParams, okSchema, PageQuery, PaginationSchema } from './views.ts';
 
 const tags = ['token: instances'];
 const INSTANCES_PER_PAGE = 50;
@@ -42,14 +41,22 @@ const DeployBody = Type.Object(
     ),
     region: Type.Optional(Type.String({ maxLength: 32, description: "default: the plan's first open region" })),
     hostname: Type.Optional(Type.String({ maxLength: 253, description: 'vps; defaults to server_name' })),
-    ssh_keys: Type.Optional(Type.Array(Type.String({ maxLength: 2000 }), { maxItems: 10 })),
+    ssh_keys: Type.Optional(
+      Type.Array(Type.String({ maxLength: 16_384 }), { maxItems: 10, description: 'vps: OpenSSH public key lines' }),
+    ),
+    ssh_key_ids: Type.Optional(
+      Type.Array(Type.Integer({ minimum: 1 }), {
+        maxItems: 10,
+        description: 'vps: ids of your SSH keys (GET ssh-keys)',
+      }),
+    ),
     domain: Type.Optional(Type.String({ maxLength: 253, description: 'web plans' })),
   },
   { additionalProperties: false },
 );
 
 /** The deploy body's order options: what the session surface nests in `config`, here flat. */
-const CONFIG_KEYS = ['server_name', 'eula', 'region', 'hostname', 'os', 'ssh_keys'] as const;
+const CONFIG_KEYS = ['server_name', 'eula', 'region', 'hostname', 'os', 'ssh_keys', 'ssh_key_ids'] as const;
 
 function deployConfig(body: Record<string, unknown>): Record<string, unknown> {
   const config: Record<string, unknown> = {};
@@ -65,6 +72,73 @@ const TicketSchema = Type.Object({
   expires_at: Type.String({ format: 'date-time' }),
 });
 
+/**
+ * A page of the caller's instances in `scope`, with their live state from each node's cached
+ * listing (every token surface lists them so; its power is in the view).
+ */
+export async function instancePage(
+  deps: Deps,
+  accountId: number,
+  page: number,
+  perPage: number,
+  scope: ServiceScope = {},
+) {
+  const list = await deps.services.list(accountId, page, perPage, scope);
+  const live = await deps.serviceActions.liveStates(list.rows.map((d) => d.service));
+  return {
+    instances: list.rows.map((d) => ({
+      service: d.service,
+      live: live.get(d.service.id) ?? null,
+      view: serviceView(d.service, {
+        plan: d.plan,
+        location: d.location,
+        ipv4: d.ipv4,
+        overdue: d.overdue,
+        power: live.get(d.service.id)?.power ?? null,
+      }),
+    })),
+    total: list.total,
+  };
+}
+
+/** One of the caller's instances in `scope` with its live state and last job (404 not_owner otherwise). */
+export async function instanceDetail(deps: Deps, accountId: number, id: number, scope: ServiceScope = {}) {
+  const detail = await deps.services.detail(accountId, id, scope);
+  const live = (await deps.serviceActions.liveStates([detail.service])).get(id) ?? null;
+  return {
+    service: detail.service,
+    live,
+    view: serviceView(detail.service, {
+      plan: detail.plan,
+      location: detail.location,
+      ipv4: detail.ipv4,
+      overdue: detail.overdue,
+      power: live?.power ?? null,
+      lastJob: detail.lastJob,
+    }),
+  };
+}
+
+/** The instance's login details, or null while it has none. Secret: never cached or logged. */
+export async function instanceCredentials(deps: Deps, accountId: number, id: number) {
+  try {
+    const c = await deps.services.credentials(accountId, id);
+    return { username: c.username, password: c.password, ssh: c.ssh };
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'no_vm') return null;
+    throw error;
+  }
+}
+
+export const CredentialsSchema = Type.Union([
+  Type.Object({
+    username: Type.String(),
+    password: Type.String(),
+    ssh: Type.Union([Type.String(), Type.Null()]),
+  }),
+  Type.Null(),
+]);
+
 export async function instanceRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
@@ -75,17 +149,11 @@ export async function instanceRoutes(root: FastifyInstance, { deps }: { deps: De
         operationId: 'listInstances',
         tags,
         summary: 'Your instances with their live power state',
-        querystring: Type.Object(
-          {
-            page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
-            per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: INSTANCES_PER_PAGE })),
-          },
-          { additionalProperties: false },
-        ),
+        querystring: PageQuery(INSTANCES_PER_PAGE),
         response: {
           200: okSchema({
             instances: Type.Array(ServiceSchema),
-            pagination: Type.Object({ page: Type.Integer(), per_page: Type.Integer(), total: Type.Integer() }),
+            pagination: PaginationSchema,
           }),
           ...tokenErrors(422),
         },
@@ -96,19 +164,10 @@ export async function instanceRoutes(root: FastifyInstance, { deps }: { deps: De
       // Validation has filled in the defaults; the schema's type cannot say so.
       const page = request.query.page ?? 1;
       const perPage = request.query.per_page ?? INSTANCES_PER_PAGE;
-      const list = await deps.services.list(accountId, page, perPage);
-      const power = await deps.serviceActions.powerStates(list.rows.map((d) => d.service));
+      const list = await instancePage(deps, accountId, page, perPage);
       return {
         ok: true as const,
-        instances: list.rows.map((d) =>
-          serviceView(d.service, {
-            plan: d.plan,
-            location: d.location,
-            ipv4: d.ipv4,
-            overdue: d.overdue,
-            power: power.get(d.service.id) ?? null,
-          }),
-        ),
+        instances: list.instances.map((i) => i.view),
         pagination: { page, per_page: perPage, total: list.total },
       };
     },
@@ -142,42 +201,23 @@ export async function instanceRoutes(root: FastifyInstance, { deps }: { deps: De
       },
     },
     async (request, reply) => {
-      const principal = principalOf(request);
       const body = request.body;
-      const key = requestKey(body.idempotency_key, request.headers['idempotency-key']);
-      const input: OrderInput = { plan: body.plan, config: deployConfig(body), domain: body.domain ?? null };
       // The key is not part of the payload: in the body or in the header, it is the same request.
       const { idempotency_key: _key, ...payload } = body;
-      let answer: IdempotentAnswer;
-      try {
-        // The deploy allowance (deploy_account) is shared with the session surface's POST /orders/.
-        answer = await deploy(deployDeps(deps), {
-          accountId: principal.accountId,
-          input,
-          idempotency: { key, scope: 'rest.instances', payload },
-          naming: 'flat',
-          render: (placed) => ({
-            ok: true,
-            order: orderView(placed.order),
-            instance: serviceView(placed.service, { plan: placed.plan, location: placed.location, ipv4: placed.ipv4 }),
-            job: jobView(placed.job),
-          }),
-        });
-      } catch (error) {
-        // The token surface answers a wallet that cannot pay with 402 and where to top it up.
-        if (error instanceof AppError && error.code === 'insufficient_funds') {
-          throw new AppError('insufficient_funds', {
-            status: 402,
-            message: error.message,
-            details: { ...error.details, deposit_url: `${deps.config.publicUrl}/api/v1/client/wallet/deposit/` },
-          });
-        }
-        throw error;
-      }
-      if (answer.replayed) reply.header('Idempotent-Replayed', 'true');
-      const jobId = (JSON.parse(answer.body) as { job?: { id: number } }).job?.id;
-      if (jobId !== undefined) reply.header('Location', `/api/v1/jobs/${jobId}`);
-      return sendAsIs(reply.code(answer.status as 201).type('application/json; charset=utf-8'), answer.body);
+      return answerTokenDeploy(deps, request, reply, {
+        input: { plan: body.plan, config: deployConfig(body), domain: body.domain ?? null },
+        key: body.idempotency_key,
+        payload,
+        scope: 'rest.instances',
+        naming: 'flat',
+        render: (placed) => ({
+          ok: true,
+          order: orderView(placed.order),
+          instance: serviceView(placed.service, { plan: placed.plan, location: placed.location, ipv4: placed.ipv4 }),
+          job: jobView(placed.job),
+        }),
+        jobUrl: (id) => `/api/v1/jobs/${id}`,
+      });
     },
   );
 
@@ -192,19 +232,7 @@ export async function instanceRoutes(root: FastifyInstance, { deps }: { deps: De
         params: IdParams,
         response: {
           200: okSchema({
-            instance: Type.Intersect([
-              ServiceSchema,
-              Type.Object({
-                credentials: Type.Union([
-                  Type.Object({
-                    username: Type.String(),
-                    password: Type.String(),
-                    ssh: Type.Union([Type.String(), Type.Null()]),
-                  }),
-                  Type.Null(),
-                ]),
-              }),
-            ]),
+            instance: Type.Intersect([ServiceSchema, Type.Object({ credentials: CredentialsSchema })]),
           }),
           ...tokenErrors(404),
         },
@@ -213,30 +241,10 @@ export async function instanceRoutes(root: FastifyInstance, { deps }: { deps: De
     async (request, reply) => {
       const { accountId } = principalOf(request);
       const { id } = request.params;
-      const detail = await deps.services.detail(accountId, id);
-      const power = await deps.serviceActions.powerStates([detail.service]);
-      let credentials: { username: string; password: string; ssh: string | null } | null = null;
-      try {
-        const c = await deps.services.credentials(accountId, id);
-        credentials = { username: c.username, password: c.password, ssh: c.ssh };
-      } catch (error) {
-        if (!(error instanceof AppError && error.code === 'no_vm')) throw error;
-      }
+      const { view } = await instanceDetail(deps, accountId, id);
+      const credentials = await instanceCredentials(deps, accountId, id);
       reply.header('Cache-Control', 'no-store');
-      return {
-        ok: true as const,
-        instance: {
-          ...serviceView(detail.service, {
-            plan: detail.plan,
-            location: detail.location,
-            ipv4: detail.ipv4,
-            overdue: detail.overdue,
-            power: power.get(id) ?? null,
-            lastJob: detail.lastJob,
-          }),
-          credentials,
-        },
-      };
+      return { ok: true as const, instance: { ...view, credentials } };
     },
   );
 
@@ -253,10 +261,10 @@ export async function instanceRoutes(root: FastifyInstance, { deps }: { deps: De
           200: okSchema({
             stats: Type.Object({
               power: Type.String(),
-              cpu: Type.Number(),
+              cpu: orUnknown(Type.Number(), 'fraction of the allotted CPUs, 0–1'),
               cpus: Type.Integer(),
-              memory: Type.Object({ used_bytes: Type.Integer(), total_bytes: Type.Integer() }),
-              uptime_seconds: Type.Integer(),
+              memory: Type.Object({ used_bytes: orUnknown(Type.Integer()), total_bytes: Type.Integer() }),
+              uptime_seconds: orUnknown(Type.Integer()),
             }),
           }),
           ...tokenErrors(404, 409, 503),

@@ -8,3 +8,16 @@ export function okSchema<P extends TProperties>(payload: P) {
 }
 
 export const IdParams = Type.Object({ id: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
+
+/** `?page=&per_page=` of a token-surface list (1-based; at most 100 a page). */
+export function PageQuery(perPage: number) {
+  return Type.Object(
+    {
+      page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+      per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: perPage })),
+    },
+    { additionalProperties: false },
+  );
+}
+
+export const PaginationSchema = Type.Object({ page: Type.Integer(), per_page: Type.Integer(), total: Type.Integer() });

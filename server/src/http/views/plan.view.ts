@@ -18,7 +18,7 @@ export const PlanSchema = Type.Object({
   id: Type.Integer(),
   label: Type.String({ description: 'usable instead of the id when ordering' }),
   name: Type.String(),
-  type: Type.Union([Type.Literal('vps'), Type.Literal('game'), Type.Literal('web')]),
+  type: Type.Union([Type.Literal('vps'), Type.Literal('game'), Type.Literal('web'), Type.Literal('baremetal')]),
   specs: Type.Record(Type.String(), Type.Unknown()),
   price: Type.Object({ monthly: Type.String({ description: 'INR, two decimals' }), currency: Type.Literal('INR') }),
   available: Type.Boolean(),

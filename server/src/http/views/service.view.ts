@@ -1,6 +1,6 @@
 // How services and jobs look, on every surface (session and token show the same fields).
 
-import { Type } from 'typebox';
+import { type TSchema, Type } from 'typebox';
 import { formatPaise } from '../../core/money.ts';
 import { productOf } from '../../core/products/index.ts';
 import { isoWithOffset } from '../../core/time.ts';
@@ -11,7 +11,18 @@ const NullableTime = Type.Union([Time, Type.Null()]);
 
 export const JobSchema = Type.Object({
   id: Type.Integer(),
-  type: Type.String({ description: 'provision, power, reinstall, suspend, unsuspend or terminate' }),
+  type: Type.Union(
+    [
+      Type.Literal('provision'),
+      Type.Literal('power'),
+      Type.Literal('reinstall'),
+      Type.Literal('suspend'),
+      Type.Literal('unsuspend'),
+      Type.Literal('terminate'),
+      Type.Literal('snapshot'),
+    ],
+    { description: 'what the job does; snapshot: a snapshot taken, restored or deleted' },
+  ),
   status: Type.String({ description: 'queued, running, succeeded or failed' }),
   progress: Type.Integer({ minimum: 0, maximum: 100 }),
   step: Type.Union([Type.String(), Type.Null()]),
@@ -37,12 +48,21 @@ export function jobView(job: Job) {
   };
 }
 
+/**
+ * A live figure of what runs inside a machine (CPU or memory in use, uptime, traffic): null where
+ * the product cannot know it (a bare-metal BMC sees the hardware, not the operating system).
+ */
+export function orUnknown<T extends TSchema>(schema: T, description?: string) {
+  const why = 'null when the server cannot report it (bare metal)';
+  return Type.Union([schema, Type.Null()], { description: description ? `${description}; ${why}` : why });
+}
+
 export const POWER_STATES = ['running', 'stopped', 'starting', 'stopping', 'unknown'] as const;
 
 export const ServiceSchema = Type.Object({
   id: Type.Integer(),
   label: Type.String({ description: 'the name; DELETE and reinstall confirmations must equal it' }),
-  type: Type.String({ description: 'vps, game or web' }),
+  type: Type.String({ description: 'vps, game, web or baremetal' }),
   status: Type.String({ description: 'pending, provisioning, active, suspended, failed or terminated' }),
   power: Type.Union([Type.String({ description: 'running, stopped, starting, stopping or unknown' }), Type.Null()]),
   plan: Type.Object({ id: Type.Integer(), label: Type.String(), name: Type.String() }),

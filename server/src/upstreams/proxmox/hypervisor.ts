@@ -6,10 +6,10 @@ import {
   type ConsoleTicket,
   type Hypervisor,
   type MetricPoint,
-  type PowerState,
   TIMEFRAMES,
   type Timeframe,
   UpstreamError,
+  type VmListed,
   type VmRef,
   type VmSpec,
   type VmStatus,
@@ -17,7 +17,7 @@ import {
 import { ProxmoxClient } from './client.ts';
 import type { ProxmoxConfig } from './config.ts';
 import { openProxmoxConsole } from './console.ts';
-import { powerOf, type QemuStatus, toPoints, toStatus } from './mapping.ts';
+import { type QemuStatus, toPoints, toStatus } from './mapping.ts';
 import * as power from './power.ts';
 import * as provision from './provision.ts';
 import * as snapshot from './snapshots.ts';
@@ -92,11 +92,20 @@ export function createProxmoxHypervisor(config: ProxmoxConfig): Hypervisor {
       if (!Array.isArray(list)) {
         throw new UpstreamError('protocol', `${client.label}: the VM list is not a list`, { retryable: false });
       }
-      const out = new Map<number, { name: string; power: PowerState }>();
+      // The listing carries each VM's vmstatus (cpu, cpus, mem, maxmem) as status/current does.
+      const out = new Map<number, VmListed>();
       for (const vm of list) {
         const vmid = Number(vm.vmid);
-        if (Number.isInteger(vmid) && typeof vm.name === 'string' && !Number(vm.template ?? 0))
-          out.set(vmid, { name: vm.name, power: powerOf(vm) });
+        if (!Number.isInteger(vmid) || typeof vm.name !== 'string' || Number(vm.template ?? 0)) continue;
+        const status = toStatus(vm);
+        out.set(vmid, {
+          name: vm.name,
+          power: status.power,
+          cpu: status.cpu,
+          cpus: status.cpus,
+          memoryBytes: status.memoryBytes,
+          memoryTotalBytes: status.memoryTotalBytes,
+        });
       }
       return out;
     },

@@ -45,7 +45,16 @@ export function num(value: unknown): number | null {
   return null;
 }
 
-export function toStatus(s: QemuStatus): VmStatus {
+/** A VM's status as Proxmox VE reports it: the node sees inside the VM, so every figure is known. */
+export type QemuVmStatus = VmStatus & {
+  cpu: number;
+  memoryBytes: number;
+  uptimeSeconds: number;
+  netInBytes: number;
+  netOutBytes: number;
+};
+
+export function toStatus(s: QemuStatus): QemuVmStatus {
   return {
     power: powerOf(s),
     cpu: Math.min(1, Math.max(0, num(s.cpu) ?? 0)),

@@ -4,7 +4,7 @@
 // refusals arrive as failed tasks; the driver looks first (lock, list) and reads those texts
 // when it raced someone. The snapshots it takes hold disks and config, not RAM.
 
-import { UpstreamError, type VmRef, type VmSnapshot } from '../hypervisor.ts';
+import { snapshotNameProblem, UpstreamError, type VmRef, type VmSnapshot } from '../hypervisor.ts';
 import type { ProxmoxClient } from './client.ts';
 import { num, powerOf, type QemuStatus } from './mapping.ts';
 import { start } from './power.ts';
@@ -29,20 +29,6 @@ interface SnapshotEntry {
 
 interface Listed extends VmSnapshot {
   snapstate: string | null;
-}
-
-/**
- * Why PVE would refuse `name` as a snapshot name, or null: its `pve-configid` format
- * (`[a-z][a-z0-9_-]+`, case-insensitive: two characters at least), at most 40 characters,
- * and not the reserved `current` or `pending`.
- */
-export function snapshotNameProblem(name: string): string | null {
-  if (typeof name !== 'string' || !/^[a-z][a-z0-9_-]+$/i.test(name)) {
-    return 'a snapshot name starts with a letter, then letters, digits, _ or - (2 characters at least)';
-  }
-  if (name.length > 40) return 'a snapshot name has at most 40 characters';
-  if (name === 'current' || name.toLowerCase() === 'pending') return `'${name}' is reserved by Proxmox VE`;
-  return null;
 }
 
 function checkName(client: ProxmoxClient, name: string): void {

@@ -5,6 +5,7 @@
 
 import { Type } from 'typebox';
 import { AppError } from '../../errors.ts';
+import { isoWithOffset } from '../../time.ts';
 import type { ActionContext } from '../actions.ts';
 import { answer, gameAction, PlainText, UuidParam } from './action.ts';
 import { featureLimits, type GameSpecs } from './provision.ts';
@@ -170,7 +171,7 @@ export const backupActions = [
     handler: async (ctx, p) => {
       const url = await ask(ctx, (panel, ref) => panel.backupDownloadUrl(ref, String(p.uuid)));
       return answer('Download URL issued.', {
-        download: { url, expires_at: new Date(ctx.clock().getTime() + 15 * 60_000).toISOString() },
+        download: { url, expires_at: isoWithOffset(new Date(ctx.clock().getTime() + 15 * 60_000)) },
       });
     },
   }),

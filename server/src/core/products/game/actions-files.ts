@@ -6,6 +6,7 @@
 import { createReadStream } from 'node:fs';
 import { Type } from 'typebox';
 import { AppError } from '../../errors.ts';
+import { isoWithOffset } from '../../time.ts';
 import { answer, gameAction, PathParam } from './action.ts';
 import { normaliseEntry, normaliseName, normalisePath, splitPath } from './paths.ts';
 import { ask } from './server.ts';
@@ -35,7 +36,7 @@ export function isText(bytes: Buffer): boolean {
 
 const signed = (url: string, now: Date) => ({
   url,
-  expires_at: new Date(now.getTime() + SIGNED_URL_SECONDS * 1000).toISOString(),
+  expires_at: isoWithOffset(new Date(now.getTime() + SIGNED_URL_SECONDS * 1000)),
 });
 
 export const fileActions = [

@@ -87,7 +87,8 @@ export function createGameLive(env: LiveEnv): ProductLive {
           const { resources, memoryLimitBytes, cpuLimit } = await sample();
           return {
             power: powerOf(resources.state),
-            cpu: cpuLimit > 0 ? resources.cpuAbsolute / cpuLimit : 0,
+            // Unlimited CPU (limit 0): there is no fraction of a limit to report.
+            cpu: cpuLimit > 0 ? resources.cpuAbsolute / cpuLimit : null,
             cpus: Math.max(1, Math.ceil(cpuLimit / 100)),
             memoryBytes: resources.memoryBytes,
             memoryTotalBytes: memoryLimitBytes,

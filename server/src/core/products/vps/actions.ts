@@ -1,6 +1,6 @@
 // What a client may ask of its virtual server (spec 4.1, 4.8): power signals and reinstall
 // (queued as jobs, one at a time per service), consoles (a ticket from the node), and live
-// reads (power state and metrics) that give up after a few seconds rather than hang a request
+// reads (power state and metrics), and snapshots (./snapshots.ts), that give up after a few seconds rather than hang a request
 // on a slow node. Live reads reach the node every time, so each account has an allowance of
 // them a minute (LIMITS live_status_account, live_graph_account), counted on both surfaces alike.
 
@@ -10,6 +10,7 @@ import { TIMEFRAMES, type Timeframe, UpstreamError } from '../../../upstreams/hy
 import { AppError } from '../../errors.ts';
 import type { ProductAction } from '../actions.ts';
 import { checkTimeframe, PROBE_TIMEOUT_MS, unreachable, withTimeout } from '../live.ts';
+import { snapshotActions } from './snapshots.ts';
 
 const NO_PARAMS = Type.Object({}, { additionalProperties: false });
 /** Every state in which a service may have a VM to ask. */
@@ -63,6 +64,7 @@ export const vpsActions: readonly ProductAction[] = [
   power('stop', 'graceful ACPI shutdown, forced off if the guest is still up after 60 s'),
   power('restart', 'ACPI reboot, hard reset if the guest ignores it'),
   power('kill', 'hard power-off at once (the server stays off)'),
+  power('power_cycle', 'hard power cycle: reset at once, no shutdown asked of the guest (the server runs again)'),
   {
     name: 'reinstall',
     method: 'mutate',
@@ -151,6 +153,7 @@ export const vpsActions: readonly ProductAction[] = [
     },
     example: () => ({ timeframe: 'hour' }),
   },
+  ...snapshotActions,
 ];
 
 /** A mutation refused for the service's state: suspended, or not running. */

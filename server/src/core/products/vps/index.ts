@@ -9,6 +9,7 @@ import { vpsActions, vpsRefused } from './actions.ts';
 import { createVpsLive } from './live.ts';
 import { vpsOrder } from './order.ts';
 import { type VpsJob, vpsJobs } from './provision.ts';
+import { DEFAULT_SNAPSHOT_LIMIT } from './snapshots.ts';
 
 export const vpsProduct: Product<Awaited<ReturnType<typeof vpsOrder.resolve>>, VpsJob> = {
   type: 'vps',
@@ -18,6 +19,8 @@ export const vpsProduct: Product<Awaited<ReturnType<typeof vpsOrder.resolve>>, V
     ram_mb: { kind: 'int', min: 512, max: 524_288 },
     disk_gb: { kind: 'int', min: 10, max: 4096 },
     bandwidth_tb: { kind: 'number', min: 0.1, max: 100 },
+    // How many snapshots a server of the plan keeps (./snapshots.ts).
+    snapshots: { kind: 'int', min: 0, max: 100, default: DEFAULT_SNAPSHOT_LIMIT },
   },
   order: vpsOrder,
   // Gives back the IPv4 address `order.reserve` took.

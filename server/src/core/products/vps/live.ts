@@ -1,42 +1,67 @@
-// Live state of a virtual server: asked of its node each time. Lists ask each node once for
-// all its VMs (not once per server), and concurrent lists share that one request for
-// POWER_CACHE_MS; a job that settles anywhere drops what is cached, so a list never shows the
-// state from before an action.
+// Live state of a virtual server. Status, graph and console ask its node each time. Lists ask
+// each node once for all its VMs — power and utilisation in the one listing — under the rules of
+// nodeProbes (../live.ts): one probe per node per interval however many lists ask, an older
+// answer served with its time when the node is slow. A job that settles on a node drops what is
+// cached of it, so a list never shows the state from before an action.
 
 import type { NodeRow, Service } from '../../../db/tables.ts';
-import type { PowerState, VmRef } from '../../../upstreams/hypervisor.ts';
+import type { PowerState, VmListed, VmRef } from '../../../upstreams/hypervisor.ts';
 import { AppError } from '../../errors.ts';
-import { type LiveEnv, PROBE_TIMEOUT_MS, type ProductLive, withTimeout } from '../live.ts';
+import { type LiveEnv, type LiveState, nodeProbes, PROBE_FRESH_MS, type ProductLive } from '../live.ts';
 import { vmRefOf } from './machine.ts';
 
-/** Lists show power states at most this old. */
-export const POWER_CACHE_MS = 3_000;
+/** Lists show power states at most this old while the node answers. */
+export const POWER_CACHE_MS = PROBE_FRESH_MS;
 
-type NodeListing = Map<number, { name: string; power: PowerState }>;
+const NOTHING: LiveState = { power: null, utilisation: null, gap: 'not_running', measuredAt: null };
+const UNREACHABLE: LiveState = { power: 'unknown', utilisation: null, gap: 'node_unreachable', measuredAt: null };
 
 export function createVpsLive(env: LiveEnv): ProductLive {
   const { backends } = env;
-  const listings = new Map<number, { at: number; listing: Promise<NodeListing> }>();
+  const probes = nodeProbes<Map<number, VmListed>>((node) => backends.hypervisor(node).powerStates(), env.clock);
+  // Which node each listed service is on, so a job's message drops that node's answer only.
+  const nodeOfService = new Map<number, number>();
   env.bus.subscribe((message) => {
-    if (message.topic === 'service' || message.topic === 'all') listings.clear();
+    if (message.topic === 'all') probes.forget();
+    else if (message.topic === 'service') {
+      const nodeId = nodeOfService.get(message.id);
+      probes.forget(nodeId);
+    }
   });
 
-  /** The node's power listing, shared by concurrent callers and kept POWER_CACHE_MS. */
-  function listingOf(node: NodeRow | undefined): Promise<NodeListing> {
-    if (!node) return Promise.reject(new AppError('hypervisor_not_configured'));
-    const cached = listings.get(node.id);
-    if (cached && Date.now() - cached.at < POWER_CACHE_MS) return cached.listing;
-    const listing = withTimeout(backends.hypervisor(node).powerStates(), PROBE_TIMEOUT_MS);
-    const entry = { at: Date.now(), listing };
-    listings.set(node.id, entry);
-    // A failed probe is not kept: the next list asks again.
-    listing.catch(() => {
-      if (listings.get(node.id) === entry) listings.delete(node.id);
-    });
-    return listing;
+  const gone = (service: Service) => service.status === 'terminated' || service.status === 'failed';
+
+  async function stateOf(service: Service, nodes: NodeRow[]): Promise<LiveState> {
+    const vm = vmRefOf(service);
+    if (!vm || gone(service)) return NOTHING;
+    const node = nodes.find((n) => n.id === service.node_id);
+    if (!node) return UNREACHABLE;
+    nodeOfService.set(service.id, node.id);
+    const read = await probes.read(node);
+    if (!read.ok) return UNREACHABLE;
+    const measuredAt = new Date(read.at);
+    const entry = read.value.get(vm.vmid);
+    // Gone from the node, or its vmid now names another VM: nothing we can vouch for.
+    if (!entry || entry.name !== vm.name) return { power: 'unknown', utilisation: null, gap: 'not_found', measuredAt };
+    if (entry.power !== 'running') return { power: entry.power, utilisation: null, gap: 'not_running', measuredAt };
+    return {
+      power: entry.power,
+      utilisation: {
+        cpu: entry.cpu,
+        cpus: entry.cpus,
+        memoryBytes: entry.memoryBytes,
+        memoryTotalBytes: entry.memoryTotalBytes,
+      },
+      gap: null,
+      measuredAt,
+    };
   }
 
-  const gone = (service: Service) => service.status === 'terminated' || service.status === 'failed';
+  async function states(list: Service[], nodes: NodeRow[]): Promise<Map<number, LiveState>> {
+    const out = new Map<number, LiveState>();
+    await Promise.all(list.map(async (service) => out.set(service.id, await stateOf(service, nodes))));
+    return out;
+  }
 
   return {
     target(service, node) {
@@ -58,25 +83,11 @@ export function createVpsLive(env: LiveEnv): ProductLive {
       };
     },
 
+    states,
+
     async powerStates(list, nodes) {
       const out = new Map<number, PowerState | null>();
-      await Promise.all(
-        list.map(async (service) => {
-          const vm = vmRefOf(service);
-          if (!vm || gone(service)) {
-            out.set(service.id, null);
-            return;
-          }
-          try {
-            const listing = await listingOf(nodes.find((n) => n.id === service.node_id));
-            const entry = listing.get(vm.vmid);
-            // Gone from the node, or its vmid now names another VM: nothing we can vouch for.
-            out.set(service.id, entry && entry.name === vm.name ? entry.power : 'unknown');
-          } catch {
-            out.set(service.id, 'unknown');
-          }
-        }),
-      );
+      for (const [id, state] of await states(list, nodes)) out.set(id, state.power);
       return out;
     },
   };

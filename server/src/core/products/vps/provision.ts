@@ -1,8 +1,8 @@
 // The worker's side of a virtual server: provisioning and reinstalling as steps, power signals,
-// and what suspending, lifting a suspension and terminating do on the node. Every step is
-// idempotent (the VM is found by its deterministic name before anything is created; the root
-// password is generated once and stored before the node sees it), so an attempt after a crash
-// or a lost answer continues where the last one was.
+// snapshot changes, and what suspending, lifting a suspension and terminating do on the node.
+// Every step is idempotent (the VM is found by its deterministic name before anything is
+// created; the root password is generated once and stored before the node sees it), so an
+// attempt after a crash or a lost answer continues where the last one was.
 
 import type { Hypervisor, VmRef, VmSpec } from '../../../upstreams/hypervisor.ts';
 import { recordEvent } from '../../services/events.ts';
@@ -11,6 +11,7 @@ import { openCredentials, sealCredentials } from '../../services/service.service
 import type { JobEnv, ProductJobs } from '../jobs.ts';
 import type { Step } from '../steps.ts';
 import { generatePassword, vmName, vmRefOf } from './machine.ts';
+import { snapshotJobs } from './snapshots.ts';
 
 const NAMESERVERS = ['1.1.1.1', '8.8.8.8'];
 
@@ -143,7 +144,7 @@ export const vpsJobs: ProductJobs<VpsJob> = {
   open(env) {
     const vm = vmRefOf(env.service);
     // A service that never got a VM (failed provisioning) can still be suspended or terminated.
-    const needsNode = vm !== null || ['provision', 'reinstall', 'power'].includes(env.job.type);
+    const needsNode = vm !== null || ['provision', 'reinstall', 'power', 'snapshot'].includes(env.job.type);
     const hv = needsNode ? env.deps.backends.hypervisor(env.node) : null;
     if (env.job.type === 'reinstall' && !vm) throw new Error('the service has no VM to reinstall');
     return { env, vm, hv };
@@ -165,7 +166,10 @@ export const vpsJobs: ProductJobs<VpsJob> = {
     restart: { run: (c) => driver(c).reboot(vmOrThrow(c)), done: 'Restarted' },
     // Pull the plug: off at once, no shutdown asked of the guest. The server stays off.
     kill: { run: (c) => driver(c).stop(vmOrThrow(c)), done: 'Powered off (hard)' },
+    // A hard power cycle (reset): off and on again at once; a stopped server is started.
+    power_cycle: { run: (c) => driver(c).reset(vmOrThrow(c)), done: 'Power-cycled (hard)' },
   },
+  snapshot: snapshotJobs(driver, vmOrThrow),
   async suspend(c) {
     if (c.vm) await driver(c).stop(c.vm);
   },

@@ -4,6 +4,7 @@
 // actions of the other products are 422 not_supported on a web service.
 
 import { AppError } from '../../errors.ts';
+import { isoWithOffset } from '../../time.ts';
 import type { Product } from '../index.ts';
 import { askWeb, webRefused } from './account.ts';
 import { webActions } from './actions.ts';
@@ -38,7 +39,7 @@ export const webProduct: Product<null, WebJob> = {
     const url = await askWeb(ctx, (panel, account) => panel.ssoUrl(account.username));
     return {
       url,
-      expires_at: new Date(ctx.clock().getTime() + 5 * 60_000).toISOString(),
+      expires_at: isoWithOffset(new Date(ctx.clock().getTime() + 5 * 60_000)),
       note: 'A one-time sign-in link into cPanel; open it within five minutes.',
     };
   },
