@@ -7,7 +7,7 @@
 // are answered for each account through the core, and in every fifth run through the HTTP route
 // with a session too. Each answer must equal a model of the caller's own rows: case- and
 // accent-insensitive literal substring over the fields each group searches (the only thing taken
-// from the database is pg_trgm's fuzzy `<%` decision on the caller's own labels), exact totals,
+// from the database is pg_trgm's fuzzy `<%` decision, taken only when nothing holds the text), exact totals,
 // items in the group's order up to the limit; every item is checked against the database as the
 // caller's. Rows accumulate over the runs (the ledger is append-only), so later runs search among
 // more of both accounts' rows.
@@ -19,6 +19,7 @@ import { sql } from 'kysely';
 import { seedDemoCatalog } from '../src/core/catalog/demo-seed.ts';
 import { type ParsedQuery, parseSearch, SEARCH_TYPES, type SearchType } from '../src/core/search/query.ts';
 import type { SearchGroup } from '../src/core/search/search.service.ts';
+import type { PlanType } from '../src/db/tables.ts';
 import { Browser } from './support/browser.ts';
 import { createAccount, freshIp } from './support/factories.ts';
 import { createTestApp, type TestApp } from './support/harness.ts';
@@ -54,7 +55,7 @@ interface Svc {
   hostname: string | null;
   domain: string | null;
   planName: string;
-  type: 'vps' | 'game' | 'web';
+  type: PlanType;
   status: string;
 }
 interface Ip {
@@ -104,7 +105,7 @@ interface PlanRow {
   id: number;
   label: string;
   name: string;
-  type: 'vps' | 'game' | 'web';
+  type: PlanType;
   price: string;
 }
 
@@ -322,12 +323,13 @@ async function expected(parsed: ParsedQuery, owner: Owned, limit: number): Promi
     textual(['payment_id', 'order_id', 'mac'])
   ) {
     const { rows } = await sql<{ id: number }>`
-      select id from services where account_id = ${owner.accountId} and hp_fold(${text}) <% hp_fold(label)`.execute(
-      t.deps.database.db,
-    );
+      select id from services where account_id = ${owner.accountId}
+        and hp_fold(${text}) <% search_text`.execute(t.deps.database.db);
     for (const row of rows) fuzzy.add(row.id);
   }
   const serviceOf = new Map(owner.services.map((s) => [s.id, s]));
+  /** A service's label, hostname or domain holds the text. */
+  const holds = (s: Svc) => contains(s.label, text) || contains(s.hostname, text) || contains(s.domain, text);
   const out: Expected[] = [];
   const push = (type: SearchType, ids: number[], order: (x: number, y: number) => number = (x, y) => y - x) => {
     if (ids.length === 0) return;
@@ -343,29 +345,28 @@ async function expected(parsed: ParsedQuery, owner: Owned, limit: number): Promi
   for (const type of SEARCH_TYPES) {
     if (!types.includes(type)) continue;
     if (type === 'service') {
-      const match = (s: Svc) =>
+      const match = (s: Svc, close: boolean) =>
         parsed.number !== undefined
           ? s.id === parsed.number
           : range !== null
             ? owner.ips.some((i) => i.serviceId === s.id && inRange(i.offset))
             : textual(['payment_id', 'order_id', 'mac'])
-              ? contains(s.label, text) ||
-                contains(s.hostname, text) ||
-                contains(s.domain, text) ||
-                contains(s.planName, text) ||
-                fuzzy.has(s.id)
+              ? close
+                ? fuzzy.has(s.id)
+                : holds(s) || contains(s.planName, text)
               : !hasText;
-      push(
-        type,
-        owner.services.filter((s) => match(s) && status(s.status) && product(s.type)).map((s) => s.id),
-      );
+      const found = (close: boolean) =>
+        owner.services.filter((s) => match(s, close) && status(s.status) && product(s.type)).map((s) => s.id);
+      // Close matches (pg_trgm) only for plain text, when nothing holds it.
+      const exact = found(false);
+      push(type, exact.length === 0 && kind === 'text' ? found(true) : exact);
     } else if (type === 'ip') {
       const match = (i: Ip) => {
         const service = serviceOf.get(i.serviceId) as Svc;
         if (range !== null) return inRange(i.offset);
         if (parsed.number !== undefined) return i.serviceId === parsed.number;
         if (hasText && /^[0-9.]+$/.test(text)) return ip(i.offset).startsWith(text);
-        if (textual(['payment_id', 'order_id', 'mac'])) return contains(service.label, text);
+        if (textual(['payment_id', 'order_id', 'mac'])) return holds(service);
         return !hasText;
       };
       const rows = owner.ips.filter((i) => match(i) && product((serviceOf.get(i.serviceId) as Svc).type));

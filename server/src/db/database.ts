@@ -5,6 +5,7 @@
 
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { Kysely, PostgresDialect, sql } from 'kysely';
@@ -103,7 +104,7 @@ async function openEmbedded(
     pglite = await PGlite.create({
       ...(storage === undefined ? {} : { dataDir: storage }),
       ...(target.loadDataDir === undefined ? {} : { loadDataDir: target.loadDataDir }),
-      extensions: { pg_trgm },
+      extensions: { pg_trgm, btree_gin },
     });
     // PGlite unpacks a new cluster with the modes of its bundled archive (0666, 0755), not
     // through the umask: take group and other bits off what it just created.

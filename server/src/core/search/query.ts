@@ -22,7 +22,7 @@ export const SEARCH_TYPES = ['service', 'ip', 'order', 'transaction', 'deposit']
 export type SearchType = (typeof SEARCH_TYPES)[number];
 
 /** Service product types, accepted under `type:` as a filter on the service group. */
-export const PRODUCT_TYPES = ['vps', 'game', 'web'] as const;
+export const PRODUCT_TYPES = ['vps', 'game', 'web', 'baremetal'] as const;
 export type ProductType = (typeof PRODUCT_TYPES)[number];
 
 export const OPERATOR_NAMES = ['type', 'status', 'loc', 'node', 'user'] as const;
@@ -113,6 +113,9 @@ const TYPE_WORDS: Record<string, { type: SearchType } | { product: ProductType }
   game: { product: 'game' },
   games: { product: 'game' },
   web: { product: 'web' },
+  baremetal: { product: 'baremetal' },
+  'bare-metal': { product: 'baremetal' },
+  kvm: { product: 'vps' },
 };
 
 /** A `type:` value (any case, singular or plural, or a product type); null when unknown. */

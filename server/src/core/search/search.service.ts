@@ -3,13 +3,14 @@
 // group with its exact total and its first `limit` items. Every query is scoped to the account
 // (or, for staff, the accounts `user:` names, else all), so its cost follows the account's rows;
 // user text goes into LIKE patterns escaped and is folded (case, accents) on both sides with the
-// database's `hp_fold`, which trigram indexes cover (migration 0011).
+// database's `hp_fold` (each row's text is folded when written: `search_text`, migration 0011,
+// with the trigram index that serves substring and fuzzy matches inside the account's rows).
 
-import { type Expression, type Kysely, type SqlBool, sql } from 'kysely';
+import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { DB } from '../../db/tables.ts';
 import { AppError } from '../errors.ts';
 import { formatPaise } from '../money.ts';
-import { escapeLike, type ParsedQuery, SEARCH_TYPES, type SearchType } from './query.ts';
+import { escapeLike, type ParsedQuery, SEARCH_TYPES, type SearchKind, type SearchType } from './query.ts';
 
 export const DEFAULT_LIMIT = 5;
 export const MAX_LIMIT = 50;
@@ -112,140 +113,230 @@ export function createSearch(options: { db: Kysely<DB>; publicUrl: string }) {
           : parsed.ipv6
             ? `${parsed.ipv6}/128`
             : null;
+      // Free text other than an identifier of another kind (a pay_ id is no label).
+      const textual = (...excluded: SearchKind[]) => hasText && !excluded.includes(parsed.kind);
 
       const inScope = (column: string) =>
-        accounts === null ? sql<SqlBool>`true` : sql<SqlBool>`${sql.ref(column)} in (${sql.join(accounts)})`;
-      const folded = (expr: Expression<unknown> | ReturnType<typeof sql>) =>
-        sql<SqlBool>`hp_fold(${expr}) like hp_fold(${like}) escape '\\'`;
+        accounts === null
+          ? sql<SqlBool>`${sql.ref(column)} is not null`
+          : sql<SqlBool>`${sql.ref(column)} in (${sql.join(accounts)})`;
+      /** Whether the folded text of a row (`alias`) holds the query's text (migration 0011: `search_text`). */
+      const holds = (alias: string) =>
+        sql<SqlBool>`${sql.ref(`${alias}.search_text`)} like hp_fold(${like}) escape '\\'`;
+      const none = sql<SqlBool>`false`;
+      const all = sql<SqlBool>`true`;
+      const ids = (column: string, values: number[] | null) =>
+        values === null ? all : values.length === 0 ? none : sql<SqlBool>`${sql.ref(column)} in (${sql.join(values)})`;
 
-      const groups: SearchGroup[] = [];
-      for (const type of SEARCH_TYPES) {
-        if (!types.includes(type)) continue;
-        let rows: Row[] = [];
-        switch (type) {
-          case 'service': {
-            let match: ReturnType<typeof sql<SqlBool>> | null = null;
-            if (parsed.number !== undefined) match = sql<SqlBool>`s.id = ${parsed.number}`;
-            else if (cidr)
-              match = sql<SqlBool>`exists (select 1 from ipv4_addresses ip where ip.service_id = s.id and ip.address <<= ${cidr}::inet)`;
-            else if (hasText && parsed.kind !== 'payment_id' && parsed.kind !== 'order_id' && parsed.kind !== 'mac')
-              match = sql<SqlBool>`(${folded(sql.ref('s.label'))} or ${folded(sql`s.config->>'hostname'`)}
-                or ${folded(sql`s.config->>'domain'`)} or ${folded(sql.ref('p.name'))}
-                or hp_fold(${text}) <% hp_fold(s.label))`;
-            else if (hasText) match = sql<SqlBool>`false`;
-            rows = (
-              await sql<Row>`
-                select s.id, s.label || ' — ' || p.name || ' (' || s.status || ')' as title, count(*) over () as total
-                from services s
-                join plans p on p.id = s.plan_id
-                join locations l on l.id = s.location_id
-                left join nodes n on n.id = s.node_id
-                where ${inScope('s.account_id')}
-                  and ${match ?? sql`true`}
-                  and ${ops.status.length > 0 ? sql`s.status in (${sql.join(ops.status)})` : sql`true`}
-                  and ${ops.loc.length > 0 ? sql`(lower(l.code) in (${sql.join(ops.loc)}) or hp_fold(l.name) in (${sql.join(ops.loc.map((v) => sql`hp_fold(${v})`))}))` : sql`true`}
-                  and ${ops.node.length > 0 ? sql`lower(n.name) in (${sql.join(ops.node)})` : sql`true`}
-                  and ${ops.product.length > 0 ? sql`s.type in (${sql.join(ops.product)})` : sql`true`}
-                order by s.id desc
-                limit ${limit}`.execute(db)
-            ).rows;
-            break;
+      // The small tables an operator or the text names, resolved to ids first: the big tables are
+      // then filtered by id, inside the account's index ranges.
+      const locationIds =
+        ops.loc.length === 0
+          ? null
+          : (
+              await db
+                .selectFrom('locations')
+                .select('id')
+                .where((eb) =>
+                  eb.or([
+                    eb(eb.fn('lower', ['code']), 'in', ops.loc),
+                    eb(
+                      sql`hp_fold(name)`,
+                      'in',
+                      ops.loc.map((v) => sql`hp_fold(${v})`),
+                    ),
+                  ]),
+                )
+                .execute()
+            ).map((r) => r.id);
+      const nodeIds =
+        ops.node.length === 0
+          ? null
+          : (await db.selectFrom('nodes').select('id').where(sql`lower(name)`, 'in', ops.node).execute()).map(
+              (r) => r.id,
+            );
+      const planIds = textual('payment_id', 'order_id', 'mac')
+        ? (
+            await db
+              .selectFrom('plans')
+              .select('id')
+              .where(sql<SqlBool>`hp_fold(name) like hp_fold(${like}) escape '\\'`)
+              .execute()
+          ).map((r) => r.id)
+        : [];
+      const byPlan = (column: string) => (planIds.length === 0 ? none : ids(column, planIds));
+      const serviceFilters = (alias: string) => sql<SqlBool>`${ids(`${alias}.location_id`, locationIds)}
+        and ${ids(`${alias}.node_id`, nodeIds)}
+        and ${ops.product.length > 0 ? sql`${sql.ref(`${alias}.type`)} in (${sql.join(ops.product)})` : all}`;
+
+      /**
+       * A group newest first: `matches` (a select of the matching rows' `id`) is materialised once,
+       * so the total and the page read the same set and the planner plans the match over every row
+       * (a LIMIT under `count(*) over ()` makes it walk the primary key instead, evaluating the
+       * match on each of the account's rows); only the page's rows are read for their titles.
+       */
+      const newest = async (
+        matches: RawBuilder<unknown>,
+        table: 'services' | 'orders' | 'wallet_transactions' | 'deposits',
+        title: RawBuilder<unknown>,
+      ) =>
+        (
+          await sql<Row>`
+            with m as materialized (${matches})
+            select r.id, ${title} as title, (select count(*) from m) as total
+            from (select id from m order by id desc limit ${limit}) x
+            join ${sql.table(table)} r on r.id = x.id
+            ${table === 'services' || table === 'orders' ? sql`join plans p on p.id = r.plan_id` : sql``}
+            order by r.id desc`.execute(db)
+        ).rows;
+      const serviceTitle = sql`r.label || ' — ' || p.name || ' (' || r.status || ')'`;
+
+      // The groups are independent: on PostgreSQL each runs on its own pooled connection, at once.
+      const answers = SEARCH_TYPES.filter((type) => types.includes(type)).map(
+        async (type): Promise<SearchGroup | null> => {
+          let rows: Row[] = [];
+          switch (type) {
+            case 'service': {
+              const services = (match: RawBuilder<SqlBool>) =>
+                newest(
+                  sql`select s.id from services s
+                    where ${inScope('s.account_id')}
+                      and ${match}
+                      and ${ops.status.length > 0 ? sql`s.status in (${sql.join(ops.status)})` : all}
+                      and ${serviceFilters('s')}`,
+                  'services',
+                  serviceTitle,
+                );
+              if (parsed.number !== undefined) rows = await services(sql<SqlBool>`s.id = ${parsed.number}`);
+              else if (
+                cidr &&
+                ops.status.length === 0 &&
+                locationIds === null &&
+                nodeIds === null &&
+                ops.product.length === 0
+              )
+                // Nothing to filter on the services themselves: the services a range holds are
+                // counted and paged from the address index alone (its rows carry the service id and
+                // are the account's), and only the page is read from services.
+                rows = await newest(
+                  sql`select distinct ip.service_id as id from ipv4_addresses ip
+                    where ${inScope('ip.account_id')} and ip.address <<= ${cidr}::inet`,
+                  'services',
+                  serviceTitle,
+                );
+              else if (cidr)
+                rows = await services(sql<SqlBool>`s.id in (select ip.service_id from ipv4_addresses ip
+                where ${inScope('ip.account_id')} and ip.address <<= ${cidr}::inet)`);
+              else if (textual('payment_id', 'order_id', 'mac')) {
+                rows = await services(sql<SqlBool>`(${holds('s')} or ${byPlan('s.plan_id')})`);
+                // Nothing holds plain text: the close matches instead (a typo), by pg_trgm's word
+                // similarity of the text to the label, hostname and domain (the same index). Not
+                // for identifiers (a domain, an e-mail address): those match as written.
+                if (rows.length === 0 && parsed.kind === 'text')
+                  rows = await services(sql<SqlBool>`hp_fold(${text}) <% s.search_text`);
+              } else rows = await services(hasText ? none : all);
+              break;
+            }
+            case 'ip': {
+              let match: RawBuilder<SqlBool>;
+              if (cidr) match = sql<SqlBool>`ip.address <<= ${cidr}::inet`;
+              else if (parsed.number !== undefined) match = sql<SqlBool>`ip.service_id = ${parsed.number}`;
+              else if (hasText && /^[0-9.]+$/.test(text))
+                match = sql<SqlBool>`host(ip.address) like ${`${escapeLike(text)}%`} escape '\\'`;
+              else if (textual('payment_id', 'order_id', 'mac'))
+                // The matching services' addresses by service id (an array, so the planner looks
+                // each up in the service index rather than hashing every address of the account).
+                match = sql<SqlBool>`ip.service_id = any (array(select s.id from services s
+                where ${inScope('s.account_id')} and ${holds('s')}))`;
+              else match = hasText ? none : all;
+              const services =
+                nodeIds !== null || ops.product.length > 0
+                  ? sql<SqlBool>`ip.service_id in (select s.id from services s
+                    where ${inScope('s.account_id')} and ${serviceFilters('s')})`
+                  : all;
+              const where = sql<SqlBool>`${inScope('ip.account_id')}
+                and ${match}
+                and ${ids('ip.location_id', locationIds)}
+                and ${services}`;
+              // An account's addresses are ordered in its (account_id, address) index: the count
+              // reads the index alone, and the page is its first `limit` entries in order, with no
+              // sort of every match (a /16 holds thousands).
+              const [page, counted] = await Promise.all([
+                sql<Row>`
+                  select ip.id, host(ip.address) || ' — ' || s.label as title, ip.service_id, 0 as total
+                  from ipv4_addresses ip join services s on s.id = ip.service_id
+                  where ${where}
+                  order by ip.address
+                  limit ${limit}`.execute(db),
+                sql<{ n: string }>`select count(*) as n from ipv4_addresses ip where ${where}`.execute(db),
+              ]);
+              rows = page.rows.map((r) => ({ ...r, total: counted.rows[0]?.n ?? 0 }));
+              break;
+            }
+            case 'order': {
+              let match: RawBuilder<SqlBool>;
+              if (parsed.publicId && parsed.kind === 'order_id') match = sql<SqlBool>`o.public_id = ${parsed.publicId}`;
+              else if (parsed.number !== undefined) match = sql<SqlBool>`o.id = ${parsed.number}`;
+              else if (textual('payment_id', 'mac') && !cidr)
+                match = sql<SqlBool>`(${holds('o')} or ${byPlan('o.plan_id')})`;
+              else match = hasText || cidr ? none : all;
+              rows = await newest(
+                sql`select o.id from orders o
+                  where ${inScope('o.account_id')}
+                    and ${match}
+                    and ${ops.status.length > 0 ? sql`o.status in (${sql.join(ops.status)})` : all}`,
+                'orders',
+                sql`r.public_id || ' — ' || p.name || ', ₹' || (r.amount_paise / 100)::text || ' (' || r.status || ')'`,
+              );
+              break;
+            }
+            case 'transaction': {
+              let match: RawBuilder<SqlBool>;
+              if (parsed.publicId && parsed.kind === 'payment_id')
+                match = sql<SqlBool>`t.public_id = ${parsed.publicId}`;
+              else if (parsed.number !== undefined) match = sql<SqlBool>`t.id = ${parsed.number}`;
+              else if (textual('order_id', 'mac') && !cidr) match = holds('t');
+              else match = hasText || cidr ? none : all;
+              rows = await newest(
+                sql`select t.id from wallet_transactions t where ${inScope('t.account_id')} and ${match}`,
+                'wallet_transactions',
+                sql`r.public_id || ' — ' || r.kind || ' ' || r.amount_paise::text`,
+              );
+              rows = rows.map((r) => ({
+                ...r,
+                title: r.title.replace(/(-?\d+)$/, (p) => `₹${formatPaise(BigInt(p))}`),
+              }));
+              break;
+            }
+            case 'deposit': {
+              let match: RawBuilder<SqlBool>;
+              if (parsed.publicId && parsed.kind === 'payment_id')
+                match = sql<SqlBool>`d.public_id = ${parsed.publicId}`;
+              else if (parsed.number !== undefined) match = sql<SqlBool>`d.id = ${parsed.number}`;
+              else if (textual('order_id', 'mac') && !cidr) match = holds('d');
+              else match = hasText || cidr ? none : all;
+              rows = await newest(
+                sql`select d.id from deposits d
+                  where ${inScope('d.account_id')}
+                    and ${match}
+                    and ${ops.status.length > 0 ? sql`d.status in (${sql.join(ops.status)})` : all}`,
+                'deposits',
+                sql`r.public_id || ' — ₹' || (r.amount_paise / 100)::text || ' (' || r.status || ', ' || r.txn_ref || ')'`,
+              );
+              break;
+            }
           }
-          case 'ip': {
-            let match: ReturnType<typeof sql<SqlBool>> | null = null;
-            if (cidr) match = sql<SqlBool>`ip.address <<= ${cidr}::inet`;
-            else if (parsed.number !== undefined) match = sql<SqlBool>`s.id = ${parsed.number}`;
-            else if (hasText && /^[0-9.]+$/.test(text))
-              match = sql<SqlBool>`host(ip.address) like ${`${escapeLike(text)}%`} escape '\\'`;
-            else if (hasText && parsed.kind !== 'payment_id' && parsed.kind !== 'order_id' && parsed.kind !== 'mac')
-              match = folded(sql.ref('s.label'));
-            else if (hasText) match = sql<SqlBool>`false`;
-            rows = (
-              await sql<Row>`
-                select ip.id, host(ip.address) || ' — ' || s.label as title, s.id as service_id, count(*) over () as total
-                from ipv4_addresses ip
-                join services s on s.id = ip.service_id
-                join locations l on l.id = ip.location_id
-                left join nodes n on n.id = s.node_id
-                where ${inScope('s.account_id')}
-                  and ${match ?? sql`true`}
-                  and ${ops.loc.length > 0 ? sql`(lower(l.code) in (${sql.join(ops.loc)}) or hp_fold(l.name) in (${sql.join(ops.loc.map((v) => sql`hp_fold(${v})`))}))` : sql`true`}
-                  and ${ops.node.length > 0 ? sql`lower(n.name) in (${sql.join(ops.node)})` : sql`true`}
-                  and ${ops.product.length > 0 ? sql`s.type in (${sql.join(ops.product)})` : sql`true`}
-                order by ip.address
-                limit ${limit}`.execute(db)
-            ).rows;
-            break;
-          }
-          case 'order': {
-            let match: ReturnType<typeof sql<SqlBool>> | null = null;
-            if (parsed.publicId && parsed.kind === 'order_id') match = sql<SqlBool>`o.public_id = ${parsed.publicId}`;
-            else if (parsed.number !== undefined) match = sql<SqlBool>`o.id = ${parsed.number}`;
-            else if (hasText && !cidr && parsed.kind !== 'payment_id' && parsed.kind !== 'mac')
-              match = sql<SqlBool>`(${folded(sql.ref('o.public_id'))} or ${folded(sql.ref('p.name'))} or ${folded(sql.ref('o.domain'))})`;
-            else if (hasText || cidr) match = sql<SqlBool>`false`;
-            rows = (
-              await sql<Row>`
-                select o.id, o.public_id || ' — ' || p.name || ', ₹' || (o.amount_paise / 100)::text || ' (' || o.status || ')' as title,
-                  count(*) over () as total
-                from orders o join plans p on p.id = o.plan_id
-                where ${inScope('o.account_id')}
-                  and ${match ?? sql`true`}
-                  and ${ops.status.length > 0 ? sql`o.status in (${sql.join(ops.status)})` : sql`true`}
-                order by o.id desc
-                limit ${limit}`.execute(db)
-            ).rows;
-            break;
-          }
-          case 'transaction': {
-            let match: ReturnType<typeof sql<SqlBool>> | null = null;
-            if (parsed.publicId && parsed.kind === 'payment_id') match = sql<SqlBool>`t.public_id = ${parsed.publicId}`;
-            else if (parsed.number !== undefined) match = sql<SqlBool>`t.id = ${parsed.number}`;
-            else if (hasText && !cidr && parsed.kind !== 'order_id' && parsed.kind !== 'mac')
-              match = sql<SqlBool>`(${folded(sql.ref('t.note'))} or ${folded(sql.ref('t.public_id'))})`;
-            else if (hasText || cidr) match = sql<SqlBool>`false`;
-            rows = (
-              await sql<Row>`
-                select t.id, t.public_id || ' — ' || t.kind || ' ' || t.amount_paise::text as title, count(*) over () as total
-                from wallet_transactions t
-                where ${inScope('t.account_id')} and ${match ?? sql`true`}
-                order by t.id desc
-                limit ${limit}`.execute(db)
-            ).rows;
-            rows = rows.map((r) => ({ ...r, title: r.title.replace(/(-?\d+)$/, (p) => `₹${formatPaise(BigInt(p))}`) }));
-            break;
-          }
-          case 'deposit': {
-            let match: ReturnType<typeof sql<SqlBool>> | null = null;
-            if (parsed.publicId && parsed.kind === 'payment_id') match = sql<SqlBool>`d.public_id = ${parsed.publicId}`;
-            else if (parsed.number !== undefined) match = sql<SqlBool>`d.id = ${parsed.number}`;
-            else if (hasText && !cidr && parsed.kind !== 'order_id' && parsed.kind !== 'mac')
-              match = sql<SqlBool>`(${folded(sql.ref('d.txn_ref'))} or ${folded(sql.ref('d.public_id'))})`;
-            else if (hasText || cidr) match = sql<SqlBool>`false`;
-            rows = (
-              await sql<Row>`
-                select d.id, d.public_id || ' — ₹' || (d.amount_paise / 100)::text || ' (' || d.status || ', ' || d.txn_ref || ')' as title,
-                  count(*) over () as total
-                from deposits d
-                where ${inScope('d.account_id')}
-                  and ${match ?? sql`true`}
-                  and ${ops.status.length > 0 ? sql`d.status in (${sql.join(ops.status)})` : sql`true`}
-                order by d.id desc
-                limit ${limit}`.execute(db)
-            ).rows;
-            break;
-          }
-        }
-        const total = rows.length === 0 ? 0 : Number(rows[0]?.total);
-        if (total === 0) continue;
-        groups.push({
-          type,
-          label: LABELS[type],
-          total,
-          items: rows.map((r) => ({ id: `${type}:${r.id}`, title: r.title, url: url(pathOf(type, r)) })),
-        });
-      }
-      return groups;
+          const total = rows.length === 0 ? 0 : Number(rows[0]?.total);
+          if (total === 0) return null;
+          return {
+            type,
+            label: LABELS[type],
+            total,
+            items: rows.map((r) => ({ id: `${type}:${r.id}`, title: r.title, url: url(pathOf(type, r)) })),
+          };
+        },
+      );
+      return (await Promise.all(answers)).filter((group) => group !== null);
     },
   };
 }
