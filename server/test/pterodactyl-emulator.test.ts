@@ -26,7 +26,8 @@ let emu: PterodactylEmulator;
 
 before(async () => {
   emu = await startPterodactylEmulator({
-    installDelayMs: 40,
+    // Long enough to see a new server still installing on a loaded machine (40 ms was not).
+    installDelayMs: 1000,
     startDelayMs: 80,
     backupDelayMs: 30,
     statsIntervalMs: 100,

@@ -231,8 +231,10 @@ describe('redfish driver: sessions', () => {
     emu.expireSessions();
     assert.equal(await machine.power(), 'stopped');
     assert.equal(emu.calls.get('Sessions'), 2);
-    await emu.setFaults({ sessionTimeoutMs: 20 });
-    await new Promise((r) => setTimeout(r, 60));
+    // Long enough that the renewed session is not itself idle past it before its first use on a
+    // loaded machine (20 ms was not).
+    await emu.setFaults({ sessionTimeoutMs: 500 });
+    await new Promise((r) => setTimeout(r, 1000));
     assert.equal(await machine.power(), 'stopped');
     assert.equal(emu.calls.get('Sessions'), 3);
     assert.equal(emu.sessionCount(0), 1);
@@ -305,6 +307,27 @@ describe('redfish driver: power', () => {
     await rejectsWith(machine.reset('GracefulShutdown'), { kind: 'timeout', retryable: true, message: /still On/ });
     await machine.reset('ForceOff');
     assert.equal(machineState().power, 'Off');
+  });
+
+  test('shutdown: ACPI first, the plug when the OS ignores it past the grace; nothing sent to a machine that is off', async () => {
+    const machine = driver(0);
+    await machine.shutdown(1000);
+    assert.deepEqual(actionsLike('ComputerSystem.Reset'), []);
+    await machine.reset('On');
+    await machine.shutdown(5000);
+    assert.equal(machineState().power, 'Off');
+    assert.deepEqual(actionsLike('ComputerSystem.Reset'), [
+      'ComputerSystem.Reset On',
+      'ComputerSystem.Reset GracefulShutdown',
+    ]);
+    await machine.reset('On');
+    await emu.setFaults({ ignoreAcpi: true });
+    await machine.shutdown(200);
+    assert.equal(machineState().power, 'Off');
+    assert.deepEqual(actionsLike('ComputerSystem.Reset').slice(-2), [
+      'ComputerSystem.Reset GracefulShutdown',
+      'ComputerSystem.Reset ForceOff',
+    ]);
   });
 
   test('ResetTypes the system does not offer: PowerCycle falls back to ForceRestart; others are not_supported', async () => {
@@ -427,6 +450,22 @@ describe('redfish driver: install', () => {
     assert.equal(m.drives[0]!.os?.hostname, 'bm-1.example.in');
     // PATCHes went with If-Match (the emulator requires it here).
     assert.ok((emu.calls.get('PATCH ComputerSystem') ?? 0) >= 2);
+  });
+
+  test('finishInstall ejects the media and removes the parameters, keeps what was installed and the machine on; again is harmless', async () => {
+    const machine = driver(1);
+    await installed(machine, 1);
+    await machine.finishInstall();
+    const m = machineState(1);
+    assert.equal(cdOf(1).inserted, false);
+    assert.equal(cdOf(1).image, null);
+    assert.equal(m.installParams, null);
+    assert.equal(m.power, 'On');
+    assert.equal(m.drives[0]!.os?.image, IMAGE);
+    assert.equal(await machine.installState(), 'done');
+    const calls = m.actions.length;
+    await machine.finishInstall();
+    assert.equal(m.actions.length, calls, 'nothing left to do the second time');
   });
 
   test('a machine that is on is power-cycled into the installer; another image is ejected first', async () => {
