@@ -14,7 +14,6 @@
 // BENCH_SEARCH_ROUNDS (200) and BENCH_SEARCH_MINUTES (10 per size) bound the measuring;
 // BENCH_SEARCH_KEEP=1 keeps the loaded database afterwards.
 
-import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,7 +29,7 @@ import { createSearch } from '../server/src/core/search/search.service.ts';
 import { type Database, openDatabase } from '../server/src/db/database.ts';
 import { migrateToLatest } from '../server/src/db/migrator.ts';
 import type { DB } from '../server/src/db/tables.ts';
-import { type BenchOptions, freePort, ROOT, scratchDatabase } from './support.ts';
+import { type BenchOptions, freePort, scratchDatabase, startServerProcess } from './support.ts';
 
 // ---------------------------------------------------------------------------------------------
 // The data: row n of each kind (n counts across all accounts) is a pure function of n, so the
@@ -415,38 +414,8 @@ interface Server {
 }
 
 async function startServer(env: Record<string, string>): Promise<Server> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'server/src/main.ts')], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr?.on('data', (c: Buffer) => {
-    stderr = (stderr + c.toString()).slice(-20_000);
-  });
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    await Promise.race([exited, sleep(30_000)]);
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  };
-  const base = `http://127.0.0.1:${env.PORT}`;
-  const deadline = Date.now() + 180_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited (${child.exitCode}):\n${stderr}`);
-    try {
-      if ((await fetch(`${base}/api/v1/health/`)).ok) break;
-    } catch {
-      // starting
-    }
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`server did not come up:\n${stderr}`);
-    }
-    await sleep(100);
-  }
-  return { base, stop };
+  const server = await startServerProcess(env, { upTimeoutMs: 180_000 });
+  return { base: server.url, stop: server.stop };
 }
 
 /**

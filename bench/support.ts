@@ -48,10 +48,10 @@ export interface Started {
   stop(): Promise<void>;
 }
 
-async function waitUntilUp(url: string, child: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + 60_000;
+async function waitUntilUp(url: string, child: ChildProcess, output: () => string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`server exited:\n${output()}`);
+    if (child.exitCode !== null) throw new Error(`server exited (${child.exitCode}):\n${output()}`);
     try {
       const res = await fetch(url);
       if (res.status < 500) return;
@@ -67,25 +67,47 @@ function spawnNode(
   script: string,
   env: Record<string, string>,
   args: string[] = [],
+  nodeFlags: string[] = [],
 ): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, script), ...args], {
+  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', join(ROOT, script), ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let text = '';
   child.stderr?.on('data', (c: Buffer) => {
-    text += c.toString();
+    text = (text + c.toString()).slice(-20_000);
   });
   return { child, output: () => text };
 }
 
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
+async function stopChild(child: ChildProcess, graceMs = 20_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
   const done = new Promise((r) => child.once('exit', r));
   child.kill('SIGTERM');
-  await Promise.race([done, sleep(20_000)]);
-  if (child.exitCode === null) child.kill('SIGKILL');
+  await Promise.race([done, sleep(graceMs)]);
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
+
+/**
+ * The server (`server/src/main.ts`, as `npm start` runs it) in a child process with exactly this
+ * environment, once its health route answers; for benches that set up the data directory or
+ * database themselves. `child.pid` is the process that listens.
+ */
+export async function startServerProcess(
+  env: Record<string, string>,
+  options: { nodeFlags?: string[]; upTimeoutMs?: number } = {},
+): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+  const { child, output } = spawnNode('server/src/main.ts', env, [], options.nodeFlags);
+  const url = `http://127.0.0.1:${env.PORT}`;
+  const stop = () => stopChild(child, 30_000);
+  try {
+    await waitUntilUp(`${url}/api/v1/health/`, child, output, options.upTimeoutMs);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { url, child, stop };
 }
 
 /** Hostplane as `npm start` runs it, on a throwaway data directory or PostgreSQL database. */

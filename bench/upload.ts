@@ -11,7 +11,6 @@
 // answer (201, path, size) and the bytes the emulated node holds (SHA-256) are checked.
 // BENCH_NODE_ARGS adds node flags to the server (experiments: V8 sizes, heap snapshots).
 
-import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -28,7 +27,7 @@ import { seedDemoCatalog } from '../server/src/core/catalog/demo-seed.ts';
 import { closeDeps, createDeps } from '../server/src/core/deps.ts';
 import { openDatabase } from '../server/src/db/database.ts';
 import { migrateToLatest } from '../server/src/db/migrator.ts';
-import { type BenchOptions, freePort, ROOT, scratchDatabase } from './support.ts';
+import { type BenchOptions, freePort, scratchDatabase, startServerProcess } from './support.ts';
 
 const MIB = 1024 * 1024;
 const BIG = 100 * MIB;
@@ -102,42 +101,12 @@ interface Server {
 
 async function startServer(env: Record<string, string>): Promise<Server> {
   // BENCH_NODE_ARGS="--flag …" adds node flags to the server (e.g. --heapsnapshot-signal=SIGUSR2, V8 sizes).
-  const flags = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((f) => f !== '');
-  const child: ChildProcess = spawn(process.execPath, [...flags, '--import', 'tsx', join(ROOT, 'server/src/main.ts')], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr?.on('data', (c: Buffer) => {
-    stderr = (stderr + c.toString()).slice(-20_000);
-  });
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    await Promise.race([exited, sleep(20_000)]);
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  };
-  const base = `http://127.0.0.1:${env.PORT}`;
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited (${child.exitCode}):\n${stderr}`);
-    try {
-      if ((await fetch(`${base}/api/v1/health/`)).ok) break;
-    } catch {
-      // starting
-    }
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`server did not come up:\n${stderr}`);
-    }
-    await sleep(100);
-  }
-  const pid = child.pid as number;
+  const nodeFlags = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((f) => f !== '');
+  const server = await startServerProcess(env, { nodeFlags, upTimeoutMs: 120_000 });
+  const pid = server.child.pid as number;
   const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
   if (!cmdline.includes('server/src/main.ts')) throw new Error(`pid ${pid} is not the server: ${cmdline}`);
-  return { base, pid, stop };
+  return { base: server.url, pid, stop: server.stop };
 }
 
 // ---------------------------------------------------------------------------------------------
