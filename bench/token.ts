@@ -1,6 +1,8 @@
-// `npm run bench -- token [--engine postgresql]`: GET /api/v1/plans and GET /api/v1/instances
-// (20 instances, live power) with real tokens, against bench/raw-server.ts answering the same
-// JSON, 50 connections, interleaved. Tokens are limited to 600 requests a minute each, so the
+// `npm run bench -- token [--engine postgresql]`: GET /api/v1/plans and the instance lists of the
+// three surfaces — GET /api/v1/instances, GET /api/v1/client/services/ (session cookie) and GET
+// {ALT_BASE_PATH}/v1/instances — (20 instances, live power from the Proxmox emulator answering
+// with 5 ms latency) with real tokens and sessions, each against bench/raw-server.ts answering
+// the same JSON, 50 connections, interleaved. Tokens are limited to 600 requests a minute each, so the
 // load is spread over many tokens: /instances over the 400 of 20 accounts with 20 instances each,
 // /plans over 1200 more (see PLAN_ACCOUNTS). The setup runs through the core before the
 // server starts; the Proxmox emulator answering power probes runs in this process.
@@ -13,6 +15,7 @@ import autocannon from 'autocannon';
 import pino from 'pino';
 import { startProxmoxEmulator } from '../emulators/src/proxmox/index.ts';
 import { loadConfig } from '../server/src/config.ts';
+import { createSession } from '../server/src/core/auth/sessions.ts';
 import { seedDemoCatalog } from '../server/src/core/catalog/demo-seed.ts';
 import { addRange, allocateAddress } from '../server/src/core/catalog/ipv4.ts';
 import { closeDeps, createDeps } from '../server/src/core/deps.ts';
@@ -65,6 +68,7 @@ export async function setup(env: Record<string, string>, proxmox: Awaited<Return
     .where('label', '=', 'vps-1c-1g')
     .executeTakeFirstOrThrow();
   const tokens: string[][] = [];
+  const sessions: string[] = [];
   let vmid = 1000;
   for (let a = 0; a < ACCOUNTS + PLAN_ACCOUNTS; a++) {
     const account = await deps.accounts.register({
@@ -77,6 +81,15 @@ export async function setup(env: Record<string, string>, proxmox: Awaited<Return
     for (let i = 0; i < 20; i++)
       mine.push((await deps.tokens.create(account.id, { name: `bench ${i}`, scopes: ['read'] })).secret);
     tokens.push(mine);
+    if (a < ACCOUNTS) {
+      await deps.accounts.markVerified(account.id);
+      const session = await createSession(database.db, deps.clock, account.id, {
+        remember: false,
+        ip: null,
+        userAgent: 'bench',
+      });
+      sessions.push(`SVCSESSID=${session.id}`);
+    }
     for (let i = 0; i < (a < ACCOUNTS ? INSTANCES : 0); i++) {
       vmid++;
       const name = `hp-bench-${vmid}`;
@@ -119,7 +132,11 @@ export async function setup(env: Record<string, string>, proxmox: Awaited<Return
   }
   await closeDeps(deps);
   await database.close();
-  return { instanceTokens: tokens.slice(0, ACCOUNTS).flat(), planTokens: tokens.slice(ACCOUNTS).flat() };
+  return {
+    instanceTokens: tokens.slice(0, ACCOUNTS).flat(),
+    planTokens: tokens.slice(ACCOUNTS).flat(),
+    sessions,
+  };
 }
 
 export async function run(options: BenchOptions): Promise<string> {
@@ -141,7 +158,9 @@ export async function run(options: BenchOptions): Promise<string> {
   }
 
   const proxmox = await startProxmoxEmulator({ taskDelayMs: 10 });
-  const { instanceTokens, planTokens } = await setup(env, proxmox);
+  const { instanceTokens, planTokens, sessions } = await setup(env, proxmox);
+  // Every answer of the node takes 5 ms (issue 18): a list that asked it per request would show it.
+  await proxmox.setFaults({ latencyMs: 5 });
   const { spawn } = await import('node:child_process');
   // BENCH_PROFILE=<dir> writes a CPU profile of the server process there.
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
@@ -160,16 +179,27 @@ export async function run(options: BenchOptions): Promise<string> {
     await new Promise((r) => setTimeout(r, 100));
   }
   const auth = (token: string) => ({ authorization: `Bearer ${token}` });
-  const plansBody = await (await fetch(`${base}/api/v1/plans`, { headers: auth(planTokens[0] as string) })).text();
-  const instancesBody = await (
-    await fetch(`${base}/api/v1/instances`, { headers: auth(instanceTokens[0] as string) })
-  ).text();
+  const cookie = (value: string) => ({ cookie: value });
+  const body = async (path: string, headers: Record<string, string>) => {
+    const response = await fetch(`${base}${path}`, { headers });
+    if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
+    return response.text();
+  };
+  const SESSION_LIST = '/api/v1/client/services/';
+  const CLOUD_LIST = '/cloud/v1/instances';
   const raw = await startRaw({
-    '/api/v1/plans': { status: 200, body: plansBody },
-    '/api/v1/instances': { status: 200, body: instancesBody },
+    '/api/v1/plans': { status: 200, body: await body('/api/v1/plans', auth(planTokens[0] as string)) },
+    '/api/v1/instances': { status: 200, body: await body('/api/v1/instances', auth(instanceTokens[0] as string)) },
+    [SESSION_LIST]: { status: 200, body: await body(SESSION_LIST, cookie(sessions[0] as string)) },
+    [CLOUD_LIST]: { status: 200, body: await body(CLOUD_LIST, auth(instanceTokens[0] as string)) },
   });
   let n = 0;
-  const hit = (label: string, url: string, pool: string[] | null): Promise<Measured> =>
+  const hit = (
+    label: string,
+    url: string,
+    pool: string[] | null,
+    headers: (value: string) => Record<string, string> = auth,
+  ): Promise<Measured> =>
     autocannon({
       url,
       connections: options.connections,
@@ -177,7 +207,7 @@ export async function run(options: BenchOptions): Promise<string> {
       requests: [
         {
           method: 'GET',
-          setupRequest: (req) => ({ ...req, headers: pool ? auth(pool[n++ % pool.length] as string) : {} }),
+          setupRequest: (req) => ({ ...req, headers: pool ? headers(pool[n++ % pool.length] as string) : {} }),
         },
       ],
     }).then((r) => ({
@@ -198,6 +228,19 @@ export async function run(options: BenchOptions): Promise<string> {
       rows.push(
         await hit(`hostplane /instances (${options.engine}) #${round}`, `${base}/api/v1/instances`, instanceTokens),
       );
+      rows.push(await hit(`raw /client-services #${round}`, `${raw.url}${SESSION_LIST}`, null));
+      rows.push(
+        await hit(
+          `hostplane /client-services (${options.engine}) #${round}`,
+          `${base}${SESSION_LIST}`,
+          sessions,
+          cookie,
+        ),
+      );
+      rows.push(await hit(`raw /cloud-instances #${round}`, `${raw.url}${CLOUD_LIST}`, null));
+      rows.push(
+        await hit(`hostplane /cloud-instances (${options.engine}) #${round}`, `${base}${CLOUD_LIST}`, instanceTokens),
+      );
     }
   } finally {
     await raw.stop();
@@ -208,15 +251,15 @@ export async function run(options: BenchOptions): Promise<string> {
     rmSync(dataDir, { recursive: true, force: true });
   }
   const baseline = (row: Measured) => {
-    const [, what, round] = /(\/\w+).*#(\d+)/.exec(row.label) ?? [];
+    const [, what, round] = /(\/[\w-]+).*#(\d+)/.exec(row.label) ?? [];
     return rows.find((r) => r.label === `raw ${what} #${round}`);
   };
-  const plans = rows.filter((r) => r.label.includes('/plans'));
-  const instances = rows.filter((r) => r.label.includes('/instances'));
+  const of = (what: string) => rows.filter((r) => r.label.includes(`${what} `));
   return [
     table(rows, baseline),
     '',
-    summarize(plans, 'hostplane /plans', 'raw /plans'),
-    summarize(instances, 'hostplane /instances', 'raw /instances'),
+    ...['/plans', '/instances', '/client-services', '/cloud-instances'].map((what) =>
+      summarize(of(what), `hostplane ${what}`, `raw ${what}`),
+    ),
   ].join('\n');
 }

@@ -18,6 +18,12 @@ export type BusMessage =
   /** The account's live access ends now: suspension, password change or reset (consoles close). */
   | { topic: 'access_revoked'; id: number }
   | { topic: 'service'; id: number }
+  /** What the account's service lists show changed (a trigger of migration 0015 sends it). */
+  | { topic: 'account_services'; id: number }
+  /** A node was added, changed or removed (a trigger of migration 0015 sends it). */
+  | { topic: 'nodes' }
+  /** A session or account row changed (a trigger of migration 0015 sends it): cached sessions drop. */
+  | { topic: 'sessions' }
   | { topic: 'catalog' }
   | { topic: 'all' };
 

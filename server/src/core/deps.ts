@@ -7,6 +7,7 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { type AccountService, createAccountService } from './accounts/account.service.ts';
 import { type AuthService, createAuthService } from './auth/auth.service.ts';
+import type { SessionCache } from './auth/sessions.ts';
 import { type Billing, createBilling } from './billing/billing.service.ts';
 import { type Bus, createBus } from './bus.ts';
 import { type CatalogService, createCatalogService } from './catalog/catalog.service.ts';
@@ -22,7 +23,8 @@ import { createRateLimits, type RateLimitStore, type RateLimits } from './rateli
 import { createSearch, type Search } from './search/search.service.ts';
 import { type Backends, createBackends, type DriverTiming } from './services/backends.ts';
 import { type Consoles, createConsoles } from './services/consoles.ts';
-import { createServiceService, type ServiceService } from './services/service.service.ts';
+import { createReadCache } from './services/list-cache.ts';
+import { createServiceService, LIST_TABLES, type ServiceService } from './services/service.service.ts';
 import { createServiceActions, type ServiceActions } from './services/service-actions.ts';
 import { createServiceStaff, type ServiceStaff } from './services/staff.ts';
 import { createSshKeyService, type SshKeyService } from './ssh/ssh-key.service.ts';
@@ -59,6 +61,8 @@ export interface Deps {
   tokens: TokenService;
   requestLog: RequestLog;
   consoles: Consoles;
+  /** Session rows between requests (core/auth/sessions.ts). */
+  sessionCache: SessionCache;
 }
 
 export interface DepsOverrides {
@@ -153,7 +157,18 @@ export async function createDeps(
   const search = createSearch({ db, publicUrl: config.publicUrl });
   const sshKeys = createSshKeyService({ db });
   const orders = createOrderService({ db, jobs, clock });
-  const services = createServiceService({ db, secretKey, clock });
+  const services = createServiceService({
+    db,
+    secretKey,
+    clock,
+    listCache: createReadCache({
+      bus,
+      writes: database.writes,
+      tables: LIST_TABLES,
+      sharedTopics: ['catalog'],
+      accountTopic: 'account_services',
+    }),
+  });
   const backends = createBackends(nodes, overrides.driverTiming);
   const serviceActions = createServiceActions({
     db,
@@ -165,6 +180,7 @@ export async function createDeps(
     clock,
     publicUrl: config.publicUrl,
     secretKey,
+    nodeCache: createReadCache({ bus, writes: database.writes, tables: ['nodes'], sharedTopics: ['nodes'] }),
   });
   const serviceStaff = createServiceStaff({ db, jobs, nodes, backends, clock });
   const tokens = createTokenService({ db, clock, bus });
@@ -177,7 +193,15 @@ export async function createDeps(
     actions: serviceActions,
     limits,
   });
+  const sessionCache: SessionCache = createReadCache({
+    bus,
+    writes: database.writes,
+    tables: ['sessions', 'accounts'],
+    sharedTopics: ['sessions', 'account', 'access_revoked'],
+    maxKeys: 50_000,
+  });
   return {
+    sessionCache,
     config,
     logger,
     database,

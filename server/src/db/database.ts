@@ -8,10 +8,11 @@ import { PGlite } from '@electric-sql/pglite';
 import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { acquireDataDirLock, type DataDirLock, ensurePrivateDir, tightenTree } from './lock.ts';
+import { observedPostgresDialect, type WriteObserver } from './observed.ts';
 import type { DB } from './tables.ts';
 
 /** How long a query waits for a free connection before failing (a nested use of the outer `db`
@@ -33,6 +34,8 @@ export type DatabaseTarget =
 interface DatabaseBase {
   db: Kysely<DB>;
   pool: pg.Pool;
+  /** The tables each committed write of this process changed (in-memory caches listen: db/observed.ts). */
+  writes: WriteObserver;
   /** Server version as the server reports it, e.g. `18.6` or `15.20 (Debian 15.20-0+deb12u1)`. */
   serverVersion(): Promise<string>;
   close(): Promise<void>;
@@ -56,7 +59,8 @@ function openPostgres(target: { url: string; poolSize?: number }, logger?: Logge
   });
   // An idle client losing its server (restart, network) emits here; unhandled it would kill the process.
   pool.on('error', (error) => logger?.warn({ err: error }, 'idle database connection failed'));
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const { dialect, observer: writes } = observedPostgresDialect({ pool });
+  const db = new Kysely<DB>({ dialect });
   let closed = false;
   return {
     engine: 'postgresql',
@@ -64,6 +68,7 @@ function openPostgres(target: { url: string; poolSize?: number }, logger?: Logge
     pglite: null,
     db,
     pool,
+    writes,
     serverVersion: () => serverVersion(db),
     async close() {
       if (closed) return;
@@ -120,7 +125,8 @@ async function openEmbedded(
     connectionTimeoutMillis: CONNECTION_TIMEOUT_MS,
   });
   pool.on('error', (error) => logger?.warn({ err: error }, 'embedded database connection failed'));
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const { dialect, observer: writes } = observedPostgresDialect({ pool });
+  const db = new Kysely<DB>({ dialect });
   let closed = false;
   return {
     engine: 'pglite',
@@ -129,6 +135,7 @@ async function openEmbedded(
     dataDir: target.dataDir,
     db,
     pool,
+    writes,
     serverVersion: () => serverVersion(db),
     async close() {
       if (closed) return;

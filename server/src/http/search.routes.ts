@@ -13,6 +13,7 @@ import { AppError } from '../core/errors.ts';
 import { parseSearch, type SearchType, typeFilterOf } from '../core/search/query.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT, type SearchScope } from '../core/search/search.service.ts';
 import { limit, signedIn } from './client/context.ts';
+import { useFastSerializer } from './plugins/serializer.ts';
 import { sessionAuth } from './plugins/session-auth.ts';
 import { principalOf, tokenAuth } from './plugins/token-auth.ts';
 import { sessionErrors, tokenErrors } from './schemas.ts';
@@ -84,6 +85,7 @@ async function run(deps: Deps, request: FastifyRequest, scope: SearchScope, key:
 }
 
 export async function searchRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  useFastSerializer(app);
   await app.register(async (scope) => {
     await scope.register(sessionAuth, { deps });
     scope.withTypeProvider<TypeBoxTypeProvider>().get(

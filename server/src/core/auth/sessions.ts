@@ -6,6 +6,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/tables.ts';
 import { hmacBase64url, randomToken, safeEqual, sha256Hex } from '../crypto/secrets.ts';
+import type { ReadCache } from '../services/list-cache.ts';
 import type { Clock } from '../time.ts';
 
 export const SESSION_COOKIE = 'SVCSESSID';
@@ -87,10 +88,8 @@ export async function createSession(
   return { id, remember: options.remember, expiresAt };
 }
 
-/** The live session behind a cookie value, or null (unknown, expired, idle too long, account suspended). */
-export async function loadSession(db: Kysely<DB>, clock: Clock, sessionId: string): Promise<LoadedSession | null> {
-  const idHash = sha256Hex(sessionId);
-  const row = await db
+function sessionRow(db: Kysely<DB>, idHash: string) {
+  return db
     .selectFrom('sessions')
     .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
     .select([
@@ -107,6 +106,36 @@ export async function loadSession(db: Kysely<DB>, clock: Clock, sessionId: strin
     ])
     .where('sessions.id_hash', '=', idHash)
     .executeTakeFirst();
+}
+
+/** A session's row with its account's, as `loadSession` reads it. */
+export type SessionRow = NonNullable<Awaited<ReturnType<typeof sessionRow>>>;
+
+/**
+ * Where session rows are cached between requests (core/services/list-cache.ts, key space of
+ * account 0, keyed by the id's hash): any committed change to `sessions` or `accounts`, here or
+ * in another process, drops them all, and every request still checks expiry, idleness and
+ * suspension against the clock.
+ */
+export type SessionCache = ReadCache<SessionRow | null>;
+
+/** The live session behind a cookie value, or null (unknown, expired, idle too long, account suspended). */
+export async function loadSession(
+  db: Kysely<DB>,
+  clock: Clock,
+  sessionId: string,
+  cache?: SessionCache,
+): Promise<LoadedSession | null> {
+  const idHash = sha256Hex(sessionId);
+  // An unknown id is not kept (a stream of made-up cookies must not fill the cache).
+  const row = cache
+    ? ((await cache.read(
+        0,
+        idHash,
+        async () => (await sessionRow(db, idHash)) ?? null,
+        (r) => r !== null,
+      )) ?? undefined)
+    : await sessionRow(db, idHash);
   if (!row) return null;
   const now = clock().getTime();
   const idle = (row.remember ? SESSION_POLICY.rememberIdleSeconds : SESSION_POLICY.idleSeconds) * 1000;

@@ -7,7 +7,7 @@
 
 import type { Kysely } from 'kysely';
 import type { TProperties } from 'typebox';
-import type { DB, Job, Service } from '../../db/tables.ts';
+import type { DB, Job, NodeRow, Service } from '../../db/tables.ts';
 import type { UpstreamConsoleTicket } from '../../upstreams/driver.ts';
 import type { MetricPoint, PowerState, VmStatus } from '../../upstreams/hypervisor.ts';
 import type { Bus } from '../bus.ts';
@@ -27,6 +27,7 @@ import { findAction, type Product, productOf, products } from '../products/index
 import type { LiveState, LiveTarget, ProductLive } from '../products/live.ts';
 import type { RateLimits } from '../ratelimit/rate-limits.ts';
 import type { Backends } from './backends.ts';
+import type { ReadCache } from './list-cache.ts';
 import type { ServiceScope, ServiceService } from './service.service.ts';
 
 /** What a list shows of a service whose product reports no utilisation. */
@@ -101,8 +102,10 @@ export function createServiceActions(options: {
   clock: () => Date;
   publicUrl: string;
   secretKey: Buffer;
+  /** Where the node rows a list's live states need are cached (key space of account 0); none: read each time. */
+  nodeCache?: ReadCache<NodeRow[]>;
 }) {
-  const { db, jobs, backends, services, limits, bus, clock, publicUrl, secretKey } = options;
+  const { db, jobs, backends, services, limits, bus, clock, publicUrl, secretKey, nodeCache } = options;
   // Each product's live state, built on first use (its caches live as long as the process).
   const lives = new Map<Product, ProductLive>();
   function liveOf(product: Product): ProductLive | null {
@@ -235,7 +238,13 @@ export function createServiceActions(options: {
   async function liveStates(list: Service[]): Promise<Map<number, LiveState>> {
     const out = new Map<number, LiveState>();
     const nodeIds = [...new Set(list.map((s) => s.node_id).filter((id): id is number => id !== null))];
-    const nodeRows = nodeIds.length === 0 ? [] : await nodes.findByIds(db, nodeIds);
+    nodeIds.sort((a, b) => a - b);
+    const nodeRows =
+      nodeIds.length === 0
+        ? []
+        : nodeCache
+          ? await nodeCache.read(0, nodeIds.join(','), () => nodes.findByIds(db, nodeIds))
+          : await nodes.findByIds(db, nodeIds);
     const byProduct = new Map<Product, Service[]>();
     for (const service of list) {
       const product = productOf(service.type);

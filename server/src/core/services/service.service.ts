@@ -13,6 +13,7 @@ import { notify } from '../notifications/notification.service.ts';
 import { productOf } from '../products/index.ts';
 import type { Clock } from '../time.ts';
 import { listEvents, recordEvent } from './events.ts';
+import type { ReadCache } from './list-cache.ts';
 import * as services from './service.repository.ts';
 
 export interface ServiceDetail {
@@ -77,8 +78,19 @@ export function openCredentials(
   };
 }
 
-export function createServiceService(options: { db: Kysely<DB>; secretKey: Buffer; clock: Clock }) {
-  const { db, secretKey, clock } = options;
+/** The tables a service list is read from (a committed write to one drops the cached lists). */
+export const LIST_TABLES = ['services', 'plans', 'locations', 'ipv4_addresses', 'orders'] as const;
+
+export type ServicePage = { rows: ServiceDetail[]; total: number };
+
+export function createServiceService(options: {
+  db: Kysely<DB>;
+  secretKey: Buffer;
+  clock: Clock;
+  /** Where list pages are cached; none: every list reads the database. */
+  listCache?: ReadCache<ServicePage>;
+}) {
+  const { db, secretKey, clock, listCache } = options;
 
   type Row = Service & {
     plan_label: string;
@@ -108,41 +120,53 @@ export function createServiceService(options: { db: Kysely<DB>; secretKey: Buffe
     return service;
   }
 
+  /** A page of the account's services in scope, read from the database. */
+  async function listPage(
+    accountId: number,
+    page: number,
+    perPage: number,
+    options: ListOptions,
+  ): Promise<ServicePage> {
+    const scoped = () => {
+      let query = services.ownWithContext(db, accountId);
+      if (!options.includeTerminated) query = query.where('s.status', '<>', 'terminated');
+      if (options.types) {
+        query =
+          options.types.length > 0 ? query.where('s.type', 'in', [...options.types]) : query.where(sql<boolean>`false`);
+      }
+      return query;
+    };
+    const rows = (await scoped()
+      .select(sql<string>`count(*) over ()`.as('total'))
+      .orderBy('s.id', 'desc')
+      .limit(perPage)
+      .offset((page - 1) * perPage)
+      .execute()) as (Row & { total: string })[];
+    let total = Number(rows[0]?.total ?? 0);
+    if (rows.length === 0 && page > 1) {
+      // Past the last page: the window count has no row to ride on; count the same selection.
+      const counted = await db
+        .selectFrom(scoped().as('x'))
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .executeTakeFirstOrThrow();
+      total = Number(counted.n);
+    }
+    return { rows: rows.map(({ total: _t, ...row }) => toDetail(row, null)), total };
+  }
+
   return {
     own,
 
     /**
      * A page of the account's services in scope (terminated ones left out unless asked), newest
      * first, and how many there are: the filters are in the query, so pages and total agree.
+     * Served from the list cache while nothing it shows changed (list-cache.ts); what it returns
+     * is shared by every caller of the same page and must not be modified.
      */
-    async list(accountId: number, page: number, perPage: number, options: ListOptions = {}) {
-      const scoped = () => {
-        let query = services.ownWithContext(db, accountId);
-        if (!options.includeTerminated) query = query.where('s.status', '<>', 'terminated');
-        if (options.types) {
-          query =
-            options.types.length > 0
-              ? query.where('s.type', 'in', [...options.types])
-              : query.where(sql<boolean>`false`);
-        }
-        return query;
-      };
-      const rows = (await scoped()
-        .select(sql<string>`count(*) over ()`.as('total'))
-        .orderBy('s.id', 'desc')
-        .limit(perPage)
-        .offset((page - 1) * perPage)
-        .execute()) as (Row & { total: string })[];
-      let total = Number(rows[0]?.total ?? 0);
-      if (rows.length === 0 && page > 1) {
-        // Past the last page: the window count has no row to ride on; count the same selection.
-        const counted = await db
-          .selectFrom(scoped().as('x'))
-          .select((eb) => eb.fn.countAll<string>().as('n'))
-          .executeTakeFirstOrThrow();
-        total = Number(counted.n);
-      }
-      return { rows: rows.map(({ total: _t, ...row }) => toDetail(row, null)), total };
+    list(accountId: number, page: number, perPage: number, options: ListOptions = {}): Promise<ServicePage> {
+      if (!listCache) return listPage(accountId, page, perPage, options);
+      const key = `${page}:${perPage}:${options.includeTerminated ? 1 : 0}:${options.types?.join(',') ?? '*'}`;
+      return listCache.read(accountId, key, () => listPage(accountId, page, perPage, options));
     },
 
     async detail(accountId: number, serviceId: number, scope: ServiceScope = {}): Promise<ServiceDetail> {

@@ -14,6 +14,7 @@ import * as m0011 from './0011_search.ts';
 import * as m0012 from './0012_ssh_keys.ts';
 import * as m0013 from './0013_bare_metal.ts';
 import * as m0014 from './0014_snapshot_jobs.ts';
+import * as m0015 from './0015_change_notices.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_extensions': m0001,
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '0012_ssh_keys': m0012,
   '0013_bare_metal': m0013,
   '0014_snapshot_jobs': m0014,
+  '0015_change_notices': m0015,
 };

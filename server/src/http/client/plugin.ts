@@ -4,6 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../core/deps.ts';
 import { productOf } from '../../core/products/index.ts';
+import { useFastSerializer } from '../plugins/serializer.ts';
 import { sessionAuth } from '../plugins/session-auth.ts';
 import { accountRoutes } from './account.routes.ts';
 import { authRoutes } from './auth.routes.ts';
@@ -17,6 +18,7 @@ import { tokenRoutes } from './tokens.routes.ts';
 import { walletRoutes } from './wallet.routes.ts';
 
 export async function clientSurface(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  useFastSerializer(app);
   await app.register(sessionAuth, { deps });
   await app.register(authRoutes, { deps, prefix: '/auth' });
   await app.register(accountRoutes, { deps });

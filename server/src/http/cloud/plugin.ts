@@ -7,6 +7,7 @@
 
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../core/deps.ts';
+import { useFastSerializer } from '../plugins/serializer.ts';
 import { tokenAuth } from '../plugins/token-auth.ts';
 import { cloudCatalogRoutes } from './catalog.routes.ts';
 import { cloudInstanceRoutes } from './instances.routes.ts';
@@ -14,6 +15,7 @@ import { cloudSnapshotRoutes } from './snapshots.routes.ts';
 import { cloudSshKeyRoutes } from './ssh-keys.routes.ts';
 
 export async function cloudSurface(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  useFastSerializer(app);
   await app.register(tokenAuth, { deps });
   // No body reads as an empty object, so a route with required fields names them (as /api/v1).
   app.addHook('preValidation', async (request) => {

@@ -139,7 +139,7 @@ async function sessionAuthPlugin(app: FastifyInstance, { deps }: { deps: Deps })
   app.addHook('onRequest', async (request) => {
     const raw = request.cookies[SESSION_COOKIE];
     const id = isSessionId(raw) ? raw : null;
-    const loaded = id === null ? null : await loadSession(deps.database.db, deps.clock, id);
+    const loaded = id === null ? null : await loadSession(deps.database.db, deps.clock, id, deps.sessionCache);
     request.clientSession = { id, loaded };
     const access = request.routeOptions.config.access ?? 'client';
     if (access === 'client' && loaded === null) throw new AppError('unauthenticated');

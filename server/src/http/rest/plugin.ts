@@ -3,6 +3,7 @@
 
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../core/deps.ts';
+import { useFastSerializer } from '../plugins/serializer.ts';
 import { tokenAuth } from '../plugins/token-auth.ts';
 import { accountRoutes } from './account.routes.ts';
 import { billingRoutes } from './billing.routes.ts';
@@ -13,6 +14,7 @@ import { instanceRoutes } from './instances.routes.ts';
 export { principalOf } from '../plugins/token-auth.ts';
 
 export async function restSurface(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  useFastSerializer(app);
   await app.register(tokenAuth, { deps });
 
   // No body at all reads as an empty object: actions that take none accept a bare POST, and

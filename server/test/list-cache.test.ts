@@ -1,0 +1,253 @@
+// The read caches of the hot paths (issue 18): instance lists and sessions are served from memory
+// until what they show changes. Each way a change can come is checked through the HTTP surfaces:
+// this process's own writes (seen at commit, before the caller goes on), a transaction that
+// commits while a list is being read, a rollback, writes that bypass this process's driver (the
+// database's triggers; on PostgreSQL another connection, as another process would be), the
+// catalog, and sessions ended or suspended. Also the pieces: which statements write which
+// tables, and the serializer's schema simplification.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
+import type { BusMessage } from '../src/core/bus.ts';
+import { seedDemoCatalog } from '../src/core/catalog/demo-seed.ts';
+import { writtenTables } from '../src/db/observed.ts';
+import { serializationSchema } from '../src/http/plugins/serializer.ts';
+import { signedInBrowser } from './support/factories.ts';
+import { createTestApp, onPostgres, type TestApp } from './support/harness.ts';
+import { type ApiClient, apiClient } from './support/rest.ts';
+import { waitFor } from './support/wait.ts';
+
+let t: TestApp;
+let api: ApiClient;
+let other: ApiClient;
+
+async function addService(accountId: number, label: string): Promise<number> {
+  const db = t.deps.database.db;
+  const plan = await db
+    .selectFrom('plans')
+    .select(['id', 'price_paise'])
+    .where('label', '=', 'vps-1c-1g')
+    .executeTakeFirstOrThrow();
+  const location = await db.selectFrom('locations').select('id').where('code', '=', 'mum1').executeTakeFirstOrThrow();
+  const row = await db
+    .insertInto('services')
+    .values({
+      account_id: accountId,
+      plan_id: plan.id,
+      type: 'vps',
+      label,
+      status: 'active',
+      location_id: location.id,
+      node_id: null,
+      price_paise: plan.price_paise,
+      config: JSON.stringify({ hostname: `${label}.example.in`, os: 'ubuntu-24.04' }),
+      external: JSON.stringify({}),
+      period_end: new Date(Date.now() + 30 * 86_400_000),
+      activated_at: new Date(),
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+async function labels(client: ApiClient, path = '/api/v1/instances'): Promise<string[]> {
+  const res = await client.call('GET', path);
+  assert.equal(res.statusCode, 200, res.body);
+  return (res.json().instances as { label: string }[]).map((i) => i.label).sort();
+}
+
+/** A statement run outside this process's Kysely driver, as another process (or psql) would. */
+async function foreignWrite(statement: string, params: unknown[]): Promise<void> {
+  const database = t.deps.database;
+  if (database.engine === 'pglite') {
+    await database.pglite.query(statement, params);
+    return;
+  }
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  try {
+    await client.query(statement, params);
+  } finally {
+    await client.end();
+  }
+}
+
+before(async () => {
+  t = await createTestApp();
+  await seedDemoCatalog(t.deps.database.db);
+  api = await apiClient(t, ['read']);
+  other = await apiClient(t, ['read']);
+});
+after(() => t.close());
+
+describe('which tables a statement writes', () => {
+  const cases: [string, string[] | null][] = [
+    ['select * from "services" where "id" = $1', null],
+    ['select * from services for update', null],
+    ['insert into "services" ("label") values ($1) returning *', ['services']],
+    ['update "services" set "label" = $1 where "id" = $2', ['services']],
+    ['UPDATE api_tokens t SET last_used_at = v.at FROM (values (1)) v(id)', ['api_tokens']],
+    ['delete from "sessions" where "id_hash" = $1', ['sessions']],
+    ['with x as (update orders set status = $1 returning id) select * from x', ['orders']],
+    ['insert into api_request_log (token_id) select u.* from unnest($1::int[]) as u', ['api_request_log']],
+    ['truncate table nodes', ['nodes']],
+    ['delete from only ipv4_addresses', ['ipv4_addresses']],
+  ];
+  for (const [statement, expected] of cases) {
+    test(statement, () => {
+      const found = writtenTables(statement);
+      assert.deepEqual(found === null ? null : [...found].sort(), expected);
+    });
+  }
+});
+
+describe('the serializer schema', () => {
+  test('a union of scalars becomes a type list; objects and literal values are kept', () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        at: { anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }], description: 'when' },
+        n: { anyOf: [{ type: 'integer' }, { type: 'number' }] },
+        state: {
+          anyOf: [
+            { const: 'a', type: 'string' },
+            { const: 'b', type: 'string' },
+          ],
+        },
+        either: { anyOf: [{ type: 'object', properties: { x: { type: 'string' } } }, { type: 'null' }] },
+        fixed: { type: 'string', enum: ['x', 'y'], default: 'x' },
+      },
+    };
+    const out = serializationSchema(schema) as { properties: Record<string, Record<string, unknown>> };
+    assert.deepEqual(out.properties.at, { type: ['string', 'null'], description: 'when' });
+    assert.deepEqual(out.properties.n, { type: ['number'] });
+    assert.deepEqual(out.properties.state, { type: ['string'] });
+    assert.ok(Array.isArray(out.properties.either?.anyOf), 'a union with an object is left to the validator');
+    assert.deepEqual(out.properties.fixed, schema.properties.fixed);
+    assert.ok(Array.isArray((schema.properties.at as { anyOf?: unknown }).anyOf), 'the route schema is not changed');
+  });
+});
+
+describe('instance lists', () => {
+  test("this process's write is seen by the next list at once, on every surface", async () => {
+    const id = await addService(api.accountId, 'alpha');
+    assert.deepEqual(await labels(api), ['alpha']);
+    assert.deepEqual(await labels(api, '/cloud/v1/instances'), ['alpha']);
+    await t.deps.database.db.updateTable('services').set({ label: 'alpha2' }).where('id', '=', id).execute();
+    assert.deepEqual(await labels(api), ['alpha2']);
+    assert.deepEqual(await labels(api, '/cloud/v1/instances'), ['alpha2']);
+    await addService(api.accountId, 'beta');
+    assert.deepEqual(await labels(api), ['alpha2', 'beta']);
+    assert.deepEqual(await labels(other), [], "another account's list never shows them");
+  });
+
+  test('a transaction: its writes show after COMMIT returns, never from a read made before; a rollback changes nothing', async () => {
+    const id = await addService(api.accountId, 'gamma');
+    assert.ok((await labels(api)).includes('gamma'));
+    if (onPostgres) {
+      // A list read while the transaction is open sees (and may keep) the old rows.
+      await t.deps.database.db.transaction().execute(async (trx) => {
+        await trx.updateTable('services').set({ label: 'gamma2' }).where('id', '=', id).execute();
+        assert.ok((await labels(api)).includes('gamma'));
+      });
+      assert.ok((await labels(api)).includes('gamma2'), 'committed: the next list shows it');
+    } else {
+      await t.deps.database.db.transaction().execute(async (trx) => {
+        await trx.updateTable('services').set({ label: 'gamma2' }).where('id', '=', id).execute();
+      });
+      assert.ok((await labels(api)).includes('gamma2'));
+    }
+    await assert.rejects(
+      t.deps.database.db.transaction().execute(async (trx) => {
+        await trx.updateTable('services').set({ label: 'never' }).where('id', '=', id).execute();
+        throw new Error('roll back');
+      }),
+      /roll back/,
+    );
+    assert.ok((await labels(api)).includes('gamma2'));
+  });
+
+  test('a write from outside this process reaches the list through the database trigger', async () => {
+    const id = await addService(api.accountId, 'delta');
+    assert.ok((await labels(api)).includes('delta'));
+    await foreignWrite('update services set label = $1 where id = $2', ['delta2', id]);
+    await waitFor('the list to show the foreign write', async () => (await labels(api)).includes('delta2'));
+    // An address assigned elsewhere, and an unpaid renewal: both shown in the list.
+    await foreignWrite(
+      `insert into ipv4_addresses (location_id, address, prefix, gateway, status, service_id, allocated_at)
+         select location_id, '10.99.0.7', 24, '10.99.0.1', 'allocated', id, now() from services where id = $1`,
+      [id],
+    );
+    await waitFor('the address', async () => {
+      const res = await api.call('GET', '/api/v1/instances');
+      return (
+        (res.json().instances as { id: number; ipv4: string | null }[]).find((i) => i.id === id)?.ipv4 === '10.99.0.7'
+      );
+    });
+  });
+
+  test('a plan renamed from outside shows in every list (catalog notice)', async () => {
+    await addService(api.accountId, 'epsilon');
+    const plan = await t.deps.database.db
+      .selectFrom('plans')
+      .select(['id', 'name'])
+      .where('label', '=', 'vps-1c-1g')
+      .executeTakeFirstOrThrow();
+    const browser = (await signedInBrowser(t)).browser;
+    assert.equal((await browser.get('/api/v1/client/services/')).statusCode, 200);
+    assert.ok((await api.call('GET', '/api/v1/instances')).body.includes(`"${plan.name}"`));
+    await foreignWrite('update plans set name = $1 where id = $2', ['Renamed for the cache test', plan.id]);
+    await waitFor('the new plan name', async () =>
+      (await api.call('GET', '/api/v1/instances')).body.includes('"Renamed for the cache test"'),
+    );
+    await foreignWrite('update plans set name = $1 where id = $2', [plan.name, plan.id]);
+    await waitFor('the old plan name', async () =>
+      (await api.call('GET', '/api/v1/instances')).body.includes(`"${plan.name}"`),
+    );
+  });
+
+  test('the triggers send what the caches listen for', async () => {
+    const seen: BusMessage[] = [];
+    t.deps.bus.subscribe((m) => seen.push(m));
+    const id = await addService(other.accountId, 'zeta');
+    await foreignWrite('update services set label = $1 where id = $2', ['zeta2', id]);
+    await foreignWrite('update nodes set name = name where false', []);
+    await foreignWrite('update sessions set expires_at = expires_at where false', []);
+    await waitFor(
+      'notices',
+      async () =>
+        seen.some((m) => m.topic === 'account_services' && m.id === other.accountId) &&
+        seen.some((m) => m.topic === 'nodes') &&
+        seen.some((m) => m.topic === 'sessions'),
+    );
+  });
+});
+
+describe('sessions', () => {
+  test('logout, a session deleted elsewhere and a suspension end the cached session at once', async () => {
+    const a = await signedInBrowser(t);
+    assert.equal((await a.browser.get('/api/v1/client/services/')).statusCode, 200);
+    assert.equal((await a.browser.get('/api/v1/client/services/')).statusCode, 200);
+    const out = await a.browser.post('/api/v1/client/auth/logout/', undefined, { csrf: true });
+    assert.ok(out.statusCode < 300, out.body);
+    assert.equal((await a.browser.get('/api/v1/client/services/')).statusCode, 401);
+
+    const b = await signedInBrowser(t);
+    assert.equal((await b.browser.get('/api/v1/client/services/')).statusCode, 200);
+    await foreignWrite('delete from sessions where account_id = $1', [b.account.id]);
+    await waitFor(
+      'the deleted session to be refused',
+      async () => (await b.browser.get('/api/v1/client/services/')).statusCode === 401,
+    );
+
+    const c = await signedInBrowser(t);
+    assert.equal((await c.browser.get('/api/v1/client/services/')).statusCode, 200);
+    await t.deps.database.db
+      .updateTable('accounts')
+      .set({ suspended_at: new Date() })
+      .where('id', '=', c.account.id)
+      .execute();
+    assert.equal((await c.browser.get('/api/v1/client/services/')).statusCode, 401);
+  });
+});
