@@ -58,6 +58,11 @@ export interface PterodactylEmulator {
   /** Calls received, by `METHOD /path` with ids replaced by `:` (e.g. `POST /api/client/servers/:/power`). */
   calls: Map<string, number>;
   /**
+   * Panel API requests by `METHOD /exact/path` (ids kept), counted as they arrive, before any
+   * fault knob: a hanging or slow panel still shows what it was asked (one list probe per server).
+   */
+  received: Map<string, number>;
+  /**
    * Everything the panel and Wings hold: `servers` by id, `files` (server id → path → entry),
    * `backups`, `databases`, `schedules`, `subusers`, `activity`, and `runtime` (server id →
    * power state and console lines).
@@ -97,6 +102,7 @@ export async function startPterodactylEmulator(options: PterodactylEmulatorOptio
   const faults: PteroFaultKnobs = { ...NO_FAULTS };
   const calls = new Map<string, number>();
   const count = (key: string) => calls.set(key, (calls.get(key) ?? 0) + 1);
+  const received = new Map<string, number>();
   const panelSockets = new Set<Socket>();
 
   // The context needs both URLs: listen first, then fill them in.
@@ -172,9 +178,12 @@ export async function startPterodactylEmulator(options: PterodactylEmulatorOptio
 
   const panel = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://panel');
-    const work = url.pathname.startsWith('/__emulator/')
-      ? control(req, res, url.pathname)
-      : handlePanel(ctx, req, res, url, count);
+    const isControl = url.pathname.startsWith('/__emulator/');
+    if (!isControl) {
+      const key = `${req.method ?? 'GET'} ${url.pathname}`;
+      received.set(key, (received.get(key) ?? 0) + 1);
+    }
+    const work = isControl ? control(req, res, url.pathname) : handlePanel(ctx, req, res, url, count);
     work.catch((error: unknown) => {
       console.error('pterodactyl emulator: request failed', error);
       if (!res.headersSent) cut(req);
@@ -205,6 +214,7 @@ export async function startPterodactylEmulator(options: PterodactylEmulatorOptio
     panelNodeId: PANEL_NODE_ID,
     faults,
     calls,
+    received,
     state,
     async setFaults(change) {
       applyFaults(parseFaults(change));
@@ -212,6 +222,7 @@ export async function startPterodactylEmulator(options: PterodactylEmulatorOptio
     reset({ servers = false } = {}) {
       Object.assign(faults, NO_FAULTS);
       calls.clear();
+      received.clear();
       if (!servers) return;
       for (const id of [...state.servers.keys()]) state.deleteServer(id);
       for (const id of [...state.users.keys()]) if (id !== 1) state.users.delete(id);

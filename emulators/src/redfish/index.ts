@@ -72,6 +72,11 @@ export interface RedfishEmulator {
    * `PATCH ComputerSystem`, `PATCH VirtualMedia`, `Sessions`, `DELETE Session`).
    */
   calls: Map<string, number>;
+  /**
+   * API requests of each machine (index → `METHOD /path` → count), counted as they arrive, before
+   * any fault knob: a hanging or slow BMC still shows what it was asked.
+   */
+  received: Map<string, number>[];
   /** Each machine's state (`state.machines[i]`: power, boot, media, drives, install, actions). */
   state: RedfishState;
   /** Open sessions per machine (index → count). */
@@ -110,6 +115,7 @@ export async function startRedfishEmulator(options: RedfishEmulatorOptions = {})
   const calls = new Map<string, number>();
   const counted = (key: string) => calls.set(key, (calls.get(key) ?? 0) + 1);
   const sockets = new Set<Socket>();
+  const received: Map<string, number>[] = [];
   const ctx: Ctx = { state, faults, settings, timers: new Set(), changed: () => state.save() };
   const runtimes: Runtime[] = [];
   const servers: Server[] = [];
@@ -225,8 +231,14 @@ export async function startRedfishEmulator(options: RedfishEmulatorOptions = {})
     const rt = newRuntime(machine);
     runtimes.push(rt);
     resume(ctx, rt);
+    const arrived = new Map<string, number>();
+    received.push(arrived);
     const server = createServer((req, res) => {
       const url = new URL(req.url ?? '/', 'http://bmc');
+      if (!url.pathname.startsWith('/__emulator/')) {
+        const key = `${req.method ?? 'GET'} ${url.pathname.length > 1 ? url.pathname.replace(/\/+$/, '') : url.pathname}`;
+        arrived.set(key, (arrived.get(key) ?? 0) + 1);
+      }
       const work = url.pathname.startsWith('/__emulator/') ? control(req, res, url.pathname) : api(rt, req, res, url);
       work.catch((error: unknown) => {
         console.error('redfish emulator: request failed', error);
@@ -259,6 +271,7 @@ export async function startRedfishEmulator(options: RedfishEmulatorOptions = {})
     password: settings.password,
     faults,
     calls,
+    received,
     state,
     async setFaults(change) {
       applyFaults(parseFaults(change));
@@ -270,6 +283,7 @@ export async function startRedfishEmulator(options: RedfishEmulatorOptions = {})
     reset({ machines = false } = {}) {
       Object.assign(faults, noFaults());
       calls.clear();
+      for (const arrived of received) arrived.clear();
       if (!machines) return;
       // Power transitions, installs and tasks under way are abandoned.
       for (const timer of ctx.timers) clearTimeout(timer);

@@ -103,53 +103,77 @@ export const PROBE_STALE_WAIT_MS = 250;
 /** A probe older than this is never served: the node is shown as not answering. */
 export const PROBE_STALE_MAX_MS = 60_000;
 
-/** What a node's probe gave: its answer and when, or why there is none. */
+/** What a probe gave: its answer and when, or why there is none. */
 export type ProbeRead<T> = { ok: true; value: T; at: number } | { ok: false; error: unknown };
 
+/** Probes kept by key: a node (its listing of every VM), a machine's BMC, one game server. */
+export interface Probes<K, A, T> {
+  /** The latest answer for `key` under the rules of `probes`; `subject` is what the probe asks. Never throws. */
+  read(key: K, subject: A): Promise<ProbeRead<T>>;
+  /** Forget what was said for `key` (or every key): the next read asks again and waits for it. */
+  forget(key?: K): void;
+}
+
 export interface NodeProbes<T> {
-  /** The node's latest answer under the rules of `nodeProbes`. Never throws. */
+  /** The node's latest answer under the rules of `probes`. Never throws. */
   read(node: NodeRow): Promise<ProbeRead<T>>;
   /** Forget what a node (or every node) said: the next read asks it again and waits for it. */
   forget(nodeId?: number): void;
 }
 
+/** A key nobody read for this long (and with no probe under way) is dropped from memory. */
+const PROBE_SWEEP_MS = 2 * PROBE_STALE_MAX_MS;
+
 /**
- * One probe per node per interval, however many requests ask (issue 18):
- * - an answer younger than PROBE_FRESH_MS is served as it is; the node is not asked;
+ * One probe per key per interval, however many requests ask (issue 18):
+ * - an answer younger than PROBE_FRESH_MS is served as it is; nothing is asked;
  * - older, one probe is started (concurrent readers share it) and a reader waits for it; but when
- *   the node is slow and an answer younger than PROBE_STALE_MAX_MS is cached, a reader waits only
- *   PROBE_STALE_WAIT_MS and then gets that older answer with its time, rather than a slow answer
- *   (the probe goes on and fills the cache when it ends);
+ *   the upstream is slow and an answer younger than PROBE_STALE_MAX_MS is cached, a reader waits
+ *   only PROBE_STALE_WAIT_MS and then gets that older answer with its time, rather than a slow
+ *   answer (the probe goes on and fills the cache when it ends);
  * - a probe that fails is not retried for PROBE_FRESH_MS either: readers meanwhile get its error,
- *   or the cached answer when the failure was only slowness (a timeout). A node that refuses or
- *   resets drops what was cached: its old answer is not vouched for any more.
- * `forget` drops a node's answer and any probe under way (a job changed something on it).
+ *   or the cached answer when the failure was only slowness (a timeout). An upstream that refuses
+ *   or resets drops what was cached: its old answer is not vouched for any more.
+ * `forget` drops a key's answer and any probe under way (a job changed something there).
+ * The key is what one probe answers for: a node for a listing of all its machines (nodeProbes),
+ * one server where the upstream has no such listing (game servers: the panel's client API reads
+ * one server's resources at a time).
  */
-export function nodeProbes<T>(probe: (node: NodeRow) => Promise<T>, clock: () => Date): NodeProbes<T> {
+export function probes<K, A, T>(probe: (subject: A) => Promise<T>, clock: () => Date): Probes<K, A, T> {
   interface Entry {
     /** Bumped by `forget`: a probe started before answers nobody. */
     generation: number;
     good: { value: T; at: number } | null;
     failed: { error: unknown; at: number } | null;
     running: Promise<void> | null;
+    /** When it was last read (process clock), for the sweep. */
+    readAt: number;
   }
-  const entries = new Map<number, Entry>();
+  const entries = new Map<K, Entry>();
   const now = () => clock().getTime();
   const slow = (error: unknown) => error instanceof UpstreamError && error.kind === 'timeout';
+  let sweptAt = 0;
 
-  function entryOf(nodeId: number): Entry {
-    let entry = entries.get(nodeId);
+  /** Keys gone from every list (a terminated service) must not stay in memory for the process's life. */
+  function sweep(t: number): void {
+    if (t - sweptAt < PROBE_SWEEP_MS) return;
+    sweptAt = t;
+    for (const [key, entry] of entries) if (!entry.running && t - entry.readAt > PROBE_SWEEP_MS) entries.delete(key);
+  }
+
+  function entryOf(key: K): Entry {
+    let entry = entries.get(key);
     if (!entry) {
-      entry = { generation: 0, good: null, failed: null, running: null };
-      entries.set(nodeId, entry);
+      entry = { generation: 0, good: null, failed: null, running: null, readAt: 0 };
+      entries.set(key, entry);
     }
     return entry;
   }
 
-  function start(node: NodeRow, entry: Entry): Promise<void> {
+  function start(subject: A, entry: Entry): Promise<void> {
     const generation = entry.generation;
     const running = withTimeout(
-      Promise.resolve().then(() => probe(node)),
+      Promise.resolve().then(() => probe(subject)),
       PROBE_TIMEOUT_MS,
     ).then(
       (value) => {
@@ -173,20 +197,22 @@ export function nodeProbes<T>(probe: (node: NodeRow) => Promise<T>, clock: () =>
   function answer(entry: Entry): ProbeRead<T> {
     const { good, failed } = entry;
     if (good && now() - good.at < PROBE_STALE_MAX_MS) return { ok: true, value: good.value, at: good.at };
-    return { ok: false, error: failed?.error ?? new UpstreamError('timeout', 'the node has not answered yet') };
+    return { ok: false, error: failed?.error ?? new UpstreamError('timeout', 'no answer yet') };
   }
 
   return {
-    async read(node) {
-      const entry = entryOf(node.id);
+    async read(key, subject) {
+      sweep(now());
+      const entry = entryOf(key);
       // A second round only when `forget` ran while this reader waited: what it waited for answers nobody.
       for (let round = 0; ; round++) {
         const generation = entry.generation;
         const t = now();
+        entry.readAt = t;
         const { good, failed } = entry;
         if (good && t - good.at < PROBE_FRESH_MS) return { ok: true, value: good.value, at: good.at };
         if (!entry.running && failed && t - failed.at < PROBE_FRESH_MS) return answer(entry);
-        const running = entry.running ?? start(node, entry);
+        const running = entry.running ?? start(subject, entry);
         if (good && t - good.at < PROBE_STALE_MAX_MS) {
           let timer: NodeJS.Timeout | undefined;
           await Promise.race([
@@ -203,9 +229,9 @@ export function nodeProbes<T>(probe: (node: NodeRow) => Promise<T>, clock: () =>
       }
     },
 
-    forget(nodeId) {
-      for (const [id, entry] of entries) {
-        if (nodeId !== undefined && id !== nodeId) continue;
+    forget(key) {
+      for (const [k, entry] of entries) {
+        if (key !== undefined && k !== key) continue;
         entry.generation++;
         entry.good = null;
         entry.failed = null;
@@ -213,6 +239,30 @@ export function nodeProbes<T>(probe: (node: NodeRow) => Promise<T>, clock: () =>
       }
     },
   };
+}
+
+/** `probes` keyed by node: one probe of a node answers for every service on it (VPS listings, a BMC). */
+export function nodeProbes<T>(probe: (node: NodeRow) => Promise<T>, clock: () => Date): NodeProbes<T> {
+  const byNode = probes<number, NodeRow, T>(probe, clock);
+  return { read: (node) => byNode.read(node.id, node), forget: (nodeId) => byNode.forget(nodeId) };
+}
+
+/**
+ * Drop what is cached about a service when a job on it settles (the bus's `service` message,
+ * core/jobs/service-jobs.ts finishJob), in every process, and everything on `all` (messages may
+ * have been missed): a list never shows the state from before an action. `keyOf` names the key
+ * a service's answer is kept under; undefined (a service this process never listed: it may be
+ * new on a node whose listing is cached) drops every key.
+ */
+export function forgetOnSettle<K>(
+  bus: Bus,
+  cache: { forget(key?: K): void },
+  keyOf: (serviceId: number) => K | undefined,
+): void {
+  bus.subscribe((message) => {
+    if (message.topic === 'all') cache.forget();
+    else if (message.topic === 'service') cache.forget(keyOf(message.id));
+  });
 }
 
 /** The answer when the node does not answer a live read in time: 503, try again shortly. */

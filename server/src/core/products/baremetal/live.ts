@@ -1,18 +1,24 @@
-// Live state of a bare-metal server, asked of its machine's BMC each time: power from
+// Live state of a bare-metal server. Status asks its machine's BMC each time: power from
 // `ComputerSystem.PowerState`, CPUs and memory from the system's summary. A BMC sees the
 // hardware, not the running OS, so CPU and memory *utilisation*, uptime and network counters are
 // not known here: they are null (a real deployment would read them from an agent in the OS).
-// Lists ask each machine once and share the answer for POWER_CACHE_MS; a job that settles
-// anywhere drops what is cached.
+// Lists read power from one probe per machine (a bare-metal node is one BMC) under the rules of
+// nodeProbes (../live.ts): one probe per interval however many lists ask, an older answer served
+// with its time when the BMC is slow; utilisation is `not_reported`. A job that settles on the
+// machine drops what is cached of it.
 
 import type { NodeRow, Service } from '../../../db/tables.ts';
 import type { PowerState, VmStatus } from '../../../upstreams/hypervisor.ts';
 import { AppError } from '../../errors.ts';
-import { type LiveEnv, PROBE_TIMEOUT_MS, type ProductLive, withTimeout } from '../live.ts';
+import { forgetOnSettle, type LiveEnv, type LiveState, nodeProbes, PROBE_FRESH_MS, type ProductLive } from '../live.ts';
 import { machineRefOf } from './machine.ts';
 
-/** Lists show power states at most this old. */
-export const POWER_CACHE_MS = 3_000;
+/** Lists show power states at most this old while the BMC answers. */
+export const POWER_CACHE_MS = PROBE_FRESH_MS;
+
+/** No machine to show (not installed yet, or gone): and a BMC never reports utilisation. */
+const NOTHING: LiveState = { power: null, utilisation: null, gap: 'not_reported', measuredAt: null };
+const UNREACHABLE: LiveState = { power: 'unknown', utilisation: null, gap: 'node_unreachable', measuredAt: null };
 
 const GIB = 1024 ** 3;
 
@@ -21,26 +27,35 @@ const notSupported = (what: string) =>
 
 export function createBareMetalLive(env: LiveEnv): ProductLive {
   const { backends } = env;
-  const powers = new Map<number, { at: number; power: Promise<PowerState> }>();
-  env.bus.subscribe((message) => {
-    if (message.topic === 'service' || message.topic === 'all') powers.clear();
-  });
-
-  /** The machine's power, shared by concurrent callers and kept POWER_CACHE_MS. */
-  function powerOf(node: NodeRow): Promise<PowerState> {
-    const cached = powers.get(node.id);
-    if (cached && Date.now() - cached.at < POWER_CACHE_MS) return cached.power;
-    const power = withTimeout(backends.bareMetal(node).power(), PROBE_TIMEOUT_MS);
-    const entry = { at: Date.now(), power };
-    powers.set(node.id, entry);
-    // A failed probe is not kept: the next list asks again.
-    power.catch(() => {
-      if (powers.get(node.id) === entry) powers.delete(node.id);
-    });
-    return power;
-  }
+  const probes = nodeProbes<PowerState>((node) => backends.bareMetal(node).power(), env.clock);
+  // Which node (machine) each listed service is on, so a job's message drops that machine's answer only.
+  const nodeOfService = new Map<number, number>();
+  forgetOnSettle(env.bus, probes, (serviceId) => nodeOfService.get(serviceId));
 
   const gone = (service: Service) => service.status === 'terminated' || service.status === 'failed';
+
+  async function stateOf(service: Service, nodes: NodeRow[]): Promise<LiveState> {
+    if (!machineRefOf(service) || gone(service)) return NOTHING;
+    const node = nodes.find((n) => n.id === service.node_id);
+    if (!node) return UNREACHABLE;
+    nodeOfService.set(service.id, node.id);
+    const read = await probes.read(node);
+    if (!read.ok) return UNREACHABLE;
+    const power = read.value;
+    // The BMC knows whether the machine is on, never what its OS uses.
+    return {
+      power,
+      utilisation: null,
+      gap: power === 'stopped' ? 'not_running' : 'not_reported',
+      measuredAt: new Date(read.at),
+    };
+  }
+
+  async function states(list: Service[], nodes: NodeRow[]): Promise<Map<number, LiveState>> {
+    const out = new Map<number, LiveState>();
+    await Promise.all(list.map(async (service) => out.set(service.id, await stateOf(service, nodes))));
+    return out;
+  }
 
   return {
     target(service, node) {
@@ -80,22 +95,11 @@ export function createBareMetalLive(env: LiveEnv): ProductLive {
       };
     },
 
+    states,
+
     async powerStates(list, nodes) {
       const out = new Map<number, PowerState | null>();
-      await Promise.all(
-        list.map(async (service) => {
-          if (!machineRefOf(service) || gone(service)) {
-            out.set(service.id, null);
-            return;
-          }
-          const node = nodes.find((n) => n.id === service.node_id);
-          try {
-            out.set(service.id, node ? await powerOf(node) : 'unknown');
-          } catch {
-            out.set(service.id, 'unknown');
-          }
-        }),
-      );
+      for (const [id, state] of await states(list, nodes)) out.set(id, state.power);
       return out;
     },
   };

@@ -1,17 +1,36 @@
 // Live state of a game server, for the routes every product shares (session services list,
-// status and graph; token instances and stats): the panel's resources read as a VmStatus. The
-// panel keeps no history of resources, so `graph` answers from the samples this process took
-// while it was asked (status reads and list probes, at most one a minute kept per server, for a
-// day), plus a fresh one: a short, honest series rather than an invented one.
+// status and graph; token instances and stats): the panel's resources read as a VmStatus. Lists
+// read power and utilisation from one probe per server under the rules of `probes` (../live.ts):
+// the panel's client API has no listing of every server's state on a node (`GET /api/client`
+// lists servers without resources; Wings' per-node listing is not reachable with a panel key), so
+// the key is the server, and each server is asked at most once per interval however many lists
+// ask, an older answer served with its time when the panel is slow. A job that settles on the
+// service drops what is cached of it. The panel keeps no history of resources, so `graph`
+// answers from the samples this process took while it was asked (status reads and list probes,
+// at most one a minute kept per server, for a day), plus a fresh one: a short, honest series
+// rather than an invented one.
 
-import type { Service } from '../../../db/tables.ts';
-import type { GamePowerState, GameResources, GameServerRef } from '../../../upstreams/game-panel.ts';
-import type { MetricPoint, PowerState, Timeframe, VmStatus } from '../../../upstreams/hypervisor.ts';
-import { type LiveEnv, PROBE_TIMEOUT_MS, type ProductLive, withTimeout } from '../live.ts';
+import type { NodeRow, Service } from '../../../db/tables.ts';
+import type { GamePanel, GamePowerState, GameResources, GameServerRef } from '../../../upstreams/game-panel.ts';
+import {
+  type MetricPoint,
+  type PowerState,
+  type Timeframe,
+  UpstreamError,
+  type VmStatus,
+} from '../../../upstreams/hypervisor.ts';
+import {
+  forgetOnSettle,
+  probes as keyedProbes,
+  type LiveEnv,
+  type LiveState,
+  PROBE_FRESH_MS,
+  type ProductLive,
+} from '../live.ts';
 import { gameRefused, serverRefOf } from './server.ts';
 
-/** Lists show power states at most this old. */
-export const POWER_CACHE_MS = 3_000;
+/** Lists show power states at most this old while the panel answers. */
+export const POWER_CACHE_MS = PROBE_FRESH_MS;
 const SAMPLE_EVERY_MS = 60_000;
 const SAMPLES_KEPT = 24 * 60;
 const TIMEFRAME_SECONDS: Record<Timeframe, number> = {
@@ -33,13 +52,63 @@ interface Sample {
   cpuLimit: number;
 }
 
+/** What a server's limits say (the panel's details); kept until a job on the service settles. */
+interface Limits {
+  memoryLimitBytes: number;
+  /** % of one core; 0 = unlimited. */
+  cpuLimit: number;
+}
+
+/** One list probe of one server: its resources, the limits they are measured against. */
+interface Probed {
+  resources: GameResources;
+  limits: Limits;
+}
+
+const NOTHING: LiveState = { power: null, utilisation: null, gap: 'not_running', measuredAt: null };
+const SUSPENDED: LiveState = { power: 'stopped', utilisation: null, gap: 'not_running', measuredAt: null };
+const UNREACHABLE: LiveState = { power: 'unknown', utilisation: null, gap: 'node_unreachable', measuredAt: null };
+const NOT_FOUND: LiveState = { power: 'unknown', utilisation: null, gap: 'not_found', measuredAt: null };
+
 export function createGameLive(env: LiveEnv): ProductLive {
   const { backends } = env;
-  const power = new Map<number, { at: number; state: Promise<PowerState> }>();
   const samples = new Map<number, Sample[]>();
-  env.bus.subscribe((message) => {
-    if (message.topic === 'service' || message.topic === 'all') power.clear();
-  });
+  /** Limits by service: read once from the panel's details, not on every probe (they change only by a job). */
+  const limits = new Map<number, Promise<Limits>>();
+  const limitsOf = (serviceId: number, panel: GamePanel, ref: GameServerRef): Promise<Limits> => {
+    let known = limits.get(serviceId);
+    if (!known) {
+      known = panel
+        .details(ref)
+        .then((d) => ({ memoryLimitBytes: d.limits.memory * 1024 * 1024, cpuLimit: d.limits.cpu }));
+      limits.set(serviceId, known);
+      // A failed read is not kept: the next probe asks again.
+      known.catch(() => {
+        if (limits.get(serviceId) === known) limits.delete(serviceId);
+      });
+    }
+    return known;
+  };
+  const probes = keyedProbes<number, { service: Service; node: NodeRow; ref: GameServerRef }, Probed>(
+    async ({ service, node, ref }) => {
+      const panel = backends.gamePanel(node);
+      const [resources, known] = await Promise.all([panel.resources(ref), limitsOf(service.id, panel, ref)]);
+      record(service.id, { time: Math.floor(Date.now() / 1000), resources, ...known });
+      return { resources, limits: known };
+    },
+    env.clock,
+  );
+  forgetOnSettle(
+    env.bus,
+    {
+      forget: (serviceId?: number) => {
+        probes.forget(serviceId);
+        if (serviceId === undefined) limits.clear();
+        else limits.delete(serviceId);
+      },
+    },
+    (serviceId) => serviceId,
+  );
 
   function record(serviceId: number, sample: Sample): void {
     const list = samples.get(serviceId) ?? [];
@@ -64,6 +133,41 @@ export function createGameLive(env: LiveEnv): ProductLive {
       diskWriteBytesPerSecond: null,
     };
   };
+
+  async function stateOf(service: Service, nodes: NodeRow[]): Promise<LiveState> {
+    const ref = serverRefOf(service);
+    if (!ref || !['active', 'suspended'].includes(service.status)) return NOTHING;
+    // A suspended server is stopped by the panel and cannot be started: nothing to ask.
+    if (service.status === 'suspended') return SUSPENDED;
+    const node = nodes.find((n) => n.id === service.node_id);
+    if (!node) return UNREACHABLE;
+    const read = await probes.read(service.id, { service, node, ref });
+    if (!read.ok) {
+      return read.error instanceof UpstreamError && read.error.kind === 'not_found' ? NOT_FOUND : UNREACHABLE;
+    }
+    const measuredAt = new Date(read.at);
+    const { resources, limits: known } = read.value;
+    const power = powerOf(resources.state);
+    if (power !== 'running') return { power, utilisation: null, gap: 'not_running', measuredAt };
+    return {
+      power,
+      utilisation: {
+        // As status reads it: a fraction of the CPU limit; unlimited (0) has no fraction to report.
+        cpu: known.cpuLimit > 0 ? resources.cpuAbsolute / known.cpuLimit : null,
+        cpus: Math.max(1, Math.ceil(known.cpuLimit / 100)),
+        memoryBytes: resources.memoryBytes,
+        memoryTotalBytes: known.memoryLimitBytes,
+      },
+      gap: null,
+      measuredAt,
+    };
+  }
+
+  async function states(list: Service[], nodes: NodeRow[]): Promise<Map<number, LiveState>> {
+    const out = new Map<number, LiveState>();
+    await Promise.all(list.map(async (service) => out.set(service.id, await stateOf(service, nodes))));
+    return out;
+  }
 
   return {
     target(service: Service, node) {
@@ -112,38 +216,11 @@ export function createGameLive(env: LiveEnv): ProductLive {
       };
     },
 
+    states,
+
     async powerStates(list, nodes) {
       const out = new Map<number, PowerState | null>();
-      await Promise.all(
-        list.map(async (service) => {
-          const ref = serverRefOf(service);
-          if (!ref || !['active', 'suspended'].includes(service.status)) {
-            out.set(service.id, null);
-            return;
-          }
-          if (service.status === 'suspended') {
-            out.set(service.id, 'stopped');
-            return;
-          }
-          const cached = power.get(service.id);
-          if (cached && Date.now() - cached.at < POWER_CACHE_MS) {
-            out.set(service.id, await cached.state.catch(() => 'unknown' as const));
-            return;
-          }
-          const node = nodes.find((n) => n.id === service.node_id);
-          const state = (async () => {
-            const panel = backends.gamePanel(node);
-            const resources = await withTimeout(panel.resources(ref), PROBE_TIMEOUT_MS);
-            return powerOf(resources.state);
-          })();
-          const entry = { at: Date.now(), state };
-          power.set(service.id, entry);
-          state.catch(() => {
-            if (power.get(service.id) === entry) power.delete(service.id);
-          });
-          out.set(service.id, await state.catch(() => 'unknown' as const));
-        }),
-      );
+      for (const [id, state] of await states(list, nodes)) out.set(id, state.power);
       return out;
     },
   };

@@ -7,7 +7,7 @@
 import type { NodeRow, Service } from '../../../db/tables.ts';
 import type { PowerState, VmListed, VmRef } from '../../../upstreams/hypervisor.ts';
 import { AppError } from '../../errors.ts';
-import { type LiveEnv, type LiveState, nodeProbes, PROBE_FRESH_MS, type ProductLive } from '../live.ts';
+import { forgetOnSettle, type LiveEnv, type LiveState, nodeProbes, PROBE_FRESH_MS, type ProductLive } from '../live.ts';
 import { vmRefOf } from './machine.ts';
 
 /** Lists show power states at most this old while the node answers. */
@@ -21,13 +21,7 @@ export function createVpsLive(env: LiveEnv): ProductLive {
   const probes = nodeProbes<Map<number, VmListed>>((node) => backends.hypervisor(node).powerStates(), env.clock);
   // Which node each listed service is on, so a job's message drops that node's answer only.
   const nodeOfService = new Map<number, number>();
-  env.bus.subscribe((message) => {
-    if (message.topic === 'all') probes.forget();
-    else if (message.topic === 'service') {
-      const nodeId = nodeOfService.get(message.id);
-      probes.forget(nodeId);
-    }
-  });
+  forgetOnSettle(env.bus, probes, (serviceId) => nodeOfService.get(serviceId));
 
   const gone = (service: Service) => service.status === 'terminated' || service.status === 'failed';
 
