@@ -2,6 +2,7 @@
 // (main.ts, the migrate and admin CLIs) and the result is passed down; nothing else reads
 // process.env. Every variable is listed in VARIABLES, which also feeds `--help` texts.
 
+import { isIP } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
 import { parseCidr } from './core/net/ip.ts';
 
@@ -31,6 +32,12 @@ export interface Config {
   terminateDays: number;
   /** Seconds a bare-metal install may take, from the power cycle into the installer, before it is undone and refunded. */
   baremetalInstallTimeoutSeconds: number;
+  /** Port of the separate metrics listener (GET /metrics, no auth), or null for none. 0: any free port. */
+  metricsPort: number | null;
+  /** Address the metrics listener binds to. */
+  metricsHost: string;
+  /** Bearer token that opens GET /metrics on the main port, or null for no /metrics route there. */
+  metricsToken: string | null;
 }
 
 export class ConfigError extends Error {
@@ -86,6 +93,17 @@ export const VARIABLES: readonly Variable[] = [
     description:
       'seconds a bare-metal OS install may take before the machine is wiped and the order refunded (1–86400)',
     default: '1800',
+  },
+  {
+    name: 'METRICS_PORT',
+    description: 'serve Prometheus metrics at GET /metrics on this separate port, without auth',
+    default: 'unset (no listener)',
+  },
+  { name: 'METRICS_HOST', description: 'address the metrics port listens on', default: '127.0.0.1' },
+  {
+    name: 'METRICS_TOKEN',
+    description: 'serve GET /metrics on the main port to `Authorization: Bearer <token>` (at least 16 characters)',
+    default: 'unset (no /metrics there)',
   },
 ];
 
@@ -203,6 +221,35 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
       fail('BAREMETAL_INSTALL_TIMEOUT', installRaw, 'must be a whole number of seconds from 1 to 86400');
     else baremetalInstallTimeoutSeconds = Number(installRaw);
   }
+
+  // Metrics (issue 18): on a port of their own (loopback unless told otherwise) and/or on the
+  // main port behind a token. Neither set: no /metrics anywhere.
+  let metricsPort: number | null = null;
+  const metricsPortRaw = get('METRICS_PORT');
+  if (metricsPortRaw !== undefined) {
+    metricsPort = parsePort(metricsPortRaw, (why, v) => fail('METRICS_PORT', v, why));
+    if (metricsPort !== 0 && metricsPort === port)
+      fail(
+        'METRICS_PORT',
+        metricsPortRaw,
+        'must differ from PORT (use METRICS_TOKEN to serve /metrics on the main port)',
+      );
+  }
+  const metricsHost = get('METRICS_HOST') ?? '127.0.0.1';
+  if (get('METRICS_HOST') !== undefined) {
+    if (metricsPortRaw === undefined) fail('METRICS_HOST', metricsHost, 'means nothing without METRICS_PORT');
+    else if (isIP(metricsHost) === 0 && !/^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/.test(metricsHost))
+      fail('METRICS_HOST', metricsHost, 'must be an IP address or a host name');
+  }
+  const metricsToken = get('METRICS_TOKEN') ?? null;
+  if (metricsToken !== null && !/^[\x21-\x7e]{16,256}$/.test(metricsToken)) {
+    fail(
+      'METRICS_TOKEN',
+      '<hidden>',
+      'must be 16–256 printable characters without spaces (e.g. `openssl rand -hex 24`)',
+    );
+  }
+
   if (terminateDays <= graceDays) {
     problems.push(`TERMINATE_DAYS (${terminateDays}) must be more than GRACE_DAYS (${graceDays})`);
   }
@@ -229,6 +276,9 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     graceDays,
     terminateDays,
     baremetalInstallTimeoutSeconds,
+    metricsPort,
+    metricsHost,
+    metricsToken,
   };
 }
 

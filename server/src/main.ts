@@ -16,6 +16,7 @@ import { migrateToLatest } from './db/migrator.ts';
 import { startDemoUpstreams } from './demo.ts';
 import { buildServer } from './http/server.ts';
 import { createLogger, flushProcessLog } from './logging.ts';
+import { type MetricsListener, startMetricsListener } from './metrics/expose.ts';
 import { startWorker } from './worker/worker.ts';
 
 type Role = 'all' | 'api' | 'worker';
@@ -84,6 +85,16 @@ async function main(): Promise<void> {
     await startWorker(deps);
   }
   if (database.engine === 'pglite') adminSocket = await startAdminSocket(deps, config.dataDir);
+  // GET /metrics on a port of its own (METRICS_PORT); with METRICS_TOKEN, buildServer serves it
+  // on the main port too. A worker alone has no main port, so only METRICS_PORT reaches it.
+  let metrics: MetricsListener | null = null;
+  if (config.metricsPort !== null) {
+    metrics = await startMetricsListener(deps, config.metricsHost, config.metricsPort);
+    const where = `${metrics.host.includes(':') ? `[${metrics.host}]` : metrics.host}:${metrics.port}`;
+    logger.info({ host: metrics.host, port: metrics.port }, `metrics at http://${where}/metrics`);
+  } else if (role === 'worker' && config.metricsToken !== null) {
+    logger.warn('METRICS_TOKEN serves /metrics on the API port, which a worker has not: set METRICS_PORT');
+  }
 
   const version = await database.serverVersion();
   logger.info(
@@ -120,6 +131,7 @@ async function main(): Promise<void> {
     let code = 0;
     try {
       await app?.close(); // stops accepting, waits for in-flight requests
+      await metrics?.close();
       adminSocket?.close();
       await closeDeps(deps); // lets running jobs finish, then stops the queue
       await demo?.stop();

@@ -48,6 +48,43 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ PORT: '-1' }), /PORT/);
   });
 
+  test('metrics: off by default; METRICS_PORT (loopback unless METRICS_HOST), METRICS_TOKEN', () => {
+    const off = loadConfig({});
+    assert.equal(off.metricsPort, null);
+    assert.equal(off.metricsToken, null);
+    assert.equal(off.metricsHost, '127.0.0.1');
+    const on = loadConfig({ METRICS_PORT: '9464', METRICS_TOKEN: 'a-token-of-24-characters' });
+    assert.equal(on.metricsPort, 9464);
+    assert.equal(on.metricsHost, '127.0.0.1');
+    assert.equal(on.metricsToken, 'a-token-of-24-characters');
+    assert.equal(loadConfig({ METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0' }).metricsHost, '0.0.0.0');
+    assert.equal(loadConfig({ METRICS_PORT: '0' }).metricsPort, 0, 'any free port');
+  });
+
+  test('metrics: bad values are refused, naming the variable and never echoing the token', () => {
+    const refused = (env: Record<string, string>, pattern: RegExp) =>
+      assert.throws(
+        () => loadConfig(env),
+        (error: unknown) => error instanceof ConfigError && pattern.test(error.message),
+        JSON.stringify(env),
+      );
+    refused({ METRICS_PORT: 'nine' }, /METRICS_PORT="nine": must be a whole number/);
+    refused({ METRICS_PORT: '70000' }, /METRICS_PORT/);
+    refused({ PORT: '9000', METRICS_PORT: '9000' }, /METRICS_PORT="9000": must differ from PORT/);
+    refused({ METRICS_HOST: '0.0.0.0' }, /METRICS_HOST="0.0.0.0": means nothing without METRICS_PORT/);
+    refused({ METRICS_PORT: '9464', METRICS_HOST: 'not a host!' }, /METRICS_HOST="not a host!": must be an IP/);
+    refused({ METRICS_TOKEN: 'short' }, /METRICS_TOKEN="<hidden>": must be 16–256 printable/);
+    refused({ METRICS_TOKEN: 'sixteen chars or more, with spaces' }, /METRICS_TOKEN/);
+    assert.throws(
+      () => loadConfig({ METRICS_TOKEN: 'tooshort1' }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.doesNotMatch(error.message, /tooshort1/);
+        return true;
+      },
+    );
+  });
+
   test('PUBLIC_URL loses its trailing slash; TRUST_PROXY keeps valid CIDRs', () => {
     const config = loadConfig({ PUBLIC_URL: 'https://panel.example.in/', TRUST_PROXY: '10.0.0.0/8,::1' });
     assert.equal(config.publicUrl, 'https://panel.example.in');

@@ -15,6 +15,8 @@ import type { Logger } from 'pino';
 import type { Deps } from '../core/deps.ts';
 import { AppError } from '../core/errors.ts';
 import { redactQuery } from '../logging.ts';
+import { registerMetricsRoute } from '../metrics/expose.ts';
+import { recordRequest } from '../metrics/metrics.ts';
 import { clientSurface } from './client/plugin.ts';
 import { cloudSurface } from './cloud/plugin.ts';
 import { consoleRoutes } from './console.ts';
@@ -113,6 +115,18 @@ export function buildServer(deps: Deps): FastifyInstance {
     return payload;
   });
 
+  // Request count and latency by route pattern (never the URL: one series per route and status)
+  // for GET /metrics. In memory only; a callback hook, so no promise per request.
+  app.addHook('onResponse', (request, reply, done) => {
+    recordRequest(
+      request.method,
+      request.is404 ? undefined : request.routeOptions.url,
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    );
+    done();
+  });
+
   // Every call of a token holder to a route behind token auth (plugins/token-auth.ts, whatever
   // its prefix) is logged (spec §1), refused tokens included, and so are calls to unknown routes
   // under a token-auth prefix. Calls with no token, or one we do not know, have no holder who
@@ -151,6 +165,8 @@ export function buildServer(deps: Deps): FastifyInstance {
   });
 
   registerOpenApi(app, config.publicUrl, config.altBasePath);
+  // GET /metrics on this port only with METRICS_TOKEN (metrics/expose.ts); not in the OpenAPI document.
+  if (config.metricsToken !== null) registerMetricsRoute(app, deps, config.metricsToken);
   app.register(healthRoutes, { deps });
   app.register(clientSurface, { deps, prefix: '/api/v1/client' });
   app.register(searchRoutes, { deps, prefix: '/api/v1/search' });

@@ -15,6 +15,7 @@ import {
   type IncomingMessage,
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { failureOfStatus, recordUpstreamCall, type UpstreamFailure } from '../metrics/metrics.ts';
 import { UpstreamError } from './hypervisor.ts';
 
 export interface TlsOptions {
@@ -94,6 +95,12 @@ export function createHttpClient(options: {
     });
   };
 
+  /** Count a finished call in the metrics, by the node's host:port (one series per configured node). */
+  const measured = (url: URL, started: number, error: UpstreamError | null, response?: HttpResponse): void => {
+    const failure = error !== null ? toFailure(error) : failureOfStatus(response?.status ?? 0);
+    recordUpstreamCall(url.host, (performance.now() - started) / 1000, failure);
+  };
+
   /** Collect an answer up to `limit` bytes: past it, stop (truncate) or fail (the size cap). */
   const collect = (
     req: ClientRequest,
@@ -142,6 +149,7 @@ export function createHttpClient(options: {
     send({ method, url, headers, body, readLimit }) {
       return new Promise((resolve, reject) => {
         let settled = false;
+        const started = performance.now();
         const req = open(method, url, {
           ...headers,
           ...(body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) }),
@@ -153,6 +161,7 @@ export function createHttpClient(options: {
           if (settled) return;
           settled = true;
           clearTimeout(timer);
+          measured(url, started, error, response);
           if (error) reject(error);
           else resolve(response as HttpResponse);
         };
@@ -170,6 +179,7 @@ export function createHttpClient(options: {
     stream({ method, url, headers, body, length }) {
       return new Promise((resolve, reject) => {
         let settled = false;
+        const started = performance.now();
         let bodyFailure: unknown = null;
         const req = open(method, url, {
           ...headers,
@@ -189,6 +199,7 @@ export function createHttpClient(options: {
           if (settled) return;
           settled = true;
           clearTimeout(timer);
+          measured(url, started, error, response);
           if (error) reject(error);
           else resolve(response as HttpResponse);
         };
@@ -250,6 +261,11 @@ function drained(req: ClientRequest): Promise<void> {
     req.on('close', done);
     req.on('error', done);
   });
+}
+
+function toFailure(error: UpstreamError): UpstreamFailure {
+  const { kind } = error;
+  return kind === 'timeout' || kind === 'protocol' || kind === 'rejected' ? kind : 'unreachable';
 }
 
 function toUpstream(error: unknown, label: string): UpstreamError {

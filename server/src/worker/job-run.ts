@@ -20,6 +20,7 @@ import { type Step, stepRun } from '../core/products/steps.ts';
 import { recordEvent } from '../core/services/events.ts';
 import * as services from '../core/services/service.repository.ts';
 import type { DB, Job, NodeRow, Plan, Service } from '../db/tables.ts';
+import { recordServiceJob, type ServiceJobOutcome } from '../metrics/metrics.ts';
 import { UpstreamError } from '../upstreams/hypervisor.ts';
 import { markCleanupPending } from './cleanup.ts';
 
@@ -120,11 +121,15 @@ function planOf(loaded: LoadedJob): JobPlan<any> {
 /** Run one service job (either queue): see the header. */
 export async function runServiceJob(deps: Deps, jobId: number, context: JobContext): Promise<void> {
   const db = deps.database.db;
+  const started = performance.now();
   const loaded = await loadJob(db, jobId);
   if (!loaded) return;
+  const settled = (outcome: ServiceJobOutcome) =>
+    recordServiceJob(loaded.job.type, outcome, (performance.now() - started) / 1000);
   // A provisioning job for a service that is no longer being provisioned has nothing to do.
   if (loaded.service.status !== 'provisioning' && loaded.job.type === 'provision') {
     await finishJob(db, jobId, deps.clock(), undefined, deps.bus);
+    settled('skipped');
     return;
   }
   await markRunning(deps, loaded.job);
@@ -140,8 +145,10 @@ export async function runServiceJob(deps: Deps, jobId: number, context: JobConte
     run = stepRun(plan.steps, c, recorder, loaded.job.progress);
     await run.run();
     await db.transaction().execute((trx) => plan.done(trx, transition(), c));
+    settled('succeeded');
   } catch (error) {
     if (shouldRetry(error, context)) {
+      settled('retry');
       await noteRetry(deps, loaded, error, context);
       throw error;
     }
@@ -163,5 +170,6 @@ export async function runServiceJob(deps: Deps, jobId: number, context: JobConte
       context.logger.warn({ err: error, job: jobId, detail: failure.detail }, 'service job failed');
       await db.transaction().execute((trx) => lifecycle.jobFailed(trx, transition(), failure));
     }
+    settled('failed');
   }
 }

@@ -7,6 +7,7 @@ import { CompiledQuery, type Kysely } from 'kysely';
 import { fromKysely, type Job, type JobResult, PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { Database } from '../../db/database.ts';
+import { type QueueDepth, recordJobAttempt } from '../../metrics/metrics.ts';
 
 export type JobCatalog = { [name: string]: object };
 
@@ -56,12 +57,15 @@ const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 /** How often pg-boss supervises, and looks for jobs whose worker died (missed heartbeat or expiry). */
 const SUPERVISE_SECONDS = 10;
 const MONITOR_SECONDS = 15;
+/** How long one reading of the queues' depth serves scrapes: pg-boss recounts every MONITOR_SECONDS anyway. */
+const DEPTH_CACHE_MS = 5_000;
 
 export class JobQueue<C extends JobCatalog> {
   readonly #boss: PgBoss;
   readonly #definitions: QueueDefinitions<C>;
   readonly #logger: Logger;
   #working = false;
+  #depth: { at: number; value: Promise<QueueDepth[]> } | null = null;
 
   constructor(database: Database, definitions: QueueDefinitions<C>, logger: Logger) {
     this.#definitions = definitions;
@@ -139,6 +143,7 @@ export class JobQueue<C extends JobCatalog> {
     handler: JobHandlers<C>[N],
   ): Promise<JobResult> {
     const logger = this.#logger.child({ job: name, jobId: job.id, attempt: job.retryCount + 1 });
+    const started = performance.now();
     try {
       await handler(job.data, {
         id: job.id,
@@ -147,8 +152,10 @@ export class JobQueue<C extends JobCatalog> {
         signal: job.signal,
         logger,
       });
+      recordJobAttempt(name, 'completed', (performance.now() - started) / 1000);
       return { id: job.id, status: 'completed' };
     } catch (error) {
+      recordJobAttempt(name, 'failed', (performance.now() - started) / 1000);
       logger.warn({ err: error }, 'job attempt failed');
       const message = error instanceof Error ? error.message : String(error);
       return { id: job.id, status: 'failed', output: { message } };
@@ -182,6 +189,28 @@ export class JobQueue<C extends JobCatalog> {
   async find(name: keyof C & string, id: string): Promise<{ state: string; data: unknown } | null> {
     const [job] = await this.#boss.findJobs(name, { id });
     return job ? { state: job.state, data: job.data } : null;
+  }
+
+  /**
+   * Jobs per queue, for the metrics scrape: the counts pg-boss's monitor keeps on its queue table
+   * (one small read, no scan of the jobs), read at most once per DEPTH_CACHE_MS however often
+   * scrapes come, and shared by scrapes that arrive together.
+   */
+  queueDepth(): Promise<QueueDepth[]> {
+    const now = performance.now();
+    if (this.#depth !== null && now - this.#depth.at < DEPTH_CACHE_MS) return this.#depth.value;
+    const value = this.#boss
+      .getQueues(Object.keys(this.#definitions))
+      .then((queues) =>
+        queues.map((q) => ({ queue: q.name, ready: q.readyCount, deferred: q.deferredCount, active: q.activeCount })),
+      );
+    const entry = { at: now, value };
+    this.#depth = entry;
+    // A failed read is not kept: the next scrape asks again.
+    value.catch(() => {
+      if (this.#depth === entry) this.#depth = null;
+    });
+    return value;
   }
 
   get working(): boolean {

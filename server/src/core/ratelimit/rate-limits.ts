@@ -14,6 +14,7 @@ import {
   RateLimiterRedis,
   RateLimiterRes,
 } from 'rate-limiter-flexible';
+import { declareLimits, recordRefusal } from '../../metrics/metrics.ts';
 import { AppError } from '../errors.ts';
 
 export interface LimitSpec {
@@ -64,6 +65,8 @@ export const LIMITS = {
 } as const satisfies Record<string, LimitSpec>;
 
 export type LimitName = keyof typeof LIMITS;
+
+declareLimits(Object.keys(LIMITS));
 
 /** What the RateLimit-* headers report. */
 export interface LimitState {
@@ -155,6 +158,7 @@ export function createRateLimits(store: RateLimitStore, keyPrefix = 'hp'): RateL
 
   const refuse = (name: LimitName, res: RateLimiterRes, code: 'rate_limited' | 'locked_out'): AppError => {
     const s = state(name, res);
+    recordRefusal(name);
     return new AppError(code, {
       retryAfter: s.reset,
       details: { limit: s.limit, reset: s.reset },
