@@ -103,7 +103,7 @@ describe('which tables a statement writes', () => {
 });
 
 describe('the serializer schema', () => {
-  test('a union of scalars becomes a type list; objects and literal values are kept', () => {
+  test('a union of scalars (and at most one object or array) becomes a type list; literal values are kept', () => {
     const schema = {
       type: 'object',
       properties: {
@@ -116,6 +116,7 @@ describe('the serializer schema', () => {
           ],
         },
         either: { anyOf: [{ type: 'object', properties: { x: { type: 'string' } } }, { type: 'null' }] },
+        two: { anyOf: [{ type: 'object' }, { type: 'array', items: { type: 'string' } }] },
         fixed: { type: 'string', enum: ['x', 'y'], default: 'x' },
       },
     };
@@ -123,7 +124,8 @@ describe('the serializer schema', () => {
     assert.deepEqual(out.properties.at, { type: ['string', 'null'], description: 'when' });
     assert.deepEqual(out.properties.n, { type: ['number'] });
     assert.deepEqual(out.properties.state, { type: ['string'] });
-    assert.ok(Array.isArray(out.properties.either?.anyOf), 'a union with an object is left to the validator');
+    assert.deepEqual(out.properties.either, { type: ['null', 'object'], properties: { x: { type: 'string' } } });
+    assert.ok(Array.isArray(out.properties.two?.anyOf), 'two structured branches are left to the validator');
     assert.deepEqual(out.properties.fixed, schema.properties.fixed);
     assert.ok(Array.isArray((schema.properties.at as { anyOf?: unknown }).anyOf), 'the route schema is not changed');
   });
@@ -249,5 +251,48 @@ describe('sessions', () => {
       .where('id', '=', c.account.id)
       .execute();
     assert.equal((await c.browser.get('/api/v1/client/services/')).statusCode, 401);
+  });
+});
+
+describe('the request log without foreign keys (migration 0016)', () => {
+  test("a deleted token's log rows go with it; a batch leaves out rows of a token gone", async () => {
+    const db = t.deps.database.db;
+    const client = await apiClient(t, ['read']);
+    const second = await t.deps.tokens.create(client.accountId, { name: 'second', scopes: ['read'] });
+    const callWith = (secret: string) =>
+      t.inject({ method: 'GET', url: '/api/v1/plans', headers: { authorization: `Bearer ${secret}` } });
+    assert.equal((await client.call('GET', '/api/v1/plans')).statusCode, 200);
+    assert.equal((await callWith(second.secret)).statusCode, 200);
+    await t.deps.requestLog.flush();
+    const rowsOf = async (column: 'token_id' | 'account_id', id: number) =>
+      Number(
+        (
+          await db
+            .selectFrom('api_request_log')
+            .select((eb) => eb.fn.countAll<string>().as('n'))
+            .where(column, '=', id)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    const secondId = (
+      await db
+        .selectFrom('api_tokens')
+        .select('id')
+        .where('name', '=', 'second')
+        .where('account_id', '=', client.accountId)
+        .executeTakeFirstOrThrow()
+    ).id;
+    assert.equal(await rowsOf('token_id', secondId), 1);
+    assert.equal(await rowsOf('account_id', client.accountId), 2);
+
+    // A call logged, then its token deleted before the batch is written: the row is left out.
+    assert.equal((await callWith(second.secret)).statusCode, 200);
+    await db.deleteFrom('api_tokens').where('id', '=', secondId).execute();
+    await t.deps.requestLog.flush();
+    assert.equal(await rowsOf('token_id', secondId), 0, 'deleting the token deleted its rows, and none came after');
+    assert.equal(await rowsOf('account_id', client.accountId), 1);
+
+    await db.deleteFrom('api_tokens').where('account_id', '=', client.accountId).execute();
+    assert.equal(await rowsOf('account_id', client.accountId), 0);
   });
 });

@@ -15,6 +15,7 @@ import * as m0012 from './0012_ssh_keys.ts';
 import * as m0013 from './0013_bare_metal.ts';
 import * as m0014 from './0014_snapshot_jobs.ts';
 import * as m0015 from './0015_change_notices.ts';
+import * as m0016 from './0016_request_log_keys.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_extensions': m0001,
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '0013_bare_metal': m0013,
   '0014_snapshot_jobs': m0014,
   '0015_change_notices': m0015,
+  '0016_request_log_keys': m0016,
 };

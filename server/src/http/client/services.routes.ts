@@ -22,7 +22,7 @@ import {
 import { isoWithOffset } from '../../core/time.ts';
 import { sessionErrors } from '../schemas.ts';
 import { OrderSchema, orderView } from '../views/order.view.ts';
-import { JobSchema, jobView, orUnknown, ServiceSchema, serviceView } from '../views/service.view.ts';
+import { JobSchema, jobView, listedServiceView, orUnknown, ServiceSchema, serviceView } from '../views/service.view.ts';
 import { PAGE_QUERY, PaginationSchema, pageOf, pagination, signedIn } from './context.ts';
 import { mutationBody, okSchema } from './views.ts';
 
@@ -122,7 +122,7 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
         return {
           success: true as const,
           message: 'Services loaded.',
-          services: list.rows.map((d) => view(d, power.get(d.service.id), false)),
+          services: list.rows.map((d) => listedServiceView(d, power.get(d.service.id) ?? null)),
           pagination: pagination(page, perPage, list.total),
         };
       }

@@ -4,7 +4,8 @@
 // Type.Null()])`) costs a regular-expression validation per field per response. The profile of
 // `GET /api/v1/instances` put a tenth of the CPU there. For serializing, a union of plain
 // scalars says no more than "one of these JSON types", which fast-json-stringify writes with a
-// `typeof` test: so such unions become `type: [...]` in the schema the serializer is built from.
+// `typeof` test: so such unions — and a union of one object or array with scalars, typically
+// `X | null` — become `type: [...]` in the schema the serializer is built from.
 // The route's own schema (validation, the OpenAPI document) is left as it is.
 
 import fastJsonStringify from 'fast-json-stringify';
@@ -39,6 +40,12 @@ function scalarType(branch: unknown): string | null {
   return b.type;
 }
 
+/** An object or array schema that says what it is by `type` alone (no nested union or reference). */
+function isPlainStructured(branch: Schema): boolean {
+  if (branch.type !== 'object' && branch.type !== 'array') return false;
+  return !('anyOf' in branch || 'oneOf' in branch || 'allOf' in branch || '$ref' in branch || 'if' in branch);
+}
+
 /** A copy of `schema` with unions of scalars written as type lists (see the top of the file). */
 export function serializationSchema(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(serializationSchema);
@@ -51,14 +58,23 @@ export function serializationSchema(schema: unknown): unknown {
       key === 'default' || key === 'examples' || key === 'enum' || key === 'const' ? value : serializationSchema(value);
   }
   for (const keyword of ['anyOf', 'oneOf'] as const) {
-    const branches = source[keyword];
+    const branches = out[keyword];
     if (!Array.isArray(branches) || branches.length === 0) continue;
     const types = branches.map(scalarType);
-    if (types.some((t) => t === null)) continue;
-    const set = new Set(types as string[]);
+    // Besides scalars, one object or one array may be among the branches (`Type.Union([X, Type.Null()])`):
+    // the type list then carries that branch's keywords (properties, items…).
+    const others = branches.filter((_, i) => types[i] === null);
+    if (others.length > 1) continue;
+    const structured = others[0] as Schema | undefined;
+    if (structured && !isPlainStructured(structured)) continue;
+    const set = new Set<string>(types.filter((t): t is string => t !== null));
     if (set.has('number')) set.delete('integer');
     delete out[keyword];
     delete out.format;
+    if (structured) {
+      for (const [key, value] of Object.entries(structured)) if (key !== 'type' && !(key in out)) out[key] = value;
+      set.add(structured.type as string);
+    }
     out.type = [...set];
   }
   return out;

@@ -16,7 +16,7 @@ import { actionParams, actionsOn, listActions, POWER_DESCRIPTION } from '../../c
 import { answerTokenDeploy } from '../deploy.ts';
 import { tokenErrors } from '../schemas.ts';
 import { OrderSchema, orderView } from '../views/order.view.ts';
-import { JobSchema, jobView, orUnknown, ServiceSchema, serviceView } from '../views/service.view.ts';
+import { JobSchema, jobView, listedServiceView, orUnknown, ServiceSchema, serviceView } from '../views/service.view.ts';
 import { principalOf } from './plugin.ts';
 import { IdParams, okSchema, PageQuery, PaginationSchema } from './views.ts';
 
@@ -89,13 +89,7 @@ export async function instancePage(
     instances: list.rows.map((d) => ({
       service: d.service,
       live: live.get(d.service.id) ?? null,
-      view: serviceView(d.service, {
-        plan: d.plan,
-        location: d.location,
-        ipv4: d.ipv4,
-        overdue: d.overdue,
-        power: live.get(d.service.id)?.power ?? null,
-      }),
+      view: listedServiceView(d, live.get(d.service.id)?.power ?? null),
     })),
     total: list.total,
   };
