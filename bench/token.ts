@@ -219,6 +219,24 @@ export async function run(options: BenchOptions): Promise<string> {
       non2xx: r.non2xx,
     }));
   const rows: Measured[] = [];
+  // Live power (issue 18): how often the node was asked while the lists were polled.
+  const probes: string[] = [];
+  const nodeCalls = () => [...proxmox.calls.values()].reduce((a, b) => a + b, 0);
+  const listRun = async (
+    label: string,
+    url: string,
+    pool: string[],
+    headers?: (v: string) => Record<string, string>,
+  ) => {
+    const before = nodeCalls();
+    const started = performance.now();
+    const row = await hit(label, url, pool, headers);
+    const seconds = (performance.now() - started) / 1000;
+    probes.push(
+      `${label}: ${row.rps * options.duration} requests, ${nodeCalls() - before} calls to the node in ${seconds.toFixed(1)} s`,
+    );
+    return row;
+  };
   try {
     await hit('warm-up', `${base}/api/v1/plans`, planTokens);
     for (let round = 1; round <= options.rounds; round++) {
@@ -226,11 +244,11 @@ export async function run(options: BenchOptions): Promise<string> {
       rows.push(await hit(`hostplane /plans (${options.engine}) #${round}`, `${base}/api/v1/plans`, planTokens));
       rows.push(await hit(`raw /instances #${round}`, `${raw.url}/api/v1/instances`, null));
       rows.push(
-        await hit(`hostplane /instances (${options.engine}) #${round}`, `${base}/api/v1/instances`, instanceTokens),
+        await listRun(`hostplane /instances (${options.engine}) #${round}`, `${base}/api/v1/instances`, instanceTokens),
       );
       rows.push(await hit(`raw /client-services #${round}`, `${raw.url}${SESSION_LIST}`, null));
       rows.push(
-        await hit(
+        await listRun(
           `hostplane /client-services (${options.engine}) #${round}`,
           `${base}${SESSION_LIST}`,
           sessions,
@@ -239,7 +257,11 @@ export async function run(options: BenchOptions): Promise<string> {
       );
       rows.push(await hit(`raw /cloud-instances #${round}`, `${raw.url}${CLOUD_LIST}`, null));
       rows.push(
-        await hit(`hostplane /cloud-instances (${options.engine}) #${round}`, `${base}${CLOUD_LIST}`, instanceTokens),
+        await listRun(
+          `hostplane /cloud-instances (${options.engine}) #${round}`,
+          `${base}${CLOUD_LIST}`,
+          instanceTokens,
+        ),
       );
     }
   } finally {
@@ -257,6 +279,10 @@ export async function run(options: BenchOptions): Promise<string> {
   const of = (what: string) => rows.filter((r) => r.label.includes(`${what} `));
   return [
     table(rows, baseline),
+    '',
+    'Calls to the Proxmox node (5 ms each) during the list runs; one probe per node per 3 s is the rule:',
+    '',
+    ...probes.map((p) => `- ${p}`),
     '',
     ...['/plans', '/instances', '/client-services', '/cloud-instances'].map((what) =>
       summarize(of(what), `hostplane ${what}`, `raw ${what}`),

@@ -128,6 +128,7 @@ describe('cpanel driver: configuration and ping', () => {
       { requestTimeoutMs: 5000, pollIntervalMs: 7 },
     );
     assert.deepEqual(config, {
+      metricsNode: 'web1',
       endpoint: 'https://web1.example.in:2087',
       username: 'root',
       apiToken: TOKEN,

@@ -153,7 +153,7 @@ describe('GET /metrics behind METRICS_TOKEN', () => {
   });
 
   test('a provisioning job shows in the job metrics, and its calls to the node in the upstream metrics', async () => {
-    const node = { node: new URL(u.pve.url).host };
+    const node = { node: 'pve-mum1' };
     const provision = { type: 'provision', outcome: 'succeeded' };
     const attempts = { queue: 'service.provision', outcome: 'completed' };
     const before = await scrape();

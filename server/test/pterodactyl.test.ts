@@ -176,6 +176,7 @@ describe('pterodactyl driver: configuration and ping', () => {
       { requestTimeoutMs: 5000, taskTimeoutMs: 9, pollIntervalMs: 7 },
     );
     assert.deepEqual(config, {
+      metricsNode: 'ptero1',
       endpoint: 'https://panel.example.in',
       appKey: APP_KEY,
       clientKey: CLIENT_KEY,

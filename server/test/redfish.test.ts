@@ -138,6 +138,7 @@ describe('redfish driver: configuration, ping, discovery', () => {
       { requestTimeoutMs: 5000, taskTimeoutMs: 60_000, pollIntervalMs: 7 },
     );
     assert.deepEqual(config, {
+      metricsNode: 'bm1',
       endpoint: 'https://bmc-r12.example.in',
       username: 'root',
       password: PASSWORD,

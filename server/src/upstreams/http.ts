@@ -76,6 +76,8 @@ export function createHttpClient(options: {
   timeoutMs: number;
   maxBytes?: number;
   label: string;
+  /** The `node` label of this client's upstream-call metrics (our node name); the endpoint's host:port when absent. */
+  metricsNode?: string | undefined;
 }): HttpClient {
   const maxBytes = options.maxBytes ?? 4 * 1024 * 1024;
   const http = new HttpAgent({ keepAlive: true, maxSockets: 16 });
@@ -95,10 +97,10 @@ export function createHttpClient(options: {
     });
   };
 
-  /** Count a finished call in the metrics, by the node's host:port (one series per configured node). */
+  /** Count a finished call in the metrics, by the node's name (or host:port): one series per configured node. */
   const measured = (url: URL, started: number, error: UpstreamError | null, response?: HttpResponse): void => {
     const failure = error !== null ? toFailure(error) : failureOfStatus(response?.status ?? 0);
-    recordUpstreamCall(url.host, (performance.now() - started) / 1000, failure);
+    recordUpstreamCall(options.metricsNode ?? url.host, (performance.now() - started) / 1000, failure);
   };
 
   /** Collect an answer up to `limit` bytes: past it, stop (truncate) or fail (the size cap). */

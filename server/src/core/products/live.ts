@@ -265,6 +265,23 @@ export function forgetOnSettle<K>(
   });
 }
 
+/** A listed service's state from one probe's answer: its utilisation while it runs, else why there is none. */
+export function listedState(power: PowerState, measuredAt: Date, utilisation: Utilisation): LiveState {
+  return power === 'running'
+    ? { power, utilisation, gap: null, measuredAt }
+    : { power, utilisation: null, gap: 'not_running', measuredAt };
+}
+
+/** `stateOf` of every service of a list, asked concurrently (the probes share what they can). */
+export async function statesOf(
+  list: Service[],
+  stateOf: (service: Service) => Promise<LiveState>,
+): Promise<Map<number, LiveState>> {
+  const out = new Map<number, LiveState>();
+  await Promise.all(list.map(async (service) => out.set(service.id, await stateOf(service))));
+  return out;
+}
+
 /** The answer when the node does not answer a live read in time: 503, try again shortly. */
 export function unreachable(error: unknown): AppError {
   return new AppError('node_unreachable', {

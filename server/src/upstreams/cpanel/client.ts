@@ -44,7 +44,12 @@ export class CpanelClient {
     this.config = resolved;
     this.#problem = problem;
     this.label = labelOf(config);
-    const common = { ...(config.tls ? { tls: config.tls } : {}), maxBytes: MAX_ANSWER_BYTES, label: this.label };
+    const common = {
+      ...(config.tls ? { tls: config.tls } : {}),
+      maxBytes: MAX_ANSWER_BYTES,
+      label: this.label,
+      metricsNode: config.metricsNode,
+    };
     this.#http = createHttpClient({ ...common, timeoutMs: resolved.requestTimeoutMs });
     this.#slowHttp = createHttpClient({ ...common, timeoutMs: resolved.slowTimeoutMs });
   }

@@ -8,6 +8,8 @@ import type { TlsOptions } from '../http.ts';
 import { UpstreamError } from '../hypervisor.ts';
 
 export interface CpanelConfig {
+  /** Our name of the node (`nodes.name`): the `node` label of its upstream-call metrics. */
+  metricsNode?: string;
   /** WHM's base URL, e.g. https://host.example.in:2087 (or http://127.0.0.1:PORT for the emulator). */
   endpoint: string;
   /** The WHM user the token belongs to (root or a reseller). */
@@ -84,6 +86,7 @@ export function parseCpanelNode(node: NodeAccess, timing: DriverTiming = {}): Cp
   const raw = node.settings;
   const settings = (typeof raw === 'object' && raw !== null ? raw : {}) as CpanelSettings;
   return {
+    metricsNode: node.name,
     endpoint: node.endpoint,
     username: node.credentials.username ?? '',
     apiToken: node.credentials.api_token ?? '',

@@ -42,6 +42,7 @@ export class ProxmoxClient {
       ...(config.tls ? { tls: config.tls } : {}),
       timeoutMs: resolved.requestTimeoutMs,
       label: this.label,
+      metricsNode: config.metricsNode,
     });
   }
 

@@ -7,6 +7,8 @@ import type { TlsOptions } from '../http.ts';
 import { UpstreamError } from '../hypervisor.ts';
 
 export interface ProxmoxConfig {
+  /** Our name of the node (`nodes.name`): the `node` label of its upstream-call metrics. */
+  metricsNode?: string;
   /** Where pveproxy listens, e.g. https://pve1.example.in:8006 (or http://127.0.0.1:PORT for the emulator). */
   endpoint: string;
   /** The PVE node name VMs live on (e.g. pve1). */
@@ -80,6 +82,7 @@ interface ProxmoxSettings {
 export function parseProxmoxNode(node: NodeAccess, timing: DriverTiming = {}): ProxmoxConfig {
   const settings = (node.settings ?? {}) as ProxmoxSettings;
   return {
+    metricsNode: node.name,
     endpoint: node.endpoint,
     node: settings.node ?? 'pve',
     tokenId: node.credentials.token_id ?? '',

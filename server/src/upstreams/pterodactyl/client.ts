@@ -60,6 +60,7 @@ export class PterodactylClient {
       timeoutMs: resolved.requestTimeoutMs,
       maxBytes: MAX_ANSWER_BYTES,
       label: this.label,
+      metricsNode: config.metricsNode,
     });
   }
 

@@ -8,6 +8,8 @@ import type { TlsOptions } from '../http.ts';
 import { UpstreamError } from '../hypervisor.ts';
 
 export interface PterodactylConfig {
+  /** Our name of the node (`nodes.name`): the `node` label of its upstream-call metrics. */
+  metricsNode?: string;
   /** The panel's URL, e.g. https://panel.example.in (or http://127.0.0.1:PORT for the emulator). */
   endpoint: string;
   /** Application API key (`ptla_…`) of a root admin: users and servers. Never logged or put in an error. */
@@ -106,6 +108,7 @@ export function parsePterodactylNode(node: NodeAccess, timing: DriverTiming = {}
           ? settings.panel_node
           : Number.NaN;
   return {
+    metricsNode: node.name,
     endpoint: node.endpoint,
     appKey: node.credentials.app_key ?? '',
     clientKey: node.credentials.client_key ?? '',

@@ -76,6 +76,7 @@ export class RedfishClient {
       timeoutMs: resolved.requestTimeoutMs,
       maxBytes: MAX_ANSWER_BYTES,
       label: this.label,
+      metricsNode: config.metricsNode,
     });
   }
 

@@ -9,6 +9,8 @@ import type { TlsOptions } from '../http.ts';
 import { UpstreamError } from '../hypervisor.ts';
 
 export interface RedfishConfig {
+  /** Our name of the node (`nodes.name`): the `node` label of its upstream-call metrics. */
+  metricsNode?: string;
   /** The BMC's base URL, e.g. https://bmc-r12.example.in (or http://127.0.0.1:PORT for the emulator). */
   endpoint: string;
   /** The BMC account. */
@@ -100,6 +102,7 @@ export function parseRedfishNode(node: NodeAccess, timing: DriverTiming = {}): R
   const raw = node.settings;
   const settings = (typeof raw === 'object' && raw !== null ? raw : {}) as RedfishSettings;
   return {
+    metricsNode: node.name,
     endpoint: node.endpoint,
     username: node.credentials.username ?? '',
     password: node.credentials.password ?? '',

@@ -10,7 +10,15 @@
 import type { NodeRow, Service } from '../../../db/tables.ts';
 import type { PowerState, VmStatus } from '../../../upstreams/hypervisor.ts';
 import { AppError } from '../../errors.ts';
-import { forgetOnSettle, type LiveEnv, type LiveState, nodeProbes, PROBE_FRESH_MS, type ProductLive } from '../live.ts';
+import {
+  forgetOnSettle,
+  type LiveEnv,
+  type LiveState,
+  nodeProbes,
+  PROBE_FRESH_MS,
+  type ProductLive,
+  statesOf,
+} from '../live.ts';
 import { machineRefOf } from './machine.ts';
 
 /** Lists show power states at most this old while the BMC answers. */
@@ -51,11 +59,7 @@ export function createBareMetalLive(env: LiveEnv): ProductLive {
     };
   }
 
-  async function states(list: Service[], nodes: NodeRow[]): Promise<Map<number, LiveState>> {
-    const out = new Map<number, LiveState>();
-    await Promise.all(list.map(async (service) => out.set(service.id, await stateOf(service, nodes))));
-    return out;
-  }
+  const states = (list: Service[], nodes: NodeRow[]) => statesOf(list, (service) => stateOf(service, nodes));
 
   return {
     target(service, node) {

@@ -24,8 +24,10 @@ import {
   probes as keyedProbes,
   type LiveEnv,
   type LiveState,
+  listedState,
   PROBE_FRESH_MS,
   type ProductLive,
+  statesOf,
 } from '../live.ts';
 import { gameRefused, serverRefOf } from './server.ts';
 
@@ -147,27 +149,16 @@ export function createGameLive(env: LiveEnv): ProductLive {
     }
     const measuredAt = new Date(read.at);
     const { resources, limits: known } = read.value;
-    const power = powerOf(resources.state);
-    if (power !== 'running') return { power, utilisation: null, gap: 'not_running', measuredAt };
-    return {
-      power,
-      utilisation: {
-        // As status reads it: a fraction of the CPU limit; unlimited (0) has no fraction to report.
-        cpu: known.cpuLimit > 0 ? resources.cpuAbsolute / known.cpuLimit : null,
-        cpus: Math.max(1, Math.ceil(known.cpuLimit / 100)),
-        memoryBytes: resources.memoryBytes,
-        memoryTotalBytes: known.memoryLimitBytes,
-      },
-      gap: null,
-      measuredAt,
-    };
+    // As status reads it: a fraction of the CPU limit; unlimited (0) has no fraction to report.
+    return listedState(powerOf(resources.state), measuredAt, {
+      cpu: known.cpuLimit > 0 ? resources.cpuAbsolute / known.cpuLimit : null,
+      cpus: Math.max(1, Math.ceil(known.cpuLimit / 100)),
+      memoryBytes: resources.memoryBytes,
+      memoryTotalBytes: known.memoryLimitBytes,
+    });
   }
 
-  async function states(list: Service[], nodes: NodeRow[]): Promise<Map<number, LiveState>> {
-    const out = new Map<number, LiveState>();
-    await Promise.all(list.map(async (service) => out.set(service.id, await stateOf(service, nodes))));
-    return out;
-  }
+  const states = (list: Service[], nodes: NodeRow[]) => statesOf(list, (service) => stateOf(service, nodes));
 
   return {
     target(service: Service, node) {

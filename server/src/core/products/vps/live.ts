@@ -7,7 +7,16 @@
 import type { NodeRow, Service } from '../../../db/tables.ts';
 import type { PowerState, VmListed, VmRef } from '../../../upstreams/hypervisor.ts';
 import { AppError } from '../../errors.ts';
-import { forgetOnSettle, type LiveEnv, type LiveState, nodeProbes, PROBE_FRESH_MS, type ProductLive } from '../live.ts';
+import {
+  forgetOnSettle,
+  type LiveEnv,
+  type LiveState,
+  listedState,
+  nodeProbes,
+  PROBE_FRESH_MS,
+  type ProductLive,
+  statesOf,
+} from '../live.ts';
 import { vmRefOf } from './machine.ts';
 
 /** Lists show power states at most this old while the node answers. */
@@ -37,25 +46,15 @@ export function createVpsLive(env: LiveEnv): ProductLive {
     const entry = read.value.get(vm.vmid);
     // Gone from the node, or its vmid now names another VM: nothing we can vouch for.
     if (!entry || entry.name !== vm.name) return { power: 'unknown', utilisation: null, gap: 'not_found', measuredAt };
-    if (entry.power !== 'running') return { power: entry.power, utilisation: null, gap: 'not_running', measuredAt };
-    return {
-      power: entry.power,
-      utilisation: {
-        cpu: entry.cpu,
-        cpus: entry.cpus,
-        memoryBytes: entry.memoryBytes,
-        memoryTotalBytes: entry.memoryTotalBytes,
-      },
-      gap: null,
-      measuredAt,
-    };
+    return listedState(entry.power, measuredAt, {
+      cpu: entry.cpu,
+      cpus: entry.cpus,
+      memoryBytes: entry.memoryBytes,
+      memoryTotalBytes: entry.memoryTotalBytes,
+    });
   }
 
-  async function states(list: Service[], nodes: NodeRow[]): Promise<Map<number, LiveState>> {
-    const out = new Map<number, LiveState>();
-    await Promise.all(list.map(async (service) => out.set(service.id, await stateOf(service, nodes))));
-    return out;
-  }
+  const states = (list: Service[], nodes: NodeRow[]) => statesOf(list, (service) => stateOf(service, nodes));
 
   return {
     target(service, node) {
