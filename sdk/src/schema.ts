@@ -2806,6 +2806,8 @@ export interface operations {
                                     id: number;
                                 };
                             } | null;
+                            /** @description lists: when the node said the power shown — seconds ago, older (up to a minute) when the node is slow to answer; null when it was not asked */
+                            live_as_of?: string | null;
                         };
                         job: {
                             id: number;
@@ -2986,6 +2988,8 @@ export interface operations {
                                     id: number;
                                 };
                             } | null;
+                            /** @description lists: when the node said the power shown — seconds ago, older (up to a minute) when the node is slow to answer; null when it was not asked */
+                            live_as_of?: string | null;
                         }[];
                         pagination: {
                             page: number;
@@ -3053,6 +3057,8 @@ export interface operations {
                                     id: number;
                                 };
                             } | null;
+                            /** @description lists: when the node said the power shown — seconds ago, older (up to a minute) when the node is slow to answer; null when it was not asked */
+                            live_as_of?: string | null;
                         };
                     } | {
                         /** @enum {boolean} */
@@ -5518,6 +5524,8 @@ export interface operations {
                                     id: number;
                                 };
                             } | null;
+                            /** @description lists: when the node said the power shown — seconds ago, older (up to a minute) when the node is slow to answer; null when it was not asked */
+                            live_as_of?: string | null;
                         }[];
                         pagination: {
                             page: number;
@@ -5692,6 +5700,8 @@ export interface operations {
                                     id: number;
                                 };
                             } | null;
+                            /** @description lists: when the node said the power shown — seconds ago, older (up to a minute) when the node is slow to answer; null when it was not asked */
+                            live_as_of?: string | null;
                         };
                         job: {
                             id: number;
@@ -5859,6 +5869,8 @@ export interface operations {
                                     id: number;
                                 };
                             } | null;
+                            /** @description lists: when the node said the power shown — seconds ago, older (up to a minute) when the node is slow to answer; null when it was not asked */
+                            live_as_of?: string | null;
                         } & {
                             credentials: {
                                 username: string;
@@ -6722,6 +6734,8 @@ export interface operations {
                                     id: number;
                                 };
                             } | null;
+                            /** @description when the node said the power and utilisation shown: a few seconds ago, older (up to a minute) when the node is slow to answer; null when it was not asked */
+                            live_as_of: string | null;
                             /** @description the plan type behind it: vps or baremetal */
                             plan_type: string;
                             /** @description from the node's latest listing (see live_as_of); null says why in utilisation_reason */
@@ -6735,8 +6749,6 @@ export interface operations {
                             } | null;
                             /** @description why utilisation is null: not_running (stopped, or no machine yet), node_unreachable (the node did not answer and nothing recent is known), not_found (the node no longer has the machine), not_reported (bare metal: the BMC does not see the operating system) */
                             utilisation_reason: "not_running" | "node_unreachable" | "not_found" | "not_reported" | null;
-                            /** @description when the node said the power and utilisation shown: a few seconds ago, older (up to a minute) when the node is slow to answer; null when it was not asked */
-                            live_as_of: string | null;
                         }[];
                         pagination: {
                             page: number;
@@ -6888,6 +6900,8 @@ export interface operations {
                                     id: number;
                                 };
                             } | null;
+                            /** @description when the node said the power and utilisation shown: a few seconds ago, older (up to a minute) when the node is slow to answer; null when it was not asked */
+                            live_as_of: string | null;
                             /** @description the plan type behind it: vps or baremetal */
                             plan_type: string;
                             /** @description from the node's latest listing (see live_as_of); null says why in utilisation_reason */
@@ -6901,8 +6915,6 @@ export interface operations {
                             } | null;
                             /** @description why utilisation is null: not_running (stopped, or no machine yet), node_unreachable (the node did not answer and nothing recent is known), not_found (the node no longer has the machine), not_reported (bare metal: the BMC does not see the operating system) */
                             utilisation_reason: "not_running" | "node_unreachable" | "not_found" | "not_reported" | null;
-                            /** @description when the node said the power and utilisation shown: a few seconds ago, older (up to a minute) when the node is slow to answer; null when it was not asked */
-                            live_as_of: string | null;
                         };
                         order: {
                             id: number;
@@ -7089,6 +7101,8 @@ export interface operations {
                                     id: number;
                                 };
                             } | null;
+                            /** @description when the node said the power and utilisation shown: a few seconds ago, older (up to a minute) when the node is slow to answer; null when it was not asked */
+                            live_as_of: string | null;
                             /** @description the plan type behind it: vps or baremetal */
                             plan_type: string;
                             /** @description from the node's latest listing (see live_as_of); null says why in utilisation_reason */
@@ -7102,8 +7116,6 @@ export interface operations {
                             } | null;
                             /** @description why utilisation is null: not_running (stopped, or no machine yet), node_unreachable (the node did not answer and nothing recent is known), not_found (the node no longer has the machine), not_reported (bare metal: the BMC does not see the operating system) */
                             utilisation_reason: "not_running" | "node_unreachable" | "not_found" | "not_reported" | null;
-                            /** @description when the node said the power and utilisation shown: a few seconds ago, older (up to a minute) when the node is slow to answer; null when it was not asked */
-                            live_as_of: string | null;
                         } & {
                             credentials: {
                                 username: string;

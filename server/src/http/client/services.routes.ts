@@ -118,11 +118,11 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
       if (q.id === undefined) {
         if (q.action !== undefined) throw AppError.fields({ id: 'is required with action' });
         const list = await deps.services.list(accountId, page, perPage);
-        const power = await deps.serviceActions.powerStates(list.rows.map((d) => d.service));
+        const live = await deps.serviceActions.liveStates(list.rows.map((d) => d.service));
         return {
           success: true as const,
           message: 'Services loaded.',
-          services: list.rows.map((d) => listedServiceView(d, power.get(d.service.id) ?? null)),
+          services: list.rows.map((d) => listedServiceView(d, live.get(d.service.id) ?? null)),
           pagination: pagination(page, perPage, list.total),
         };
       }

@@ -89,7 +89,7 @@ export async function instancePage(
     instances: list.rows.map((d) => ({
       service: d.service,
       live: live.get(d.service.id) ?? null,
-      view: listedServiceView(d, live.get(d.service.id)?.power ?? null),
+      view: listedServiceView(d, live.get(d.service.id) ?? null),
     })),
     total: list.total,
   };

@@ -3,6 +3,7 @@
 import { type TSchema, Type } from 'typebox';
 import { formatPaise } from '../../core/money.ts';
 import { productOf } from '../../core/products/index.ts';
+import type { LiveState } from '../../core/products/live.ts';
 import type { ServiceDetail } from '../../core/services/service.service.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import type { Job, Location, Plan, Service } from '../../db/tables.ts';
@@ -82,6 +83,13 @@ export const ServiceSchema = Type.Object({
   created_at: Time,
   activated_at: NullableTime,
   last_job: Type.Optional(Type.Union([JobSchema, Type.Null()])),
+  live_as_of: Type.Optional(
+    Type.Union([Time, Type.Null()], {
+      description:
+        'lists: when the node said the power shown — seconds ago, older (up to a minute) when the node is slow to ' +
+        'answer; null when it was not asked',
+    }),
+  ),
 });
 
 export interface ServiceExtras {
@@ -118,25 +126,34 @@ export function serviceView(service: Service, extras: ServiceExtras) {
   };
 }
 
-/** Views of listed services by their (cached) row, with the power they were made with. */
-const listed = new WeakMap<ServiceDetail, { power: ServiceExtras['power']; view: ReturnType<typeof serviceView> }>();
+/** Views of listed services by their (cached) row, with the live state they were made with. */
+const listed = new WeakMap<ServiceDetail, { power: ServiceExtras['power']; at: number | null; view: ListedView }>();
+
+type ListedView = ReturnType<typeof serviceView> & { live_as_of: string | null };
 
 /**
- * The view of a service in a list (no last job). A list's rows come from the list cache
- * (core/services/list-cache.ts) as the same objects until something in them changes, so the view
- * is made once per row and power rather than per request: its dates alone (`toISOString`) were a
- * tenth of the list's profile. The view returned is shared: never modify it.
+ * The view of a service in a list (no last job), with the power its node last said and when
+ * (`live_as_of`: a slow node's older answer is served with its time). A list's rows come from the
+ * list cache (core/services/list-cache.ts) as the same objects until something in them changes,
+ * and a node is probed once per interval, so the view is made once per row and probe rather than
+ * per request: its dates alone (`toISOString`) were a tenth of the list's profile. The view
+ * returned is shared: never modify it.
  */
-export function listedServiceView(detail: ServiceDetail, power: ServiceExtras['power']) {
+export function listedServiceView(detail: ServiceDetail, live: LiveState | null): ListedView {
+  const power = live?.power ?? null;
+  const at = live?.measuredAt?.getTime() ?? null;
   const hit = listed.get(detail);
-  if (hit && hit.power === power) return hit.view;
-  const view = serviceView(detail.service, {
-    plan: detail.plan,
-    location: detail.location,
-    ipv4: detail.ipv4,
-    overdue: detail.overdue,
-    power: power ?? null,
-  });
-  listed.set(detail, { power, view });
+  if (hit && hit.power === power && hit.at === at) return hit.view;
+  const view: ListedView = Object.assign(
+    serviceView(detail.service, {
+      plan: detail.plan,
+      location: detail.location,
+      ipv4: detail.ipv4,
+      overdue: detail.overdue,
+      power,
+    }),
+    { live_as_of: at === null ? null : isoWithOffset(new Date(at)) },
+  );
+  listed.set(detail, { power, at, view });
   return view;
 }
