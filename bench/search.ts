@@ -12,7 +12,8 @@
 // EXPLAIN (ANALYZE, BUFFERS); the plans of the slowest shape are printed, all of them written to a
 // file. Every answer is checked (200, same totals at both sizes: the other accounts' rows never count).
 // BENCH_SEARCH_ROUNDS (200) and BENCH_SEARCH_MINUTES (10 per size) bound the measuring;
-// BENCH_SEARCH_KEEP=1 keeps the loaded database afterwards.
+// BENCH_SEARCH_KEEP=1 keeps the loaded database afterwards; BENCH_SEARCH_SMALL=1 stops after
+// 100,000 rows (the 1M columns then repeat the 100k figures); BENCH_PROFILE=<dir> profiles the server.
 
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -414,7 +415,9 @@ interface Server {
 }
 
 async function startServer(env: Record<string, string>): Promise<Server> {
-  const server = await startServerProcess(env, { upTimeoutMs: 180_000 });
+  // BENCH_PROFILE=<dir> writes a CPU profile of each server run there.
+  const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+  const server = await startServerProcess(env, { upTimeoutMs: 180_000, nodeFlags: profile });
   return { base: server.url, stop: server.stop };
 }
 
@@ -627,7 +630,9 @@ export async function run(options: BenchOptions): Promise<string> {
     process.stderr.write('search bench: loading the target account (100,000 rows)\n');
     const target = await setupTarget(env);
     const tokens = new Tokens(target.tokens);
-    for (const stage of ['small', 'large'] as const) {
+    // BENCH_SEARCH_SMALL=1 measures the 100,000-row database only (for profiles and quick checks).
+    const stages = process.env.BENCH_SEARCH_SMALL ? (['small'] as const) : (['small', 'large'] as const);
+    for (const stage of stages) {
       let rows = target.rows;
       let loadSeconds = target.seconds;
       if (stage === 'large') {
@@ -658,7 +663,7 @@ export async function run(options: BenchOptions): Promise<string> {
       rmSync(dataDir, { recursive: true, force: true });
     }
   }
-  const [small, large] = sizes as [(typeof sizes)[number], (typeof sizes)[number]];
+  const [small, large = small] = sizes as [(typeof sizes)[number], (typeof sizes)[number]];
   for (const [q, answer] of small.measured.totals) {
     if (large.measured.totals.get(q) !== answer)
       throw new Error(

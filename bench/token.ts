@@ -242,6 +242,8 @@ export async function run(options: BenchOptions): Promise<string> {
     for (let round = 1; round <= options.rounds; round++) {
       rows.push(await hit(`raw /plans #${round}`, `${raw.url}/api/v1/plans`, null));
       rows.push(await hit(`hostplane /plans (${options.engine}) #${round}`, `${base}/api/v1/plans`, planTokens));
+      // BENCH_TOKEN_ONLY=plans measures /plans alone (for profiles of the token path).
+      if (process.env.BENCH_TOKEN_ONLY === 'plans') continue;
       rows.push(await hit(`raw /instances #${round}`, `${raw.url}/api/v1/instances`, null));
       rows.push(
         await listRun(`hostplane /instances (${options.engine}) #${round}`, `${base}/api/v1/instances`, instanceTokens),

@@ -157,6 +157,30 @@ describe('search', () => {
     assert.equal(anonymous.json().success, false);
   });
 
+  test('plan names are matched as the catalog now says (the per-process plan cache follows changes)', async () => {
+    const plan = await u.t.deps.database.db
+      .selectFrom('plans')
+      .select(['id', 'name'])
+      .where('label', '=', 'vps-1c-1g')
+      .executeTakeFirstOrThrow();
+    const groupsOf = async (q: string) => {
+      const res = await api.call('GET', `/api/v1/search/?q=${encodeURIComponent(q)}`);
+      assert.equal(res.statusCode, 200, res.body);
+      return res.json().groups.map((g: { type: string; total: number }) => `${g.type}:${g.total}`);
+    };
+    assert.deepEqual(await groupsOf('quasarcompact'), []);
+    // A write through the app's own database handle, as staff tools make: the next search sees it.
+    await u.t.deps.database.db.updateTable('plans').set({ name: 'Quasarcompact' }).where('id', '=', plan.id).execute();
+    try {
+      assert.deepEqual(await groupsOf('quasarcompact'), ['service:1', 'order:1']);
+    } finally {
+      await u.t.deps.database.db.updateTable('plans').set({ name: plan.name }).where('id', '=', plan.id).execute();
+    }
+    assert.deepEqual(await groupsOf('quasarcompact'), []);
+    // Operators naming no location, and shapes nothing is stored under, find nothing (no statement runs).
+    assert.deepEqual(await groupsOf('loc:atlantis shop'), []);
+  });
+
   test('staff search across accounts (npm run admin -- search), narrowed by user:', async () => {
     const all = await runAdmin(['search', 'shop', '--json'], async () => u.t.deps, 'staff:test');
     assert.equal(all.exitCode, 0, all.stderr);
@@ -178,5 +202,23 @@ describe('search', () => {
     for (let i = 0; i < 30; i++) last = await search(fresh.browser, 'x');
     assert.equal(last.statusCode, 429, last.body);
     assert.ok(Number(last.headers['retry-after']) >= 1);
+  });
+
+  test('30 searches per 10 seconds per token, counted with its 600 a minute: the headers tell the tighter', async () => {
+    const token = await apiClient(u.t, ['read'], '0', owner.accountId);
+    const first = await token.call('GET', '/api/v1/search/?q=x');
+    assert.equal(first.statusCode, 200, first.body);
+    assert.equal(first.headers['ratelimit-limit'], '30');
+    assert.equal(first.headers['ratelimit-remaining'], '29');
+    let last = first;
+    for (let i = 0; i < 30; i++) last = await token.call('GET', '/api/v1/search/?q=x');
+    assert.equal(last.statusCode, 429, last.body);
+    assert.equal(last.json().error, 'rate_limited');
+    assert.ok(Number(last.headers['retry-after']) >= 1);
+    // Other routes of the token still answer: only its searches are spent.
+    const plans = await token.call('GET', '/api/v1/plans');
+    assert.equal(plans.statusCode, 200, plans.body);
+    assert.equal(plans.headers['ratelimit-limit'], '600');
+    assert.equal(plans.headers['ratelimit-remaining'], String(600 - 32));
   });
 });

@@ -154,7 +154,18 @@ export async function createDeps(
   const wallet = createWalletService({ db, afterCredit: billing.settle });
   const deposits = createDepositService({ db, dataDir: config.dataDir, mailer, clock, afterCredit: billing.settle });
   const notifications = createNotificationService({ db, clock });
-  const search = createSearch({ db, publicUrl: config.publicUrl });
+  const search = createSearch({
+    db,
+    publicUrl: config.publicUrl,
+    // Which plans a text names, per text; dropped whenever the catalog changes (here or elsewhere).
+    planCache: createReadCache({
+      bus,
+      writes: database.writes,
+      tables: ['plans'],
+      sharedTopics: ['catalog'],
+      maxKeys: 1000,
+    }),
+  });
   const sshKeys = createSshKeyService({ db });
   const orders = createOrderService({ db, jobs, clock });
   const services = createServiceService({

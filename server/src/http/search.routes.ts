@@ -67,8 +67,9 @@ const DESCRIPTION =
   'itself); repeated ones OR, different ones AND; values may be quoted. An unknown operator is 422. Groups: ' +
   'service, ip, order, transaction, deposit, each with its exact total. 30 searches per 10 seconds per session or token.';
 
-async function run(deps: Deps, request: FastifyRequest, scope: SearchScope, key: string, reply: FastifyReply) {
-  await limit(deps, reply, [['search', key]]);
+/** `key`: the session's search limit to count (token routes count theirs in token auth: tokenLimits). */
+async function run(deps: Deps, request: FastifyRequest, scope: SearchScope, key: string | null, reply: FastifyReply) {
+  if (key !== null) await limit(deps, reply, [['search', key]]);
   const started = performance.now();
   const q = request.query as { q: string; type?: string; limit?: number };
   let type: SearchType | null = null;
@@ -128,7 +129,7 @@ export async function searchRoutes(app: FastifyInstance, { deps }: { deps: Deps 
       '/',
       {
         constraints: { auth: 'bearer' } as never,
-        config: { scope: 'read' },
+        config: { scope: 'read', tokenLimits: ['search'] },
         schema: {
           // The same path as the session route: documented there (one operation per path and method).
           hide: true,
@@ -139,13 +140,7 @@ export async function searchRoutes(app: FastifyInstance, { deps }: { deps: Deps 
       },
       async (request, reply) => {
         const principal = principalOf(request);
-        const result = await run(
-          deps,
-          request,
-          { accountId: principal.accountId },
-          `token:${principal.tokenId}`,
-          reply,
-        );
+        const result = await run(deps, request, { accountId: principal.accountId }, null, reply);
         return { ok: true as const, ...result };
       },
     );

@@ -10,6 +10,7 @@ import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { DB } from '../../db/tables.ts';
 import { AppError } from '../errors.ts';
 import { formatPaise } from '../money.ts';
+import type { ReadCache } from '../services/list-cache.ts';
 import { escapeLike, type ParsedQuery, SEARCH_TYPES, type SearchKind, type SearchType } from './query.ts';
 
 export const DEFAULT_LIMIT = 5;
@@ -45,8 +46,27 @@ export type SearchScope = { accountId: number } | { staff: true };
 
 type Row = { id: number; title: string; total: string | number; service_id?: number | null };
 
-export function createSearch(options: { db: Kysely<DB>; publicUrl: string }) {
-  const { db, publicUrl } = options;
+export function createSearch(options: {
+  db: Kysely<DB>;
+  publicUrl: string;
+  /**
+   * The plans whose name holds a text, kept until the catalog changes (deps.ts): a text search
+   * needs them before its groups run, and reading them is a round trip of its own.
+   */
+  planCache?: ReadCache<number[]>;
+}) {
+  const { db, publicUrl, planCache } = options;
+  const plansNamed = async (like: string): Promise<number[]> => {
+    const load = async () =>
+      (
+        await db
+          .selectFrom('plans')
+          .select('id')
+          .where(sql<SqlBool>`hp_fold(name) like hp_fold(${like}) escape '\\'`)
+          .execute()
+      ).map((r) => r.id);
+    return planCache ? planCache.read(0, like, load) : load();
+  };
   const url = (path: string) => `${publicUrl}${path}`;
 
   /** The account ids the scope covers (null: every account), after `user:`. */
@@ -155,15 +175,9 @@ export function createSearch(options: { db: Kysely<DB>; publicUrl: string }) {
           : (await db.selectFrom('nodes').select('id').where(sql`lower(name)`, 'in', ops.node).execute()).map(
               (r) => r.id,
             );
-      const planIds = textual('payment_id', 'order_id', 'mac')
-        ? (
-            await db
-              .selectFrom('plans')
-              .select('id')
-              .where(sql<SqlBool>`hp_fold(name) like hp_fold(${like}) escape '\\'`)
-              .execute()
-          ).map((r) => r.id)
-        : [];
+      const planIds = textual('payment_id', 'order_id', 'mac') ? await plansNamed(like) : [];
+      // An operator naming no location or node leaves nothing for the groups that filter on them.
+      const nowhere = locationIds?.length === 0 || nodeIds?.length === 0;
       const byPlan = (column: string) => (planIds.length === 0 ? none : ids(column, planIds));
       const serviceFilters = (alias: string) => sql<SqlBool>`${ids(`${alias}.location_id`, locationIds)}
         and ${ids(`${alias}.node_id`, nodeIds)}
@@ -179,7 +193,7 @@ export function createSearch(options: { db: Kysely<DB>; publicUrl: string }) {
         matches: RawBuilder<unknown>,
         table: 'services' | 'orders' | 'wallet_transactions' | 'deposits',
         title: RawBuilder<unknown>,
-      ) =>
+      ): Promise<Row[]> =>
         (
           await sql<Row>`
             with m as materialized (${matches})
@@ -197,16 +211,20 @@ export function createSearch(options: { db: Kysely<DB>; publicUrl: string }) {
           let rows: Row[] = [];
           switch (type) {
             case 'service': {
-              const services = (match: RawBuilder<SqlBool>) =>
-                newest(
-                  sql`select s.id from services s
+              if (nowhere) break;
+              // A match that cannot hold (`none`) runs no statement at all: each costs a round trip.
+              const services = async (match: RawBuilder<SqlBool>) =>
+                match === none
+                  ? []
+                  : newest(
+                      sql`select s.id from services s
                     where ${inScope('s.account_id')}
                       and ${match}
                       and ${ops.status.length > 0 ? sql`s.status in (${sql.join(ops.status)})` : all}
                       and ${serviceFilters('s')}`,
-                  'services',
-                  serviceTitle,
-                );
+                      'services',
+                      serviceTitle,
+                    );
               if (parsed.number !== undefined) rows = await services(sql<SqlBool>`s.id = ${parsed.number}`);
               else if (
                 cidr &&
@@ -238,6 +256,7 @@ export function createSearch(options: { db: Kysely<DB>; publicUrl: string }) {
               break;
             }
             case 'ip': {
+              if (nowhere) break;
               let match: RawBuilder<SqlBool>;
               if (cidr) match = sql<SqlBool>`ip.address <<= ${cidr}::inet`;
               else if (parsed.number !== undefined) match = sql<SqlBool>`ip.service_id = ${parsed.number}`;
@@ -249,6 +268,7 @@ export function createSearch(options: { db: Kysely<DB>; publicUrl: string }) {
                 match = sql<SqlBool>`ip.service_id = any (array(select s.id from services s
                 where ${inScope('s.account_id')} and ${holds('s')}))`;
               else match = hasText ? none : all;
+              if (match === none) break;
               const services =
                 nodeIds !== null || ops.product.length > 0
                   ? sql<SqlBool>`ip.service_id in (select s.id from services s
@@ -259,18 +279,18 @@ export function createSearch(options: { db: Kysely<DB>; publicUrl: string }) {
                 and ${ids('ip.location_id', locationIds)}
                 and ${services}`;
               // An account's addresses are ordered in its (account_id, address) index: the count
-              // reads the index alone, and the page is its first `limit` entries in order, with no
-              // sort of every match (a /16 holds thousands).
-              const [page, counted] = await Promise.all([
-                sql<Row>`
-                  select ip.id, host(ip.address) || ' — ' || s.label as title, ip.service_id, 0 as total
+              // (an uncorrelated subquery, run once) reads the index alone, and the page is its
+              // first `limit` entries in order, with no sort of every match (a /16 holds
+              // thousands). One statement: each costs a round trip.
+              rows = (
+                await sql<Row>`
+                  select ip.id, host(ip.address) || ' — ' || s.label as title, ip.service_id,
+                    (select count(*) from ipv4_addresses ip where ${where}) as total
                   from ipv4_addresses ip join services s on s.id = ip.service_id
                   where ${where}
                   order by ip.address
-                  limit ${limit}`.execute(db),
-                sql<{ n: string }>`select count(*) as n from ipv4_addresses ip where ${where}`.execute(db),
-              ]);
-              rows = page.rows.map((r) => ({ ...r, total: counted.rows[0]?.n ?? 0 }));
+                  limit ${limit}`.execute(db)
+              ).rows;
               break;
             }
             case 'order': {
@@ -280,6 +300,7 @@ export function createSearch(options: { db: Kysely<DB>; publicUrl: string }) {
               else if (textual('payment_id', 'mac') && !cidr)
                 match = sql<SqlBool>`(${holds('o')} or ${byPlan('o.plan_id')})`;
               else match = hasText || cidr ? none : all;
+              if (match === none) break;
               rows = await newest(
                 sql`select o.id from orders o
                   where ${inScope('o.account_id')}
@@ -297,6 +318,7 @@ export function createSearch(options: { db: Kysely<DB>; publicUrl: string }) {
               else if (parsed.number !== undefined) match = sql<SqlBool>`t.id = ${parsed.number}`;
               else if (textual('order_id', 'mac') && !cidr) match = holds('t');
               else match = hasText || cidr ? none : all;
+              if (match === none) break;
               rows = await newest(
                 sql`select t.id from wallet_transactions t where ${inScope('t.account_id')} and ${match}`,
                 'wallet_transactions',
@@ -315,6 +337,7 @@ export function createSearch(options: { db: Kysely<DB>; publicUrl: string }) {
               else if (parsed.number !== undefined) match = sql<SqlBool>`d.id = ${parsed.number}`;
               else if (textual('order_id', 'mac') && !cidr) match = holds('d');
               else match = hasText || cidr ? none : all;
+              if (match === none) break;
               rows = await newest(
                 sql`select d.id from deposits d
                   where ${inScope('d.account_id')}
