@@ -1,0 +1,22 @@
+// An account's rows by status (issue 15): `status:` in a search counts and pages one account's
+// services, orders or deposits of a status. Without these the planner took the partial index of
+// every account's pending deposits and filtered it by account, a cost that grew with the whole
+// table (measured: 1.8 ms at 100,000 rows, 6.0 ms at 1,000,000; docs/BENCHMARKS.md); now it
+// reads the account's range of that status only.
+
+import { type Kysely, sql } from 'kysely';
+
+const INDEXES = [
+  ['deposits_account_status_idx', 'deposits'],
+  ['orders_account_status_idx', 'orders'],
+  ['services_account_status_idx', 'services'],
+] as const;
+
+export async function up(db: Kysely<unknown>): Promise<void> {
+  for (const [name, table] of INDEXES)
+    await sql`create index ${sql.id(name)} on ${sql.table(table)} (account_id, status, id desc)`.execute(db);
+}
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  for (const [name] of INDEXES) await sql`drop index if exists ${sql.id(name)}`.execute(db);
+}
