@@ -213,18 +213,14 @@ export function createSearch(options: {
             case 'service': {
               if (nowhere) break;
               // A match that cannot hold (`none`) runs no statement at all: each costs a round trip.
-              const services = async (match: RawBuilder<SqlBool>) =>
-                match === none
-                  ? []
-                  : newest(
-                      sql`select s.id from services s
-                    where ${inScope('s.account_id')}
+              const matching = (match: RawBuilder<SqlBool>, alias = 's') =>
+                sql`select ${sql.ref(`${alias}.id`)} from services ${sql.ref(alias)}
+                    where ${inScope(`${alias}.account_id`)}
                       and ${match}
-                      and ${ops.status.length > 0 ? sql`s.status in (${sql.join(ops.status)})` : all}
-                      and ${serviceFilters('s')}`,
-                      'services',
-                      serviceTitle,
-                    );
+                      and ${ops.status.length > 0 ? sql`${sql.ref(`${alias}.status`)} in (${sql.join(ops.status)})` : all}
+                      and ${serviceFilters(alias)}`;
+              const services = async (match: RawBuilder<SqlBool>) =>
+                match === none ? [] : newest(matching(match), 'services', serviceTitle);
               if (parsed.number !== undefined) rows = await services(sql<SqlBool>`s.id = ${parsed.number}`);
               else if (
                 cidr &&
@@ -246,28 +242,42 @@ export function createSearch(options: {
                 rows = await services(sql<SqlBool>`s.id in (select ip.service_id from ipv4_addresses ip
                 where ${inScope('ip.account_id')} and ip.address <<= ${cidr}::inet)`);
               else if (textual('payment_id', 'order_id', 'mac')) {
-                rows = await services(sql<SqlBool>`(${holds('s')} or ${byPlan('s.plan_id')})`);
+                const holding = (alias: string) =>
+                  matching(sql<SqlBool>`(${holds(alias)} or ${byPlan(`${alias}.plan_id`)})`, alias);
                 // Nothing holds plain text: the close matches instead (a typo), by pg_trgm's word
                 // similarity of the text to the label, hostname and domain (the same index). Not
-                // for identifiers (a domain, an e-mail address): those match as written.
-                if (rows.length === 0 && parsed.kind === 'text')
-                  rows = await services(sql<SqlBool>`hp_fold(${text}) <% s.search_text`);
+                // for identifiers (a domain, an e-mail address): those match as written. In the
+                // same statement (one round trip): the second branch runs only when the first
+                // finds nothing (an uncorrelated NOT EXISTS is evaluated once, before it).
+                rows = await newest(
+                  parsed.kind === 'text'
+                    ? sql`${holding('s')}
+                      union all
+                      ${matching(sql<SqlBool>`hp_fold(${text}) <% s.search_text`)}
+                        and not exists (${holding('e')})`
+                    : holding('s'),
+                  'services',
+                  serviceTitle,
+                );
               } else rows = await services(hasText ? none : all);
               break;
             }
             case 'ip': {
               if (nowhere) break;
               let match: RawBuilder<SqlBool>;
+              let withClause = sql``;
               if (cidr) match = sql<SqlBool>`ip.address <<= ${cidr}::inet`;
               else if (parsed.number !== undefined) match = sql<SqlBool>`ip.service_id = ${parsed.number}`;
               else if (hasText && /^[0-9.]+$/.test(text))
                 match = sql<SqlBool>`host(ip.address) like ${`${escapeLike(text)}%`} escape '\\'`;
-              else if (textual('payment_id', 'order_id', 'mac'))
+              else if (textual('payment_id', 'order_id', 'mac')) {
                 // The matching services' addresses by service id (an array, so the planner looks
-                // each up in the service index rather than hashing every address of the account).
-                match = sql<SqlBool>`ip.service_id = any (array(select s.id from services s
-                where ${inScope('s.account_id')} and ${holds('s')}))`;
-              else match = hasText ? none : all;
+                // each up in the service index rather than hashing every address of the account),
+                // found once for the count and the page.
+                withClause = sql`with sv as materialized (select array(select s.id from services s
+                  where ${inScope('s.account_id')} and ${holds('s')}) as ids)`;
+                match = sql<SqlBool>`ip.service_id = any ((select ids from sv)::integer[])`;
+              } else match = hasText ? none : all;
               if (match === none) break;
               const services =
                 nodeIds !== null || ops.product.length > 0
@@ -284,6 +294,7 @@ export function createSearch(options: {
               // thousands). One statement: each costs a round trip.
               rows = (
                 await sql<Row>`
+                  ${withClause}
                   select ip.id, host(ip.address) || ' — ' || s.label as title, ip.service_id,
                     (select count(*) from ipv4_addresses ip where ${where}) as total
                   from ipv4_addresses ip join services s on s.id = ip.service_id
