@@ -571,7 +571,7 @@ async function explainAll(
         // The group a statement answers: the table its page is read from (a group's statement may
         // read other tables first, e.g. the address group the matching services).
         const group =
-          (/from ipv4_addresses ip join/.test(query.sql) ? 'ipv4_addresses' : undefined) ??
+          (/host\(a\.address\)/.test(query.sql) ? 'ipv4_addresses' : undefined) ??
           /join "?(services|orders|wallet_transactions|deposits)"? r on r\.id/.exec(query.sql)?.[1] ??
           /from (services|ipv4_addresses|orders|wallet_transactions|deposits)\b/.exec(query.sql)?.[1] ??
           '?';

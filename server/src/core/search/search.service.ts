@@ -291,16 +291,17 @@ export function createSearch(options: {
               // An account's addresses are ordered in its (account_id, address) index: the count
               // (an uncorrelated subquery, run once) reads the index alone, and the page is its
               // first `limit` entries in order, with no sort of every match (a /16 holds
-              // thousands). One statement: each costs a round trip.
+              // thousands); only the page's addresses are joined to their services for the title.
+              // One statement: each costs a round trip.
               rows = (
                 await sql<Row>`
                   ${withClause}
-                  select ip.id, host(ip.address) || ' — ' || s.label as title, ip.service_id,
+                  select a.id, host(a.address) || ' — ' || s.label as title, a.service_id,
                     (select count(*) from ipv4_addresses ip where ${where}) as total
-                  from ipv4_addresses ip join services s on s.id = ip.service_id
-                  where ${where}
-                  order by ip.address
-                  limit ${limit}`.execute(db)
+                  from (select ip.id, ip.address, ip.service_id from ipv4_addresses ip
+                    where ${where} order by ip.address limit ${limit}) a
+                  join services s on s.id = a.service_id
+                  order by a.address`.execute(db)
               ).rows;
               break;
             }
