@@ -84,24 +84,10 @@ async function tokenAuthPlugin(app: FastifyInstance, { deps }: { deps: Deps }): 
     request.principal = principal;
     const key = `token:${principal.tokenId}`;
     const granted = grants(principal.scopes, required);
-    const names: LimitName[] = ['token_requests', ...((granted && request.routeOptions.config.tokenLimits) || [])];
-    const counted = await Promise.allSettled(names.map((name) => deps.limits.consume(name, key)));
-    const refused = counted.find((c) => c.status === 'rejected');
-    if (refused) {
-      // A request the general limit refuses is not one of the route's own: those are given back.
-      if (counted[0]?.status === 'rejected')
-        await Promise.all(
-          names
-            .slice(1)
-            .flatMap((name, i) => (counted[i + 1]?.status === 'fulfilled' ? [deps.limits.refund(name, key)] : [])),
-        );
-      throw (counted[0]?.status === 'rejected' ? counted[0] : refused).reason;
-    }
-    // The headers tell the tightest of the limits counted.
-    const states = counted.map((c) => (c as PromiseFulfilledResult<LimitState>).value);
+    const extra = granted ? request.routeOptions.config.tokenLimits : undefined;
     setRateLimitHeaders(
       reply,
-      states.reduce((a, b) => (b.remaining < a.remaining ? b : a)),
+      extra ? await consumeTogether(deps, key, extra) : await deps.limits.consume('token_requests', key),
     );
     if (!granted) {
       throw new AppError('insufficient_scope', {
@@ -110,6 +96,29 @@ async function tokenAuthPlugin(app: FastifyInstance, { deps }: { deps: Deps }): 
       });
     }
   });
+}
+
+/**
+ * Count the general per-token limit and a route's own (`tokenLimits`) at once: one round trip to
+ * the limit store. A request the general limit refuses is not one of the route's own, so what
+ * those counted is given back. Answers the tightest state, for the RateLimit headers.
+ */
+async function consumeTogether(deps: Deps, key: string, extra: LimitName[]): Promise<LimitState> {
+  const names: LimitName[] = ['token_requests', ...extra];
+  const counted = await Promise.allSettled(names.map((name) => deps.limits.consume(name, key)));
+  const [general] = counted;
+  if (general?.status === 'rejected') {
+    await Promise.all(
+      names.flatMap((name, i) => (i > 0 && counted[i]?.status === 'fulfilled' ? [deps.limits.refund(name, key)] : [])),
+    );
+    throw general.reason;
+  }
+  let tightest: LimitState | null = null;
+  for (const c of counted) {
+    if (c.status === 'rejected') throw c.reason;
+    if (tightest === null || c.value.remaining < tightest.remaining) tightest = c.value;
+  }
+  return tightest as LimitState;
 }
 
 // Not encapsulated (what fastify-plugin does): the hooks apply to the scope that registers it.
