@@ -35,7 +35,17 @@ const FROM = 'àáâãäåāăąçćčďđèéêëēėęěìíîïīįıłñńň
 const TO = 'aaaaaaaaacccddeeeeeeeeiiiiiiilnnnoooooooouuuuuuuuyyzzzsssgrt';
 const FOLD = new Map([...FROM].map((c, i) => [c, [...TO][i] as string]));
 const fold = (s: string) => [...s.toLowerCase()].map((c) => FOLD.get(c) ?? c).join('');
-const contains = (field: string | null, text: string) => field !== null && fold(field).includes(fold(text));
+/** A space of the text stands for any one space or ASCII punctuation mark (`[[:space:][:punct:]]`). */
+const SEPARATOR = '[\\s!-/:-@[-`{-~]';
+const contains = (field: string | null, text: string) =>
+  field !== null &&
+  new RegExp(
+    fold(text)
+      .split(' ')
+      .map((w) => w.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&'))
+      .join(SEPARATOR),
+    'u',
+  ).test(fold(field));
 
 const SERVICE_STATUSES = ['pending', 'provisioning', 'active', 'suspended', 'failed', 'terminated'] as const;
 const ORDER_STATUSES = ['unpaid', 'paid', 'refunded', 'cancelled'] as const;

@@ -82,6 +82,26 @@ describe('search', () => {
     assert.equal(cafe.json().groups[0].type, 'transaction', cafe.body);
   });
 
+  test('a space in the text stands for any one space or punctuation mark, not for a letter', async () => {
+    const fresh = await signedInBrowser(u.t, freshIp());
+    await u.t.deps.wallet.credit(fresh.account.id, '1', 'São-Paulo.uplink');
+    await u.t.deps.wallet.credit(fresh.account.id, '1', 'web11 spare');
+    // The account's only rows are these two credits (a transaction's title does not show its note).
+    const found = async (q: string) => {
+      const res = await search(fresh.browser, q);
+      assert.equal(res.statusCode, 200, res.body);
+      return res
+        .json()
+        .groups.map((g: { type: string; total: number }) => `${g.type}:${g.total}`)
+        .join(' ');
+    };
+    assert.equal(await found('sao paulo'), 'transaction:1');
+    assert.equal(await found('PAULO UPLINK'), 'transaction:1');
+    assert.equal(await found('web11 spare'), 'transaction:1');
+    assert.equal(await found('web 11'), '', 'a space is no letter or digit');
+    assert.equal(await found('sao  uplink'), '', 'the words in order and adjacent');
+  });
+
   test('an address, a CIDR containing it, #id and order_/pay_ ids', async () => {
     const byIp = await search(owner.browser, vpsIp);
     assert.equal(byIp.json().kind, 'ipv4');

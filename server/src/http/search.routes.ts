@@ -63,7 +63,7 @@ const DESCRIPTION =
   'Shapes of q (the answer names it in `kind`): IPv4/IPv6 addresses, prefixes and CIDRs (containment), MAC ' +
   'addresses, e-mail addresses, pay_ and order_ identifiers, #<number> (a service, order, transaction or deposit ' +
   'id), domains, plain text (labels, hostnames, domains, plan names, notes, references; substring and fuzzy, case ' +
-  'and accent insensitive). Operators, in any order: type:, status:, loc:, node:, user: (a client names only ' +
+  'and accent insensitive; a space stands for any one space or punctuation mark). Operators, in any order: type:, status:, loc:, node:, user: (a client names only ' +
   'itself); repeated ones OR, different ones AND; values may be quoted. An unknown operator is 422. Groups: ' +
   'service, ip, order, transaction, deposit, each with its exact total. 30 searches per 10 seconds per session or token.';
 

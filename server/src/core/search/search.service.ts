@@ -11,7 +11,7 @@ import type { DB } from '../../db/tables.ts';
 import { AppError } from '../errors.ts';
 import { formatPaise } from '../money.ts';
 import type { ReadCache } from '../services/list-cache.ts';
-import { escapeLike, type ParsedQuery, SEARCH_TYPES, type SearchKind, type SearchType } from './query.ts';
+import { escapeLike, type ParsedQuery, SEARCH_TYPES, type SearchKind, type SearchType, textPatterns } from './query.ts';
 
 export const DEFAULT_LIMIT = 5;
 export const MAX_LIMIT = 50;
@@ -56,16 +56,10 @@ export function createSearch(options: {
   planCache?: ReadCache<number[]>;
 }) {
   const { db, publicUrl, planCache } = options;
-  const plansNamed = async (like: string): Promise<number[]> => {
+  const plansNamed = async (text: string): Promise<number[]> => {
     const load = async () =>
-      (
-        await db
-          .selectFrom('plans')
-          .select('id')
-          .where(sql<SqlBool>`hp_fold(name) like hp_fold(${like}) escape '\\'`)
-          .execute()
-      ).map((r) => r.id);
-    return planCache ? planCache.read(0, like, load) : load();
+      (await db.selectFrom('plans').select('id').where(holdsText(sql`hp_fold(name)`, text)).execute()).map((r) => r.id);
+    return planCache ? planCache.read(0, text, load) : load();
   };
   const url = (path: string) => `${publicUrl}${path}`;
 
@@ -124,7 +118,6 @@ export function createSearch(options: {
       if (ops.product.length > 0) types = types.filter((t) => t === 'service' || t === 'ip');
 
       const text = parsed.text;
-      const like = `%${escapeLike(text)}%`;
       const hasText = text !== '';
       const cidr = parsed.cidr
         ? `${parsed.cidr.network}/${parsed.cidr.prefix}`
@@ -141,8 +134,7 @@ export function createSearch(options: {
           ? sql<SqlBool>`${sql.ref(column)} is not null`
           : sql<SqlBool>`${sql.ref(column)} in (${sql.join(accounts)})`;
       /** Whether the folded text of a row (`alias`) holds the query's text (migration 0011: `search_text`). */
-      const holds = (alias: string) =>
-        sql<SqlBool>`${sql.ref(`${alias}.search_text`)} like hp_fold(${like}) escape '\\'`;
+      const holds = (alias: string) => holdsText(sql.ref(`${alias}.search_text`), text);
       const none = sql<SqlBool>`false`;
       const all = sql<SqlBool>`true`;
       const ids = (column: string, values: number[] | null) =>
@@ -175,7 +167,7 @@ export function createSearch(options: {
           : (await db.selectFrom('nodes').select('id').where(sql`lower(name)`, 'in', ops.node).execute()).map(
               (r) => r.id,
             );
-      const planIds = textual('payment_id', 'order_id', 'mac') ? await plansNamed(like) : [];
+      const planIds = textual('payment_id', 'order_id', 'mac') ? await plansNamed(text) : [];
       // An operator naming no location or node leaves nothing for the groups that filter on them.
       const nowhere = locationIds?.length === 0 || nodeIds?.length === 0;
       const byPlan = (column: string) => (planIds.length === 0 ? none : ids(column, planIds));
@@ -193,10 +185,12 @@ export function createSearch(options: {
         matches: RawBuilder<unknown>,
         table: 'services' | 'orders' | 'wallet_transactions' | 'deposits',
         title: RawBuilder<unknown>,
+        /** Common table expressions `matches` reads (`name as (…)`, comma-separated). */
+        before?: RawBuilder<unknown>,
       ): Promise<Row[]> =>
         (
           await sql<Row>`
-            with m as materialized (${matches})
+            with ${before ? sql`${before},` : sql``} m as materialized (${matches})
             select r.id, ${title} as title, (select count(*) from m) as total
             from (select id from m order by id desc limit ${limit}) x
             join ${sql.table(table)} r on r.id = x.id
@@ -242,39 +236,40 @@ export function createSearch(options: {
                 rows = await services(sql<SqlBool>`s.id in (select ip.service_id from ipv4_addresses ip
                 where ${inScope('ip.account_id')} and ip.address <<= ${cidr}::inet)`);
               else if (textual('payment_id', 'order_id', 'mac')) {
-                const holding = (alias: string) =>
-                  matching(sql<SqlBool>`(${holds(alias)} or ${byPlan(`${alias}.plan_id`)})`, alias);
+                const holding = matching(sql<SqlBool>`(${holds('s')} or ${byPlan('s.plan_id')})`);
                 // Nothing holds plain text: the close matches instead (a typo), by pg_trgm's word
                 // similarity of the text to the label, hostname and domain (the same index). Not
                 // for identifiers (a domain, an e-mail address): those match as written. In the
-                // same statement (one round trip): the second branch runs only when the first
-                // finds nothing (an uncorrelated NOT EXISTS is evaluated once, before it).
-                rows = await newest(
+                // same statement (one round trip), the exact matches found once (`e`): the second
+                // branch runs only when they are none (an uncorrelated NOT EXISTS is evaluated
+                // once, before it).
+                rows =
                   parsed.kind === 'text'
-                    ? sql`${holding('s')}
-                      union all
-                      ${matching(sql<SqlBool>`hp_fold(${text}) <% s.search_text`)}
-                        and not exists (${holding('e')})`
-                    : holding('s'),
-                  'services',
-                  serviceTitle,
-                );
+                    ? await newest(
+                        sql`select id from e
+                          union all
+                          ${matching(sql<SqlBool>`hp_fold(${text}) <% s.search_text`)}
+                            and not exists (select 1 from e)`,
+                        'services',
+                        serviceTitle,
+                        sql`e as materialized (${holding})`,
+                      )
+                    : await newest(holding, 'services', serviceTitle);
               } else rows = await services(hasText ? none : all);
               break;
             }
             case 'ip': {
               if (nowhere) break;
               let match: RawBuilder<SqlBool>;
-              let withClause = sql``;
+              let withClause: RawBuilder<unknown> | null = null;
               if (cidr) match = sql<SqlBool>`ip.address <<= ${cidr}::inet`;
               else if (parsed.number !== undefined) match = sql<SqlBool>`ip.service_id = ${parsed.number}`;
               else if (hasText && /^[0-9.]+$/.test(text))
                 match = sql<SqlBool>`host(ip.address) like ${`${escapeLike(text)}%`} escape '\\'`;
               else if (textual('payment_id', 'order_id', 'mac')) {
                 // The matching services' addresses by service id (an array, so the planner looks
-                // each up in the service index rather than hashing every address of the account),
-                // found once for the count and the page.
-                withClause = sql`with sv as materialized (select array(select s.id from services s
+                // each up in the service index rather than hashing every address of the account).
+                withClause = sql`sv as materialized (select array(select s.id from services s
                   where ${inScope('s.account_id')} and ${holds('s')}) as ids)`;
                 match = sql<SqlBool>`ip.service_id = any ((select ids from sv)::integer[])`;
               } else match = hasText ? none : all;
@@ -288,20 +283,31 @@ export function createSearch(options: {
                 and ${match}
                 and ${ids('ip.location_id', locationIds)}
                 and ${services}`;
-              // An account's addresses are ordered in its (account_id, address) index: the count
-              // (an uncorrelated subquery, run once) reads the index alone, and the page is its
-              // first `limit` entries in order, with no sort of every match (a /16 holds
-              // thousands); only the page's addresses are joined to their services for the title.
-              // One statement: each costs a round trip.
+              // One statement (each costs a round trip); only the page's addresses are joined to
+              // their services for the title.
               rows = (
-                await sql<Row>`
-                  ${withClause}
-                  select a.id, host(a.address) || ' — ' || s.label as title, a.service_id,
-                    (select count(*) from ipv4_addresses ip where ${where}) as total
-                  from (select ip.id, ip.address, ip.service_id from ipv4_addresses ip
-                    where ${where} order by ip.address limit ${limit}) a
-                  join services s on s.id = a.service_id
-                  order by a.address`.execute(db)
+                withClause === null
+                  ? // An account's addresses are ordered in its (account_id, address) index: the
+                    // count (an uncorrelated subquery, run once) reads the index alone, and the page
+                    // is its first `limit` entries in order, with no sort of every match (a /16
+                    // holds thousands).
+                    await sql<Row>`
+                      select a.id, host(a.address) || ' — ' || s.label as title, a.service_id,
+                        (select count(*) from ipv4_addresses ip where ${where}) as total
+                      from (select ip.id, ip.address, ip.service_id from ipv4_addresses ip
+                        where ${where} order by ip.address limit ${limit}) a
+                      join services s on s.id = a.service_id
+                      order by a.address`.execute(db)
+                  : // Addresses found by their services come in no useful order: read once (`a`),
+                    // counted and the page sorted from there.
+                    await sql<Row>`
+                      with ${withClause}, a as materialized (select ip.id, ip.address, ip.service_id
+                        from ipv4_addresses ip where ${where})
+                      select p.id, host(p.address) || ' — ' || s.label as title, p.service_id,
+                        (select count(*) from a) as total
+                      from (select * from a order by address limit ${limit}) p
+                      join services s on s.id = p.service_id
+                      order by p.address`.execute(db)
               ).rows;
               break;
             }
@@ -374,6 +380,20 @@ export function createSearch(options: {
       return (await Promise.all(answers)).filter((group) => group !== null);
     },
   };
+}
+
+/**
+ * Whether `folded` (text already folded by `hp_fold`) holds `text` (textPatterns): the LIKE is what
+ * the trigram index serves; the regular expression, only when the text has a space, is called as a
+ * function so the planner never makes it an index condition (its character class gives the index
+ * no trigrams to look up) and it only rechecks what the LIKE found.
+ */
+function holdsText(folded: RawBuilder<unknown>, text: string): RawBuilder<SqlBool> {
+  const { like, separated } = textPatterns(text);
+  const substring = sql<SqlBool>`${folded} like hp_fold(${like}) escape '\\'`;
+  return separated === null
+    ? substring
+    : sql<SqlBool>`(${substring} and textregexeq(${folded}, hp_fold(${separated})))`;
 }
 
 /** Where an item is read on the session surface. */
