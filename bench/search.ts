@@ -99,6 +99,8 @@ const ascii = (n: number) => ASCII[n % ASCII.length] as string;
 const role = (n: number) => ROLES[Math.floor(n / WORDS.length) % ROLES.length] as string;
 const label = (n: number) => `${word(n)}-${role(n)}-${n}`;
 /** Row n is a VPS when n % 3 = 0 (hostname), a game server at 1, web hosting at 2 (domain). */
+/** The MAC address of service n's NIC when it is a virtual server (n % 3 = 0): 02:00 and n in hex. */
+const mac = (n: number) => `02:00:${(n.toString(16).padStart(8, '0').match(/../g) as string[]).join(':')}`;
 const hostname = (n: number) => `${ascii(n)}-${n}.${CITIES[Math.floor(n / 7) % CITIES.length]}.example.in`;
 const domain = (n: number) => `${ascii(n)}${n}.co.in`;
 /** The target's addresses sit at offsets ≡ 1 (mod 8) from 10.0.0.0; the others' fill the rest of each block. */
@@ -187,7 +189,7 @@ async function loadRows(database: Database, catalog: Catalog, n0: number, n1: nu
     max: number | null;
   };
   await sql`
-    insert into services (account_id, plan_id, type, label, status, location_id, price_paise, config,
+    insert into services (account_id, plan_id, type, label, status, location_id, price_paise, config, external,
       created_at, activated_at, suspended_at, terminated_at, period_end)
     select ${account}, ${sqlPlan(catalog, 'id')}, ${type}, ${sqlLabel},
       case n % 20 when 0 then 'suspended' when 1 then 'terminated' when 2 then 'failed' else 'active' end,
@@ -196,6 +198,8 @@ async function loadRows(database: Database, catalog: Catalog, n0: number, n1: nu
         when 0 then jsonb_build_object('hostname', ${sqlHostname}, 'os', 'ubuntu-24.04')
         when 1 then jsonb_build_object('server_name', ${sqlLabel}, 'eula', true)
         else jsonb_build_object('domain', ${sqlDomain}) end,
+      case when n % 3 = 0 then jsonb_build_object('node', 'pve', 'vmid', 100 + n, 'name', 'hp-svc-' || n, 'macs',
+        jsonb_build_array('02:00:' || regexp_replace(lpad(to_hex(n), 8, '0'), '(..)(?!$)', '\\1:', 'g'))) end,
       now() - n * interval '1 minute',
       case when n % 20 > 2 or n % 20 = 0 then now() - n * interval '1 minute' end,
       case when n % 20 = 0 then now() end,
@@ -266,7 +270,19 @@ const SHAPES: Shape[] = [
   },
   { name: 'ipv4', queries: [ip(0), ip(12_345), ip(OWN - 1), ip(OWN + 1), '10.200.0.1'] },
   { name: 'cidr', queries: ['10.0.0.0/24', '10.1.0.0/16', '10.0.16.0/20', '10.2.0.0/28', '10.0.'] },
-  { name: 'mac', queries: ['aa:bb:cc:dd:ee:ff', '00-1a-2b-3c-4d-5e', 'aabb.ccdd.eeff', '0:1a:2b:3:4:5'] },
+  {
+    name: 'mac',
+    // Two of the account's virtual servers (as printed by Linux and Windows), another account's
+    // (Cisco notation), and one nobody has (one-digit groups, as macOS prints them).
+    queries: [
+      mac(300).toUpperCase(),
+      mac(18_000).replace(/:/g, '-'),
+      mac(OWN + 3_001)
+        .replace(/:/g, '')
+        .replace(/(.{4})(?=.)/g, '$1.'),
+      '0:1a:2b:3:4:5',
+    ],
+  },
   {
     name: 'email',
     queries: ['billing4@example.in', 'BILLING1234@EXAMPLE.IN', 'billing19999@example.in', 'someone@gmail.com'],
@@ -571,7 +587,7 @@ async function explainAll(
         // The group a statement answers: the table its page is read from (a group's statement may
         // read other tables first, e.g. the address group the matching services).
         const group =
-          (/host\(a\.address\)/.test(query.sql) ? 'ipv4_addresses' : undefined) ??
+          (/host\([ap]\.address\)/.test(query.sql) ? 'ipv4_addresses' : undefined) ??
           /join "?(services|orders|wallet_transactions|deposits)"? r on r\.id/.exec(query.sql)?.[1] ??
           /from (services|ipv4_addresses|orders|wallet_transactions|deposits)\b/.exec(query.sql)?.[1] ??
           '?';

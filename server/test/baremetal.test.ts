@@ -210,6 +210,15 @@ describe('ordering and provisioning', () => {
     assert.equal(service.type, 'baremetal');
     const machine = await machineOf(first.serviceId);
     assert.equal((service.external as { serial: string }).serial, machine.serial);
+    // Its NICs' MAC addresses as the BMC reports them, kept with it: a search by one finds it.
+    const macs = machine.nics.map((n) => n.mac);
+    assert.ok(macs.length > 0);
+    assert.deepEqual((service.external as { macs: string[] }).macs, macs);
+    const found = await first.client.browser.get(
+      `/api/v1/search/?q=${encodeURIComponent((macs[0] as string).toUpperCase().replace(/:/g, '-'))}`,
+    );
+    assert.equal(found.statusCode, 200, found.body);
+    assert.equal(found.json().groups[0]?.items[0]?.id, `service:${first.serviceId}`, found.body);
     assert.equal(machine.power, 'On');
     const os = machine.drives[0]?.os;
     assert.ok(os, 'nothing was installed');

@@ -8,7 +8,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { type ProxmoxEmulator, startProxmoxEmulator } from '../../emulators/src/proxmox/index.ts';
 import { type Hypervisor, TIMEFRAMES, type VmRef } from '../src/upstreams/hypervisor.ts';
 import type { ProxmoxConfig } from '../src/upstreams/proxmox/hypervisor.ts';
-import { powerOf } from '../src/upstreams/proxmox/mapping.ts';
+import { macsOf, powerOf } from '../src/upstreams/proxmox/mapping.ts';
 import {
   CANARY,
   cleanUp,
@@ -74,8 +74,28 @@ describe('proxmox driver', () => {
     const shown = await raw(emulator, 'GET', `/nodes/pve/qemu/${vm.vmid}/config`);
     assert.equal((shown.body.data as Record<string, unknown>).cipassword, '**********');
     assert.doesNotMatch(JSON.stringify(shown.body), new RegExp(spec.cloudInit.password));
-    assert.deepEqual(await pve.findVm(spec.name), vm);
+    // The clone's own MAC (PVE gives a clone new ones), as the node shows it.
+    const mac = /^virtio=((?:[0-9A-F]{2}:){5}[0-9A-F]{2}),bridge=/i.exec(config.net0 ?? '')?.[1];
+    assert.ok(mac, config.net0);
+    assert.deepEqual(vm.macs, [mac.toLowerCase()]);
+    assert.notEqual(mac, /=([^,]+)/.exec(emulator.state.vms.get(spec.templateVmid)?.config.net0 ?? '')?.[1]);
+    const { macs: _, ...ref } = vm;
+    assert.deepEqual(await pve.findVm(spec.name), ref);
     assert.equal(await pve.findVm('hp-svc-none'), null);
+  });
+
+  test('macsOf: every NIC in order, either notation, lower case; a NIC without one is skipped', () => {
+    assert.deepEqual(
+      macsOf({
+        net1: 'e1000=AA:BB:CC:00:11:22,bridge=vmbr1',
+        net0: 'virtio=BC:24:11:5E:0A:01,bridge=vmbr0,firewall=1',
+        net2: 'model=virtio,macaddr=02:00:00:00:00:0A,bridge=vmbr0',
+        net3: 'virtio,bridge=vmbr0',
+        scsi0: 'local-lvm:vm-1-disk-0,size=10G',
+      }),
+      ['bc:24:11:5e:0a:01', 'aa:bb:cc:00:11:22', '02:00:00:00:00:0a'],
+    );
+    assert.deepEqual(macsOf({}), []);
   });
 
   test('createVm twice with one name: one clone, one config write, the same VM', async () => {
@@ -245,7 +265,10 @@ describe('proxmox driver', () => {
       templateVmid: 9001,
       cloudInit: { ...spec.cloudInit, password: 'N3w-Pass-x' },
     };
-    assert.deepEqual(await pve.reinstall(vm, fresh), vm);
+    const again = await pve.reinstall(vm, fresh);
+    assert.deepEqual({ ...again, macs: undefined }, { ...vm, macs: undefined }, 'the same vmid, name and node');
+    assert.equal(again.macs?.length, 1);
+    assert.notDeepEqual(again.macs, vm.macs, 'a fresh clone has a new MAC address');
     const clone = [...emulator.state.tasks.values()].filter((t) => t.type === 'qmclone').at(-1);
     assert.equal(clone?.id, '9001');
     assert.equal(stored(vm)?.status, 'stopped');
@@ -428,7 +451,8 @@ describe('proxmox emulator, as any API client sees it', () => {
     const second = await startProxmoxEmulator({ taskDelayMs: 5, stateFile, tokenSecret: emulator.tokenSecret });
     onCleanup(() => second.stop());
     const again = driver({}, second);
-    assert.deepEqual(await again.findVm(vm.name), vm);
+    const { macs: _, ...ref } = vm;
+    assert.deepEqual(await again.findVm(vm.name), ref, 'found by name: its identity, without the MACs');
     assert.equal((await again.status(vm)).power, 'running');
   });
 });

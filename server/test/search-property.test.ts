@@ -67,6 +67,8 @@ interface Svc {
   planName: string;
   type: PlanType;
   status: string;
+  /** Its NICs' MAC addresses (`services.external.macs`). */
+  macs: string[];
 }
 interface Ip {
   id: number;
@@ -108,6 +110,8 @@ interface Owned {
 const unit = fc.constantFrom('a', 'b', 'c', 'x', 'é', 'É', 'ü', '1', '%', '_', '\\', '-', '.');
 const word = fc.string({ unit, minLength: 1, maxLength: 6 });
 const sentence = fc.array(word, { minLength: 1, maxLength: 3 }).map((words) => words.join(' '));
+/** MAC addresses servers may have (lower-case colon form, as `external.macs` holds them). */
+const MACS = ['aa:bb:cc:dd:ee:ff', '00:1a:2b:3c:4d:5e', '02:00:00:00:00:01'];
 const publicBody = fc.string({ unit: fc.constantFrom(...CROCKFORD), minLength: 16, maxLength: 16 });
 const offset = fc.integer({ min: 0, max: 511 });
 
@@ -130,6 +134,8 @@ const dataset = (plans: PlanRow[]) =>
         status: fc.constantFrom(...SERVICE_STATUSES),
         location: fc.constantFrom(...LOCATIONS),
         ips: fc.array(offset, { maxLength: 2 }),
+        // Drawn from a small pool, so both accounts hold some of the same ones.
+        macs: fc.uniqueArray(fc.constantFrom(...MACS), { maxLength: 2 }),
       }),
       { maxLength: 4 },
     ),
@@ -191,6 +197,7 @@ async function insert(owner: Owned, data: Data): Promise<void> {
         location_id: locationIds[s.location] as number,
         price_paise: s.plan.price,
         config: JSON.stringify(config),
+        external: s.macs.length > 0 ? JSON.stringify({ node: 'pve', vmid: 100, name: 'hp-svc-x', macs: s.macs }) : null,
       })
       .returning('id')
       .executeTakeFirstOrThrow();
@@ -202,6 +209,7 @@ async function insert(owner: Owned, data: Data): Promise<void> {
       planName: s.plan.name,
       type: s.plan.type,
       status,
+      macs: s.macs,
     });
     for (const o of s.ips) {
       if (usedIps.has(o)) continue;
@@ -360,11 +368,13 @@ async function expected(parsed: ParsedQuery, owner: Owned, limit: number): Promi
           ? s.id === parsed.number
           : range !== null
             ? owner.ips.some((i) => i.serviceId === s.id && inRange(i.offset))
-            : textual(['payment_id', 'order_id', 'mac'])
-              ? close
-                ? fuzzy.has(s.id)
-                : holds(s) || contains(s.planName, text)
-              : !hasText;
+            : parsed.mac !== undefined
+              ? s.macs.includes(parsed.mac)
+              : textual(['payment_id', 'order_id', 'mac'])
+                ? close
+                  ? fuzzy.has(s.id)
+                  : holds(s) || contains(s.planName, text)
+                : !hasText;
       const found = (close: boolean) =>
         owner.services.filter((s) => match(s, close) && status(s.status) && product(s.type)).map((s) => s.id);
       // Close matches (pg_trgm) only for plain text, when nothing holds it.
@@ -376,6 +386,7 @@ async function expected(parsed: ParsedQuery, owner: Owned, limit: number): Promi
         if (range !== null) return inRange(i.offset);
         if (parsed.number !== undefined) return i.serviceId === parsed.number;
         if (hasText && /^[0-9.]+$/.test(text)) return ip(i.offset).startsWith(text);
+        if (parsed.mac !== undefined) return service.macs.includes(parsed.mac);
         if (textual(['payment_id', 'order_id', 'mac'])) return holds(service);
         return !hasText;
       };
@@ -550,7 +561,8 @@ function query(g: fc.GeneratorValue, me: Owned, other: Owned): string {
       return g(fc.boolean) ? `${rest} type:${type}` : `type:${type}`;
     }
     case 11:
-      return g(fc.constantFrom, 'aa:bb:cc:dd:ee:ff', '00-1a-2b-3c-4d-5e', 'aabb.ccdd.eeff');
+      // Two of the pool in other notations, and one no server has.
+      return g(fc.constantFrom, 'AA:BB:CC:DD:EE:FF', '00-1a-2b-3c-4d-5e', '0200.0000.0001', '02:00:00:00:00:02');
     case 12:
       return g(fc.constantFrom, '10.77', '10.7', '10.77.1', '10');
     default:
@@ -676,6 +688,7 @@ describe('search: two accounts, random rows and queries', () => {
         status: 'active' as const,
         location: 'mum1' as const,
         ips: [],
+        macs: [],
       })),
       freeIps: [],
       orders: [],
@@ -726,6 +739,7 @@ describe('search: two accounts, random rows and queries', () => {
           status: 'active',
           location: 'mum1',
           ips: [],
+          macs: [],
         },
       ],
       freeIps: [],

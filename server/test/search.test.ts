@@ -15,6 +15,7 @@ let owner: { browser: Browser; accountId: number; username: string };
 let other: { browser: Browser; accountId: number };
 let api: ApiClient;
 let vpsId: number;
+let otherVpsId: number;
 let vpsIp: string;
 let n = 0;
 
@@ -52,7 +53,7 @@ before(async () => {
   await u.t.deps.wallet.credit(owner.accountId, '2000', 'Café float 100%_off');
   await u.t.deps.wallet.credit(other.accountId, '2000', 'float');
   vpsId = await order(owner.browser, 'shopfront', 'shop.example.in');
-  await order(other.browser, 'shopother', 'shop.other.in');
+  otherVpsId = await order(other.browser, 'shopother', 'shop.other.in');
   const row = await u.t.deps.database.db
     .selectFrom('ipv4_addresses')
     .select('address')
@@ -100,6 +101,39 @@ describe('search', () => {
     assert.equal(await found('web11 spare'), 'transaction:1');
     assert.equal(await found('web 11'), '', 'a space is no letter or digit');
     assert.equal(await found('sao  uplink'), '', 'the words in order and adjacent');
+  });
+
+  test('a MAC address in any notation finds the server whose NIC has it (as its node shows it), and its addresses', async () => {
+    /** The MAC of a service's VM as the Proxmox node has it (`virtio=BC:24:11:…,bridge=vmbr0`). */
+    const macOf = (serviceId: number) => {
+      const vm = [...u.pve.state.vms.values()].find((v) => v.name === `hp-svc-${serviceId}`);
+      const mac = /=((?:[0-9A-F]{2}:){5}[0-9A-F]{2}),/i.exec(vm?.config.net0 ?? '')?.[1];
+      assert.ok(mac, `service ${serviceId}: ${vm?.config.net0}`);
+      return mac.toUpperCase();
+    };
+    const mine = macOf(vpsId);
+    const cisco = mine.replace(/:/g, '').replace(/(.{4})(?=.)/g, '$1.');
+    // Through the token surface (the session's 30 searches are the other tests').
+    const bySearch = (q: string) => api.call('GET', `/api/v1/search/?q=${encodeURIComponent(q)}`);
+    for (const q of [mine, mine.toLowerCase().replace(/:/g, '-'), cisco]) {
+      const res = await bySearch(q);
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(res.json().kind, 'mac', q);
+      assert.deepEqual(
+        res.json().groups.map((g: { type: string; items: { id: string }[] }) => [g.type, g.items.length]),
+        [
+          ['service', 1],
+          ['ip', 1],
+        ],
+        `${q}: ${res.body}`,
+      );
+      assert.equal(res.json().groups[0].items[0].id, `service:${vpsId}`);
+    }
+    // Another account's server: nothing, though it exists.
+    assert.deepEqual((await bySearch(macOf(otherVpsId))).json().groups, []);
+    const staff = await runAdmin(['search', macOf(otherVpsId)], async () => u.t.deps, 'staff:test');
+    assert.equal(staff.exitCode, 0, staff.stderr);
+    assert.match(staff.stdout, new RegExp(`service:${otherVpsId}\\b`));
   });
 
   test('an address, a CIDR containing it, #id and order_/pay_ ids', async () => {

@@ -22,6 +22,12 @@ export interface VmRef {
   node: string;
   vmid: number;
   name: string;
+  /**
+   * The MAC addresses of its network interfaces (lower-case colon form), as createVm and
+   * reinstall last read them: a clone gets new ones. Informational (search finds a server by
+   * them); never part of its identity.
+   */
+  macs?: string[];
 }
 
 export interface CloudInit {
@@ -220,6 +226,7 @@ export interface Hypervisor extends NodeDriver {
    * named `spec.name` exists (an earlier run, or a clone whose answer was lost), it waits for
    * its lock and finishes configuring it instead of cloning, and settings already in place are
    * not written again; so calling this twice never creates a second VM. Does not start it.
+   * The answer carries the VM's MAC addresses.
    */
   createVm(spec: VmSpec): Promise<VmRef>;
 
@@ -257,6 +264,7 @@ export interface Hypervisor extends NodeDriver {
    * destroy with its disks, clone to the same vmid, configure as createVm does (new password,
    * keys). The VM is left stopped. Running it again redoes it from the start (the old disk is
    * already gone). If another VM took the vmid meanwhile: `conflict`, and nothing of it touched.
+   * The answer carries the new clone's MAC addresses.
    */
   reinstall(vm: VmRef, spec: VmSpec): Promise<VmRef>;
 

@@ -170,7 +170,18 @@ export function createSearch(options: {
       const planIds = textual('payment_id', 'order_id', 'mac') ? await plansNamed(text) : [];
       // An operator naming no location or node leaves nothing for the groups that filter on them.
       const nowhere = locationIds?.length === 0 || nodeIds?.length === 0;
-      const byPlan = (column: string) => (planIds.length === 0 ? none : ids(column, planIds));
+      /**
+       * The rows (`select`, given a match) that hold the text or are of a plan it names, as two
+       * disjoint branches: a plan's rows are read from the (account_id, plan_id, id) index alone
+       * (migration 0018; thousands of them in one search, each a visit to the table when one
+       * bitmap served both), the text's from the trigram index.
+       */
+      const holdingOrPlan = (select: (match: RawBuilder<SqlBool>) => RawBuilder<unknown>, alias: string) =>
+        planIds.length === 0
+          ? select(holds(alias))
+          : sql`${select(sql<SqlBool>`${holds(alias)} and ${sql.ref(`${alias}.plan_id`)} not in (${sql.join(planIds)})`)}
+            union all
+            ${select(ids(`${alias}.plan_id`, planIds))}`;
       const serviceFilters = (alias: string) => sql<SqlBool>`${ids(`${alias}.location_id`, locationIds)}
         and ${ids(`${alias}.node_id`, nodeIds)}
         and ${ops.product.length > 0 ? sql`${sql.ref(`${alias}.type`)} in (${sql.join(ops.product)})` : all}`;
@@ -235,8 +246,9 @@ export function createSearch(options: {
               else if (cidr)
                 rows = await services(sql<SqlBool>`s.id in (select ip.service_id from ipv4_addresses ip
                 where ${inScope('ip.account_id')} and ip.address <<= ${cidr}::inet)`);
+              else if (parsed.mac !== undefined) rows = await services(hasMac('s', parsed.mac));
               else if (textual('payment_id', 'order_id', 'mac')) {
-                const holding = matching(sql<SqlBool>`(${holds('s')} or ${byPlan('s.plan_id')})`);
+                const holding = holdingOrPlan(matching, 's');
                 // Nothing holds plain text: the close matches instead (a typo), by pg_trgm's word
                 // similarity of the text to the label, hostname and domain (the same index). Not
                 // for identifiers (a domain, an e-mail address): those match as written. In the
@@ -266,6 +278,9 @@ export function createSearch(options: {
               else if (parsed.number !== undefined) match = sql<SqlBool>`ip.service_id = ${parsed.number}`;
               else if (hasText && /^[0-9.]+$/.test(text))
                 match = sql<SqlBool>`host(ip.address) like ${`${escapeLike(text)}%`} escape '\\'`;
+              else if (parsed.mac !== undefined)
+                match = sql<SqlBool>`ip.service_id in (select s.id from services s
+                  where ${inScope('s.account_id')} and ${hasMac('s', parsed.mac)})`;
               else if (textual('payment_id', 'order_id', 'mac')) {
                 // The matching services' addresses by service id (an array, so the planner looks
                 // each up in the service index rather than hashing every address of the account).
@@ -312,18 +327,20 @@ export function createSearch(options: {
               break;
             }
             case 'order': {
-              let match: RawBuilder<SqlBool>;
-              if (parsed.publicId && parsed.kind === 'order_id') match = sql<SqlBool>`o.public_id = ${parsed.publicId}`;
-              else if (parsed.number !== undefined) match = sql<SqlBool>`o.id = ${parsed.number}`;
-              else if (textual('payment_id', 'mac') && !cidr)
-                match = sql<SqlBool>`(${holds('o')} or ${byPlan('o.plan_id')})`;
-              else match = hasText || cidr ? none : all;
-              if (match === none) break;
-              rows = await newest(
+              const orders = (match: RawBuilder<SqlBool>) =>
                 sql`select o.id from orders o
                   where ${inScope('o.account_id')}
                     and ${match}
-                    and ${ops.status.length > 0 ? sql`o.status in (${sql.join(ops.status)})` : all}`,
+                    and ${ops.status.length > 0 ? sql`o.status in (${sql.join(ops.status)})` : all}`;
+              let matches: RawBuilder<unknown>;
+              if (parsed.publicId && parsed.kind === 'order_id')
+                matches = orders(sql<SqlBool>`o.public_id = ${parsed.publicId}`);
+              else if (parsed.number !== undefined) matches = orders(sql<SqlBool>`o.id = ${parsed.number}`);
+              else if (textual('payment_id', 'mac') && !cidr) matches = holdingOrPlan(orders, 'o');
+              else if (hasText || cidr) break;
+              else matches = orders(all);
+              rows = await newest(
+                matches,
                 'orders',
                 sql`r.public_id || ' — ' || p.name || ', ₹' || (r.amount_paise / 100)::text || ' (' || r.status || ')'`,
               );
@@ -394,6 +411,15 @@ function holdsText(folded: RawBuilder<unknown>, text: string): RawBuilder<SqlBoo
   return separated === null
     ? substring
     : sql<SqlBool>`(${substring} and textregexeq(${folded}, hp_fold(${separated})))`;
+}
+
+/**
+ * Whether a service's NICs include `mac` (lower-case colon form): virtual and bare-metal servers
+ * keep theirs in `external.macs`, looked up in their index (migration 0018, on services that have any).
+ */
+function hasMac(alias: string, mac: string): RawBuilder<SqlBool> {
+  const external = sql.ref(`${alias}.external`);
+  return sql<SqlBool>`(${external} ? 'macs' and ${external} -> 'macs' ? ${mac})`;
 }
 
 /** Where an item is read on the session surface. */

@@ -102,6 +102,23 @@ function decoded(value: string | undefined): string {
 const tagSet = (value: string | undefined) =>
   [...new Set((value ?? '').split(/[;, ]/).filter(Boolean))].sort().join(';');
 
+/**
+ * The MAC addresses of a VM's NICs (`net0`…`net31`), lower-case colon form, in NIC order. PVE
+ * writes a NIC as `<model>=<MAC>,bridge=…` (`virtio=BC:24:11:5E:0A:01,bridge=vmbr0`) or with an
+ * explicit `macaddr=`; a NIC written without one gets one generated when the config is saved.
+ */
+export function macsOf(config: Record<string, unknown>): string[] {
+  const macs: string[] = [];
+  const nics = Object.keys(config)
+    .filter((key) => /^net\d+$/.test(key))
+    .sort((a, b) => Number(a.slice(3)) - Number(b.slice(3)));
+  for (const key of nics) {
+    const mac = /(?:^|,)[a-z0-9]+=((?:[0-9a-f]{2}:){5}[0-9a-f]{2})(?:,|$)/i.exec(String(config[key]))?.[1];
+    if (mac && !macs.includes(mac.toLowerCase())) macs.push(mac.toLowerCase());
+  }
+  return macs;
+}
+
 /** The first NIC on `bridge`, keeping its model and MAC (a new MAC would mean a new NIC to the guest). */
 function withBridge(net0: string | undefined, bridge: string): string {
   if (!net0) return `virtio,bridge=${bridge}`;

@@ -4,7 +4,7 @@
 
 import { UpstreamError, type VmRef, type VmSpec } from '../hypervisor.ts';
 import type { ProxmoxClient } from './client.ts';
-import { bootDisk, configChanges } from './mapping.ts';
+import { bootDisk, configChanges, macsOf } from './mapping.ts';
 import { run } from './tasks.ts';
 import { currentOrNull, findByName, nodePath, unlocked, vmPath } from './vm.ts';
 
@@ -48,8 +48,11 @@ async function cloneFresh(client: ProxmoxClient, spec: VmSpec): Promise<VmRef> {
   }
 }
 
-/** Write what the spec asks for and is not there yet, then grow the boot disk (never shrink it). */
-async function configure(client: ProxmoxClient, vm: VmRef, spec: VmSpec): Promise<void> {
+/**
+ * Write what the spec asks for and is not there yet, then grow the boot disk (never shrink it).
+ * Answers the VM with its MAC addresses as configured.
+ */
+async function configure(client: ProxmoxClient, vm: VmRef, spec: VmSpec): Promise<VmRef> {
   const path = vmPath(client, vm);
   const config = await client.call<Record<string, unknown>>('GET', `${path}/config`);
   const changes = configChanges(config, spec, client.config.bridge);
@@ -62,6 +65,11 @@ async function configure(client: ProxmoxClient, vm: VmRef, spec: VmSpec): Promis
     throw new UpstreamError('rejected', `${client.label}: VM ${vm.vmid} has no boot disk`, { retryable: false });
   if (disk.sizeGb < spec.diskGb)
     await run(client, 'PUT', `${path}/resize`, { disk: disk.key, size: `${spec.diskGb}G` });
+  // Our write keeps each NIC's MAC; a NIC that had none got one when PVE saved it: read again.
+  let macs = macsOf({ ...config, ...changes });
+  const nics = Object.keys({ ...config, ...changes }).filter((key) => /^net\d+$/.test(key)).length;
+  if (macs.length < nics) macs = macsOf(await client.call<Record<string, unknown>>('GET', `${path}/config`));
+  return { node: vm.node, vmid: vm.vmid, name: vm.name, macs };
 }
 
 /** Wait for a VM we (may have) just cloned to be free; a clone that failed meanwhile left no VM. */
@@ -84,8 +92,7 @@ export async function createVm(client: ProxmoxClient, spec: VmSpec): Promise<VmR
   check(spec, client.label);
   const vm = (await findByName(client, spec.name)) ?? (await cloneFresh(client, spec));
   await settled(client, vm);
-  await configure(client, vm, spec);
-  return vm;
+  return configure(client, vm, spec);
 }
 
 async function stopAndDelete(client: ProxmoxClient, vm: VmRef): Promise<boolean> {
@@ -136,8 +143,7 @@ export async function reinstall(client: ProxmoxClient, vm: VmRef, spec: VmSpec):
     }
   }
   await settled(client, vm);
-  await configure(client, vm, target);
-  return vm;
+  return configure(client, vm, target);
 }
 
 export async function destroy(client: ProxmoxClient, vm: VmRef): Promise<void> {

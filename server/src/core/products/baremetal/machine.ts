@@ -13,6 +13,8 @@ export interface MachineRef {
   system: string;
   /** When the install was (last) started, ISO 8601; null until then. */
   install_started_at: string | null;
+  /** The MAC addresses of its network interfaces, lower-case colon form (search finds the server by them). */
+  macs: string[];
 }
 
 /** The machine of a service, or null while it has none. */
@@ -24,5 +26,6 @@ export function machineRefOf(service: Pick<Service, 'external'>): MachineRef | n
     serial: external.serial,
     system: typeof external.system === 'string' ? external.system : '',
     install_started_at: typeof external.install_started_at === 'string' ? external.install_started_at : null,
+    macs: Array.isArray(external.macs) ? external.macs.filter((m): m is string => typeof m === 'string') : [],
   };
 }

@@ -134,12 +134,17 @@ export const provisionSteps: readonly Step<BareMetalJob>[] = [
     async run(c) {
       const { deps, service, node } = c.env;
       const info = await driver(c).machine();
-      if (c.machine?.serial === info.serialNumber) return;
+      if (c.machine?.serial === info.serialNumber) {
+        // Claimed by an earlier attempt, perhaps before MAC addresses were recorded.
+        if (String(c.machine.macs) !== String(info.macs)) await remember(c, { ...c.machine, macs: info.macs });
+        return;
+      }
       await remember(c, {
         node: node?.name ?? '',
         serial: info.serialNumber,
         system: info.id,
         install_started_at: null,
+        macs: info.macs,
       });
       await recordEvent(
         deps.database.db,

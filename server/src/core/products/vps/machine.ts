@@ -5,11 +5,13 @@ import { randomInt } from 'node:crypto';
 import type { Service } from '../../../db/tables.ts';
 import type { VmRef } from '../../../upstreams/hypervisor.ts';
 
-/** The VM of a service, or null when it has none (yet). */
+/** The VM of a service, or null when it has none (yet); with its MAC addresses when recorded (search reads them). */
 export function vmRefOf(service: Pick<Service, 'external'>): VmRef | null {
-  const external = service.external as { node?: string; vmid?: number; name?: string } | null;
+  const external = service.external as { node?: string; vmid?: number; name?: string; macs?: unknown } | null;
   if (!external || typeof external.vmid !== 'number' || !external.node || !external.name) return null;
-  return { node: external.node, vmid: external.vmid, name: external.name };
+  const ref: VmRef = { node: external.node, vmid: external.vmid, name: external.name };
+  if (Array.isArray(external.macs)) ref.macs = external.macs.filter((m): m is string => typeof m === 'string');
+  return ref;
 }
 
 /** The deterministic VM name of a service: how a re-run finds what an earlier run created. */

@@ -93,7 +93,13 @@ export const provisionSteps: readonly Step<VpsJob>[] = [
     async run(c) {
       const { deps, service } = c.env;
       const vm = await driver(c).createVm(c.spec as VmSpec);
-      if (vmRefOf(service)?.vmid !== vm.vmid) {
+      const known = vmRefOf(service);
+      if (known?.vmid === vm.vmid) {
+        // Recorded by an earlier attempt: its MAC addresses too, unless that attempt predates them.
+        if (String(known.macs) !== String(vm.macs)) {
+          await services.setExternal(deps.database.db, service.id, JSON.stringify(vm));
+        }
+      } else {
         await services.setExternal(deps.database.db, service.id, JSON.stringify(vm));
         await recordEvent(
           deps.database.db,
@@ -134,7 +140,10 @@ const reinstallSteps: readonly Step<VpsJob>[] = [
     name: 'replacing the disk',
     progress: 20,
     async run(c) {
-      await driver(c).reinstall(c.vm as VmRef, c.spec as VmSpec);
+      // A fresh clone: new MAC addresses.
+      const vm = await driver(c).reinstall(c.vm as VmRef, c.spec as VmSpec);
+      await services.setExternal(c.env.deps.database.db, c.env.service.id, JSON.stringify(vm));
+      c.vm = vm;
     },
   },
   start,
