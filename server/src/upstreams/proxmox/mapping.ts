@@ -109,14 +109,18 @@ const tagSet = (value: string | undefined) =>
  */
 export function macsOf(config: Record<string, unknown>): string[] {
   const macs: string[] = [];
-  const nics = Object.keys(config)
-    .filter((key) => /^net\d+$/.test(key))
-    .sort((a, b) => Number(a.slice(3)) - Number(b.slice(3)));
-  for (const key of nics) {
+  for (const key of nicKeys(config)) {
     const mac = /(?:^|,)[a-z0-9]+=((?:[0-9a-f]{2}:){5}[0-9a-f]{2})(?:,|$)/i.exec(String(config[key]))?.[1];
     if (mac && !macs.includes(mac.toLowerCase())) macs.push(mac.toLowerCase());
   }
   return macs;
+}
+
+/** A VM's NIC keys (`net0`…`net31`), in NIC order. */
+export function nicKeys(config: Record<string, unknown>): string[] {
+  return Object.keys(config)
+    .filter((key) => /^net\d+$/.test(key))
+    .sort((a, b) => Number(a.slice(3)) - Number(b.slice(3)));
 }
 
 /** The first NIC on `bridge`, keeping its model and MAC (a new MAC would mean a new NIC to the guest). */

@@ -4,7 +4,7 @@
 
 import { UpstreamError, type VmRef, type VmSpec } from '../hypervisor.ts';
 import type { ProxmoxClient } from './client.ts';
-import { bootDisk, configChanges, macsOf } from './mapping.ts';
+import { bootDisk, configChanges, macsOf, nicKeys } from './mapping.ts';
 import { run } from './tasks.ts';
 import { currentOrNull, findByName, nodePath, unlocked, vmPath } from './vm.ts';
 
@@ -66,9 +66,10 @@ async function configure(client: ProxmoxClient, vm: VmRef, spec: VmSpec): Promis
   if (disk.sizeGb < spec.diskGb)
     await run(client, 'PUT', `${path}/resize`, { disk: disk.key, size: `${spec.diskGb}G` });
   // Our write keeps each NIC's MAC; a NIC that had none got one when PVE saved it: read again.
-  let macs = macsOf({ ...config, ...changes });
-  const nics = Object.keys({ ...config, ...changes }).filter((key) => /^net\d+$/.test(key)).length;
-  if (macs.length < nics) macs = macsOf(await client.call<Record<string, unknown>>('GET', `${path}/config`));
+  const written = { ...config, ...changes };
+  let macs = macsOf(written);
+  if (macs.length < nicKeys(written).length)
+    macs = macsOf(await client.call<Record<string, unknown>>('GET', `${path}/config`));
   return { node: vm.node, vmid: vm.vmid, name: vm.name, macs };
 }
 
