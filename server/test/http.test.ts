@@ -98,6 +98,17 @@ describe('envelopes', () => {
     }
     assert.match(t.logs.text(), /SELECT secret FROM internals/);
   });
+
+  test("a failure's log lines carry the request's id (the request logger is made when first used)", async () => {
+    const res = await t.inject({ method: 'GET', url: '/api/v1/probe/boom', headers: { 'x-request-id': 'boom-42' } });
+    assert.equal(res.statusCode, 500);
+    const lines = t.logs.parsed().filter((line) => line.reqId === 'boom-42');
+    assert.ok(
+      lines.some((line) => line.msg === 'request failed' && line.service === 'hostplane'),
+      JSON.stringify(lines),
+    );
+    assert.ok(lines.some((line) => (line.res as { statusCode?: number } | undefined)?.statusCode === 500));
+  });
 });
 
 describe('request ids', () => {
