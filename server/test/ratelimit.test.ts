@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { Redis } from 'ioredis';
 import { AppError } from '../src/core/errors.ts';
 import { createRateLimits, type RateLimitStore, type RateLimits } from '../src/core/ratelimit/rate-limits.ts';
 import { createTestDatabase, redisUrl, type TestDatabase } from './support/harness.ts';
@@ -58,3 +59,68 @@ for (const [name, store] of stores) {
     });
   });
 }
+
+describe('Redis: counts go in batches, on the keys every other operation uses', {
+  skip: !redisUrl && 'REDIS_URL not set',
+}, () => {
+  let limits: RateLimits;
+  let prefix: string;
+  before(() => {
+    prefix = `test:${randomBytes(4).toString('hex')}`;
+    limits = createRateLimits({ kind: 'redis', url: redisUrl as string }, prefix);
+  });
+  after(() => limits.close());
+
+  test('a burst of counts on many keys is one script call, each key exact', async () => {
+    const redis = new Redis(redisUrl as string);
+    try {
+      await limits.consume('token_requests', 'warm'); // the script is loaded by now
+      const calls = async () => {
+        const stats = await redis.info('commandstats');
+        return (
+          Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0) +
+          Number(/cmdstat_eval:calls=(\d+)/.exec(stats)?.[1] ?? 0)
+        );
+      };
+      const before = await calls();
+      const results = await Promise.allSettled(
+        Array.from({ length: 90 }, (_, i) => limits.consume('register_ip', `k${i % 3}`)),
+      );
+      // Other clients may use the same Redis meanwhile (another test file): at most a few calls, not 90.
+      assert.ok((await calls()) - before < 10, 'the 90 counts left in a handful of script calls');
+      assert.equal(results.filter((r) => r.status === 'fulfilled').length, 15, '5 for each of the 3 keys');
+      assert.equal(Number(await redis.get(`${prefix}:register_ip:k0`)), 30, 'the key rate-limiter-flexible reads');
+      assert.ok((await redis.pttl(`${prefix}:register_ip:k0`)) > 3_500_000, "the window is the limit's hour");
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  test('refund, check, block and reset act on what the batch counted', async () => {
+    for (let i = 4; i >= 0; i--) assert.equal((await limits.consume('register_ip', 'ops')).remaining, i);
+    await limits.refund('register_ip', 'ops', 2);
+    assert.equal((await limits.check('register_ip', 'ops')).remaining, 2);
+    assert.equal((await limits.consume('register_ip', 'ops')).remaining, 1);
+    await limits.reset('register_ip', 'ops');
+    assert.equal((await limits.consume('register_ip', 'ops')).remaining, 4);
+    await limits.block('register_ip', 'ops', 600);
+    await assert.rejects(limits.consume('register_ip', 'ops'), (error: unknown) => {
+      assert.ok(error instanceof AppError && error.status === 429);
+      assert.ok((error.retryAfter ?? 0) > 500 && (error.retryAfter ?? 0) <= 600, String(error.retryAfter));
+      return true;
+    });
+  });
+
+  test('with Redis unreachable, the process counts alone rather than failing', async () => {
+    const down = createRateLimits({ kind: 'redis', url: 'redis://127.0.0.1:1' }, prefix);
+    try {
+      for (let i = 4; i >= 0; i--) assert.equal((await down.consume('register_ip', 'offline')).remaining, i);
+      await assert.rejects(down.consume('register_ip', 'offline'), (error: unknown) => {
+        assert.ok(error instanceof AppError && error.status === 429);
+        return true;
+      });
+    } finally {
+      await down.close();
+    }
+  });
+});
