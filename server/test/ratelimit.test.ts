@@ -96,6 +96,15 @@ describe('Redis: counts go in batches, on the keys every other operation uses', 
     }
   });
 
+  test('more counts at once than one call carries: each answered, in several calls', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 4500 }, (_, i) => limits.consume('token_requests', `many:${i % 1500}`)),
+    );
+    const remaining = results.map((r) => r.remaining).sort((a, b) => a - b);
+    assert.equal(remaining.filter((r) => r === 597).length, 1500, 'three counts of each of the 1,500 keys');
+    assert.equal(remaining.filter((r) => r === 599).length, 1500);
+  });
+
   test('refund, check, block and reset act on what the batch counted', async () => {
     for (let i = 4; i >= 0; i--) assert.equal((await limits.consume('register_ip', 'ops')).remaining, i);
     await limits.refund('register_ip', 'ops', 2);

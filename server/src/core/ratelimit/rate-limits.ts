@@ -104,8 +104,8 @@ export type RateLimitStore =
  * Counting for many keys in one round trip to Redis. Every token-surface request counts its
  * token here, and through rate-limiter-flexible each count was its own script call: command
  * objects, a pipeline and a promise chain per request, 20 % of the server's CPU on
- * `GET /api/v1/plans` with the GC it caused (issue 18 profile). The counts asked for until the
- * event loop's next check phase leave as one call of a script that does, per key, what
+ * `GET /api/v1/plans` with the GC it caused (issue 18 profile). The counts asked for meanwhile
+ * (see flush) leave as one call of a script that does, per key, what
  * rate-limiter-flexible's does (create the key for its window if absent, INCRBY, PTTL), on the
  * same keys, so every other operation (refund, block, reset, check) still goes through it.
  * Exact as before: each key is counted by Redis, atomically, before the answer.
@@ -140,29 +140,67 @@ interface PendingCount {
 /** Count `points` on a Redis key with a window of `seconds` (the key is created for it). */
 type BatchedCount = (key: string, points: number, seconds: number) => Promise<Counted>;
 
+const BATCH_MAX = 2000;
+const CONNECT_WAIT_MS = 2_000;
+
 function batchedCounter(redis: Redis): BatchedCount {
   redis.defineCommand('hpCountBatch', { lua: BATCH_SCRIPT });
   const send = (redis as unknown as { hpCountBatch(n: number, ...args: (string | number)[]): Promise<number[]> })
     .hpCountBatch;
   let pending: PendingCount[] = [];
+  // One call in flight at a time (a group commit): what is asked meanwhile leaves in the next,
+  // so under load a call carries every count of a round trip (each call is a system call each
+  // way, as dear as the client's answer), and an idle server still sends a count at once.
+  let sending = false;
+  // The first counts wait for the connection being made (at most CONNECT_WAIT_MS) rather than
+  // being counted in memory while it is: a window's counts then all live in one place.
+  let connected: Promise<void> | null = new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      for (const event of ['ready', 'error', 'end'] as const) redis.off(event, done);
+      resolve();
+    };
+    const timer = setTimeout(done, CONNECT_WAIT_MS);
+    timer.unref();
+    if (redis.status === 'ready') done();
+    else for (const event of ['ready', 'error', 'end'] as const) redis.once(event, done);
+  });
   const flush = (): void => {
-    const batch = pending;
-    pending = [];
+    if (sending || pending.length === 0) return;
+    if (connected !== null) {
+      sending = true;
+      void connected.then(() => {
+        connected = null;
+        sending = false;
+        flush();
+      });
+      return;
+    }
+    sending = true;
+    // At most BATCH_MAX a call (a script's arguments are spread onto the stack).
+    const batch = pending.length <= BATCH_MAX ? pending : pending.splice(0, BATCH_MAX);
+    if (batch === pending) pending = [];
     const args: (string | number)[] = batch.map((p) => p.key);
     for (const p of batch) args.push(p.points, p.seconds);
-    send.call(redis, batch.length, ...args).then(
-      (out) => {
-        for (let i = 0; i < batch.length; i++)
-          batch[i]?.resolve({ consumed: Number(out[2 * i]), msBeforeNext: Number(out[2 * i + 1]) });
-      },
-      (error: unknown) => {
-        for (const p of batch) p.reject(error);
-      },
-    );
+    send
+      .call(redis, batch.length, ...args)
+      .then(
+        (out) => {
+          for (let i = 0; i < batch.length; i++)
+            batch[i]?.resolve({ consumed: Number(out[2 * i]), msBeforeNext: Number(out[2 * i + 1]) });
+        },
+        (error: unknown) => {
+          for (const p of batch) p.reject(error);
+        },
+      )
+      .finally(() => {
+        sending = false;
+        flush();
+      });
   };
   return (key, points, seconds) =>
     new Promise<Counted>((resolve, reject) => {
-      if (pending.length === 0) setImmediate(flush);
+      if (pending.length === 0 && !sending) setImmediate(flush);
       pending.push({ key, points, seconds, resolve, reject });
     });
 }
@@ -177,6 +215,8 @@ export function createRateLimits(store: RateLimitStore, keyPrefix = 'hp'): RateL
           // Every token-surface request counts here: commands issued in the same tick leave in
           // one write instead of one system call each (measured: bench token, docs/BENCHMARKS.md).
           enableAutoPipelining: true,
+          // A Redis that stopped answering: counts fall back to this process alone, not hang.
+          commandTimeout: 1_000,
         })
       : null;
   // An error event with no listener would crash the process; a Redis outage falls back to memory.
