@@ -46,11 +46,15 @@ function requestId(req: IncomingMessage): string {
  * time), so it cannot carry a header or body; it skips the logger's wildcard redaction, which
  * costs several times more than writing the line. Failures go through the redacting logger.
  */
+const asIs = <T>(value: T): T => value;
+
 class AccessLog extends LogController {
   readonly #lines: FastifyBaseLogger;
   constructor(logger: FastifyBaseLogger) {
     super({ requestIdLogLabel: 'reqId' });
-    this.#lines = (logger as Logger).child({}, { redact: [] });
+    // The line's `req` and `res` are built here already (redacted URL): not again by the
+    // logger's serializers (each line ran redactQuery twice).
+    this.#lines = (logger as Logger).child({}, { redact: [], serializers: { req: asIs, res: asIs } });
   }
   override incomingRequest(): void {}
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
