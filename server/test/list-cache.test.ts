@@ -8,6 +8,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import fastJsonStringify from 'fast-json-stringify';
 import pg from 'pg';
 import type { BusMessage } from '../src/core/bus.ts';
 import { seedDemoCatalog } from '../src/core/catalog/demo-seed.ts';
@@ -128,6 +129,43 @@ describe('the serializer schema', () => {
     assert.ok(Array.isArray(out.properties.two?.anyOf), 'two structured branches are left to the validator');
     assert.deepEqual(out.properties.fixed, schema.properties.fixed);
     assert.ok(Array.isArray((schema.properties.at as { anyOf?: unknown }).anyOf), 'the route schema is not changed');
+  });
+
+  test('a union of objects whose shared properties agree is one object of them all; one that disagrees is left', () => {
+    const ok = { type: 'boolean' };
+    const merged = serializationSchema({
+      anyOf: [
+        {
+          type: 'object',
+          properties: { ok, list: { type: 'array', items: { type: 'string' } } },
+          required: ['ok', 'list'],
+        },
+        { type: 'object', properties: { ok, item: { type: 'string', format: 'date-time' } }, required: ['ok'] },
+      ],
+    });
+    assert.deepEqual(merged, {
+      type: 'object',
+      properties: {
+        ok,
+        list: { type: 'array', items: { type: 'string' } },
+        item: { type: 'string', format: 'date-time' },
+      },
+      required: ['ok'],
+    });
+    const clash = serializationSchema({
+      anyOf: [
+        { type: 'object', properties: { v: { type: 'string' } } },
+        { type: 'object', properties: { v: { type: 'integer' } } },
+      ],
+    }) as { anyOf?: unknown };
+    assert.ok(Array.isArray(clash.anyOf), 'the same name with two schemas is left to the validator');
+    // Written through fast-json-stringify, each shape comes out as its own branch writes it.
+    const write = fastJsonStringify(merged as Parameters<typeof fastJsonStringify>[0]);
+    assert.equal(write({ ok: true, list: ['a'] }), '{"ok":true,"list":["a"]}');
+    assert.equal(
+      write({ ok: true, item: '2026-11-26T10:00:00+05:30' }),
+      '{"ok":true,"item":"2026-11-26T10:00:00+05:30"}',
+    );
   });
 });
 

@@ -46,6 +46,41 @@ function isPlainStructured(branch: Schema): boolean {
   return !('anyOf' in branch || 'oneOf' in branch || 'allOf' in branch || '$ref' in branch || 'if' in branch);
 }
 
+/**
+ * A union of plain objects (a route answering one of several shapes, e.g. a list or one item) as
+ * one object holding every branch's properties, when the properties the branches share have the
+ * same schema: each value is then written as its own branch would write it, without validating
+ * it against each branch first (for the session service list, the whole page of twenty services
+ * and their dates, an eighth of the CPU). Required are the properties every branch requires.
+ */
+function mergedObjects(branches: unknown[]): Schema | null {
+  if (branches.length < 2) return null;
+  const objects: Schema[] = [];
+  for (const branch of branches) {
+    if (typeof branch !== 'object' || branch === null) return null;
+    const b = branch as Schema;
+    if (b.type !== 'object' || !isPlainStructured(b) || 'patternProperties' in b) return null;
+    objects.push(b);
+  }
+  const additional = JSON.stringify(objects[0]?.additionalProperties);
+  if (objects.some((o) => JSON.stringify(o.additionalProperties) !== additional)) return null;
+  const properties: Record<string, unknown> = {};
+  for (const o of objects) {
+    for (const [name, property] of Object.entries((o.properties ?? {}) as Record<string, unknown>)) {
+      if (name in properties && JSON.stringify(properties[name]) !== JSON.stringify(property)) return null;
+      properties[name] = property;
+    }
+  }
+  const requiredBy = (o: Schema) => new Set(Array.isArray(o.required) ? (o.required as string[]) : []);
+  const required = [...requiredBy(objects[0] as Schema)].filter((name) =>
+    objects.every((o) => requiredBy(o).has(name)),
+  );
+  const out: Schema = { type: 'object', properties };
+  if (required.length > 0) out.required = required;
+  if (objects[0]?.additionalProperties !== undefined) out.additionalProperties = objects[0].additionalProperties;
+  return out;
+}
+
 /** A copy of `schema` with unions of scalars written as type lists (see the top of the file). */
 export function serializationSchema(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(serializationSchema);
@@ -60,6 +95,12 @@ export function serializationSchema(schema: unknown): unknown {
   for (const keyword of ['anyOf', 'oneOf'] as const) {
     const branches = out[keyword];
     if (!Array.isArray(branches) || branches.length === 0) continue;
+    const merged = mergedObjects(branches);
+    if (merged !== null) {
+      delete out[keyword];
+      Object.assign(out, merged);
+      continue;
+    }
     const types = branches.map(scalarType);
     // Besides scalars, one object or one array may be among the branches (`Type.Union([X, Type.Null()])`):
     // the type list then carries that branch's keywords (properties, items…).
