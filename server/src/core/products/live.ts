@@ -19,6 +19,7 @@ import {
 import type { Bus } from '../bus.ts';
 import { AppError } from '../errors.ts';
 import type { Backends } from '../services/backends.ts';
+import { systemClock } from '../time.ts';
 
 export interface LiveEnv {
   db: Kysely<DB>;
@@ -150,7 +151,8 @@ export function probes<K, A, T>(probe: (subject: A) => Promise<T>, clock: () => 
     readAt: number;
   }
   const entries = new Map<K, Entry>();
-  const now = () => clock().getTime();
+  // Read per listed service per request: the system clock without a Date each time.
+  const now = clock === systemClock ? Date.now : () => clock().getTime();
   const slow = (error: unknown) => error instanceof UpstreamError && error.kind === 'timeout';
   let sweptAt = 0;
 
@@ -202,12 +204,13 @@ export function probes<K, A, T>(probe: (subject: A) => Promise<T>, clock: () => 
 
   return {
     async read(key, subject) {
-      sweep(now());
+      let t = now();
+      sweep(t);
       const entry = entryOf(key);
       // A second round only when `forget` ran while this reader waited: what it waited for answers nobody.
       for (let round = 0; ; round++) {
         const generation = entry.generation;
-        const t = now();
+        if (round > 0) t = now();
         entry.readAt = t;
         const { good, failed } = entry;
         if (good && t - good.at < PROBE_FRESH_MS) return { ok: true, value: good.value, at: good.at };
