@@ -223,17 +223,24 @@ export function createRateLimits(store: RateLimitStore, keyPrefix = 'hp'): RateL
   redis?.on('error', () => {});
   const limiters = new Map<LimitName, RateLimiterAbstract>();
   const count = redis ? batchedCounter(redis) : null;
-  /** While Redis is unreachable, each process counts alone (what rate-limiter-flexible's insurance does). */
+  const baseOf = (name: LimitName) => {
+    const spec: LimitSpec = LIMITS[name];
+    return {
+      points: spec.points,
+      duration: spec.duration,
+      blockDuration: spec.blockDuration ?? 0,
+      keyPrefix: `${keyPrefix}:${name}`,
+    };
+  };
+  /**
+   * While Redis is unreachable each process counts alone: one memory limiter per limit, shared by
+   * the batched counts and rate-limiter-flexible's own operations (its insuranceLimiter).
+   */
   const insurance = new Map<LimitName, RateLimiterMemory>();
   const insured = (name: LimitName): RateLimiterMemory => {
     let found = insurance.get(name);
     if (!found) {
-      const spec: LimitSpec = LIMITS[name];
-      found = new RateLimiterMemory({
-        points: spec.points,
-        duration: spec.duration,
-        keyPrefix: `${keyPrefix}:${name}`,
-      });
+      found = new RateLimiterMemory(baseOf(name));
       insurance.set(name, found);
     }
     return found;
@@ -242,13 +249,7 @@ export function createRateLimits(store: RateLimitStore, keyPrefix = 'hp'): RateL
   const limiter = (name: LimitName): RateLimiterAbstract => {
     let found = limiters.get(name);
     if (found) return found;
-    const spec: LimitSpec = LIMITS[name];
-    const base = {
-      points: spec.points,
-      duration: spec.duration,
-      blockDuration: spec.blockDuration ?? 0,
-      keyPrefix: `${keyPrefix}:${name}`,
-    };
+    const base = baseOf(name);
     if (store.kind === 'memory') {
       found = new RateLimiterMemory(base);
     } else if (store.kind === 'redis') {
@@ -256,7 +257,7 @@ export function createRateLimits(store: RateLimitStore, keyPrefix = 'hp'): RateL
         ...base,
         storeClient: redis,
         // While Redis is unreachable the process counts alone rather than failing every request.
-        insuranceLimiter: new RateLimiterMemory(base),
+        insuranceLimiter: insured(name),
       };
       found = new RateLimiterRedis(options);
     } else {
