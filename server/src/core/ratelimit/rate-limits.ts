@@ -182,8 +182,9 @@ function batchedCounter(redis: Redis): BatchedCount {
     if (batch === pending) pending = [];
     const args: (string | number)[] = batch.map((p) => p.key);
     for (const p of batch) args.push(p.points, p.seconds);
-    send
-      .call(redis, batch.length, ...args)
+    // Through a promise even if the client throws at once: `sending` must always be cleared.
+    Promise.resolve()
+      .then(() => send.call(redis, batch.length, ...args))
       .then(
         (out) => {
           for (let i = 0; i < batch.length; i++)
@@ -222,7 +223,12 @@ export function createRateLimits(store: RateLimitStore, keyPrefix = 'hp'): RateL
   // An error event with no listener would crash the process; a Redis outage falls back to memory.
   redis?.on('error', () => {});
   const limiters = new Map<LimitName, RateLimiterAbstract>();
-  const count = redis ? batchedCounter(redis) : null;
+  // The batched counts on a connection of their own, without auto-pipelining (they are one call per
+  // round trip already): in ioredis' auto-pipeline, a script sent before Redis had it loaded
+  // (NOSCRIPT, then retried) broke the answers of the other commands of that pipeline.
+  const counting = redis?.duplicate({ enableAutoPipelining: false }) ?? null;
+  counting?.on('error', () => {});
+  const count = counting ? batchedCounter(counting) : null;
   const baseOf = (name: LimitName) => {
     const spec: LimitSpec = LIMITS[name];
     return {
@@ -342,6 +348,7 @@ export function createRateLimits(store: RateLimitStore, keyPrefix = 'hp'): RateL
     },
     async close() {
       redis?.disconnect();
+      counting?.disconnect();
       if (store.kind === 'postgres' && store.owned) await store.pool.end();
     },
   };
