@@ -3,7 +3,7 @@
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -45,6 +45,8 @@ export async function freePort(): Promise<number> {
 
 export interface Started {
   url: string;
+  /** The process answering, where the bench spawned it. */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -155,8 +157,26 @@ export async function startRaw(responses: Record<string, { status: number; body:
   });
   const base = `http://127.0.0.1:${port}`;
   await waitUntilUp(`${base}/__up`, child, output);
-  return { url: base, stop: () => stopChild(child) };
+  return { url: base, pid: child.pid, stop: () => stopChild(child) };
 }
+
+/**
+ * CPU time (user + system, all threads) a process has used so far, in ms, from /proc; null where
+ * there is no /proc. Divided by the requests of a run it gives CPU per request, which moves far
+ * less than req/s when the machine is shared (the client, the database and Redis share the cores).
+ */
+export function cpuMs(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+/** USER_HZ: 100 on every Linux this runs on (sysconf(_SC_CLK_TCK)). */
+const CLOCK_TICKS = 100;
 
 export async function measure(
   label: string,

@@ -23,6 +23,7 @@ import { openDatabase } from '../server/src/db/database.ts';
 import { migrateToLatest } from '../server/src/db/migrator.ts';
 import {
   type BenchOptions,
+  cpuMs,
   freePort,
   type Measured,
   ROOT,
@@ -164,11 +165,17 @@ export async function run(options: BenchOptions): Promise<string> {
   const { spawn } = await import('node:child_process');
   // BENCH_PROFILE=<dir> writes a CPU profile of the server process there.
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
-  const server = spawn(process.execPath, [...profile, '--import', 'tsx', join(ROOT, 'server/src/main.ts')], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  // BENCH_NODE_ARGS="--flag …" adds node flags to the server (e.g. --perf-basic-prof for `perf record`).
+  const nodeFlags = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((f) => f !== '');
+  const server = spawn(
+    process.execPath,
+    [...profile, ...nodeFlags, '--import', 'tsx', join(ROOT, 'server/src/main.ts')],
+    {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', ...env, ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('EXP_'))) },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
   const base = `http://127.0.0.1:${env.PORT}`;
   for (let i = 0; i < 600; i++) {
     try {
@@ -194,13 +201,17 @@ export async function run(options: BenchOptions): Promise<string> {
     [CLOUD_LIST]: { status: 200, body: await body(CLOUD_LIST, auth(instanceTokens[0] as string)) },
   });
   let n = 0;
-  const hit = (
+  // Server CPU per request of each run (µs, /proc): steadier than req/s on a shared machine.
+  const cpu: string[] = [];
+  const hit = async (
     label: string,
     url: string,
     pool: string[] | null,
     headers: (value: string) => Record<string, string> = auth,
-  ): Promise<Measured> =>
-    autocannon({
+  ): Promise<Measured> => {
+    const pid = url.startsWith(raw.url) ? raw.pid : server.pid;
+    const before = cpuMs(pid);
+    const result = await autocannon({
       url,
       connections: options.connections,
       duration: options.duration,
@@ -210,14 +221,19 @@ export async function run(options: BenchOptions): Promise<string> {
           setupRequest: (req) => ({ ...req, headers: pool ? headers(pool[n++ % pool.length] as string) : {} }),
         },
       ],
-    }).then((r) => ({
+    });
+    const after = cpuMs(pid);
+    if (before !== null && after !== null && result.requests.total > 0 && label !== 'warm-up')
+      cpu.push(`${label}: ${Math.round(((after - before) * 1000) / result.requests.total)} µs`);
+    return {
       label,
-      rps: Math.round(r.requests.average),
-      p50: r.latency.p50,
-      p99: r.latency.p99,
-      errors: r.errors,
-      non2xx: r.non2xx,
-    }));
+      rps: Math.round(result.requests.average),
+      p50: result.latency.p50,
+      p99: result.latency.p99,
+      errors: result.errors,
+      non2xx: result.non2xx,
+    };
+  };
   const rows: Measured[] = [];
   // Live power (issue 18): how often the node was asked while the lists were polled.
   const probes: string[] = [];
@@ -285,6 +301,10 @@ export async function run(options: BenchOptions): Promise<string> {
     'Calls to the Proxmox node (5 ms each) during the list runs; one probe per node per 3 s is the rule:',
     '',
     ...probes.map((p) => `- ${p}`),
+    '',
+    'Server CPU per request (user + system time of the answering process, all its threads, over the run):',
+    '',
+    ...cpu.map((c) => `- ${c}`),
     '',
     ...['/plans', '/instances', '/client-services', '/cloud-instances'].map((what) =>
       summarize(of(what), `hostplane ${what}`, `raw ${what}`),
