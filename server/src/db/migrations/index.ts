@@ -18,6 +18,7 @@ import * as m0015 from './0015_change_notices.ts';
 import * as m0016 from './0016_request_log_keys.ts';
 import * as m0017 from './0017_status_indexes.ts';
 import * as m0018 from './0018_search_lookups.ts';
+import * as m0019 from './0019_request_log_brin.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_extensions': m0001,
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   '0016_request_log_keys': m0016,
   '0017_status_indexes': m0017,
   '0018_search_lookups': m0018,
+  '0019_request_log_brin': m0019,
 };
