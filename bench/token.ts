@@ -172,7 +172,7 @@ export async function run(options: BenchOptions): Promise<string> {
     [...profile, ...nodeFlags, '--import', 'tsx', join(ROOT, 'server/src/main.ts')],
     {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', ...env, ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('EXP_'))) },
+      env: { PATH: process.env.PATH ?? '', ...env },
       stdio: ['ignore', 'ignore', 'inherit'],
     },
   );
