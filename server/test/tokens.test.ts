@@ -5,7 +5,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
+import pino from 'pino';
 import { runAdmin } from '../src/admin/run.ts';
+import { createRequestLog } from '../src/core/tokens/request-log.ts';
 import { freshIp, signedInBrowser } from './support/factories.ts';
 import { createTestApp, ManualClock, type TestApp } from './support/harness.ts';
 
@@ -233,6 +235,64 @@ describe('request log', () => {
       t.deps.database.db,
     );
     assert.ok(dump.rows.every((r) => !r.row.includes(secret)));
+  });
+
+  test('the log stores any text exactly: quotes, backslashes, braces, commas, "NULL", non-ASCII; long paths cut at 500', async () => {
+    const { id } = await newToken();
+    const { account_id: accountId } = await t.deps.database.db
+      .selectFrom('api_tokens')
+      .select('account_id')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    const log = createRequestLog(t.deps.database.db, pino({ level: 'silent' }));
+    const texts = ['/a"b', '/a\\b', '/{x},{y}', 'NULL', '', '/मुंबई/🚀', '/x y\t\n', `/${'p'.repeat(600)}`];
+    const at = Date.UTC(2026, 10, 26, 12, 0, 0, 123);
+    for (const [i, path] of texts.entries())
+      log.record({
+        tokenId: id,
+        accountId,
+        method: i % 2 ? 'POST' : 'GET',
+        path,
+        route: i === 0 ? null : path.slice(0, 20),
+        status: 200 + i,
+        ip: i === 1 ? null : `198.51.100.${i}`,
+        durationMs: 1.23456,
+        requestId: `req-${i}`,
+        at: i % 2 ? at + i : new Date(at + i),
+      });
+    await log.close();
+    const rows = await t.deps.database.db
+      .selectFrom('api_request_log')
+      .select(['method', 'path', 'route', 'status', 'ip', 'duration_ms', 'request_id', 'created_at'])
+      .where('token_id', '=', id)
+      .orderBy('id')
+      .execute();
+    assert.deepEqual(
+      rows.map((r) => r.path),
+      texts.map((p) => p.slice(0, 500)),
+    );
+    assert.deepEqual(
+      rows.map((r) => [r.method, r.route, r.status, r.ip, r.request_id]),
+      texts.map((p, i) => [
+        i % 2 ? 'POST' : 'GET',
+        i === 0 ? null : p.slice(0, 20),
+        200 + i,
+        i === 1 ? null : `198.51.100.${i}`,
+        `req-${i}`,
+      ]),
+    );
+    assert.ok(rows.every((r) => Math.abs(Number(r.duration_ms) - 1.23) < 1e-6));
+    assert.deepEqual(
+      rows.map((r) => new Date(r.created_at).getTime()),
+      texts.map((_, i) => at + i),
+    );
+    const token = await t.deps.database.db
+      .selectFrom('api_tokens')
+      .select(['last_used_at', 'last_used_ip'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    assert.equal(new Date(token.last_used_at as Date).getTime(), at + texts.length - 1, 'the latest use');
+    assert.equal(token.last_used_ip, `198.51.100.${texts.length - 1}`);
   });
 
   test('refused calls go to the log of the token they were made with; a token in the URL never reaches a log line', async () => {

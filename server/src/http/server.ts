@@ -219,7 +219,7 @@ export function buildServer(deps: Deps): FastifyInstance {
       ip: clientIp(request),
       durationMs: reply.elapsedTime,
       requestId: request.id,
-      at: new Date(),
+      at: Date.now(),
     });
   });
 
