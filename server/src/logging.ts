@@ -84,6 +84,12 @@ export class LogSink implements DestinationStream {
   static readonly MAX_QUEUED = 8 * 1024 * 1024;
   static readonly EXIT_FLUSH_MS = 500;
   static readonly RETRY_MS = 50;
+  /**
+   * Lines are gathered this long (or until COALESCE_CHARS wait) before a write: one write per
+   * request, each a round trip through the thread pool, was a third of `/plans`' CPU (issue 18).
+   */
+  static readonly COALESCE_MS = 5;
+  static readonly COALESCE_CHARS = 64 * 1024;
   readonly #fd: number;
   #queue: string[] = [];
   #queued = 0;
@@ -91,6 +97,7 @@ export class LogSink implements DestinationStream {
   #inFlight: Buffer | null = null;
   #broken = false;
   #retry: NodeJS.Timeout | null = null;
+  #gather: NodeJS.Timeout | null = null;
   #idle: (() => void)[] = [];
   dropped = 0;
 
@@ -110,13 +117,37 @@ export class LogSink implements DestinationStream {
     }
     this.#queue.push(line);
     this.#queued += line.length;
-    if (this.#inFlight === null) this.#next();
+    // A write in flight writes what waits when it completes.
+    if (this.#inFlight === null) this.#soon();
     return true;
+  }
+
+  /** Write what is queued now if it is a lot, else after COALESCE_MS (what comes meanwhile with it). */
+  #soon(): void {
+    if (this.#queued >= LogSink.COALESCE_CHARS) {
+      if (this.#gather !== null) clearTimeout(this.#gather);
+      this.#gather = null;
+      this.#next();
+      return;
+    }
+    if (this.#gather !== null) return;
+    this.#gather = setTimeout(() => {
+      this.#gather = null;
+      if (this.#inFlight === null) this.#next();
+    }, LogSink.COALESCE_MS);
+    // Never what keeps the process alive: at exit, flushSync writes what is queued.
+    this.#gather.unref();
   }
 
   /** Resolves once everything queued is written, the sink is broken, or `timeoutMs` passed. */
   flush(timeoutMs: number): Promise<void> {
     if (this.#inFlight === null && this.#queue.length === 0) return Promise.resolve();
+    // What is being gathered goes now (and the write in flight keeps the process up meanwhile).
+    if (this.#inFlight === null && this.#retry === null) {
+      if (this.#gather !== null) clearTimeout(this.#gather);
+      this.#gather = null;
+      this.#next();
+    }
     return new Promise((resolve) => {
       const timer = setTimeout(done, timeoutMs);
       timer.unref();
@@ -136,6 +167,8 @@ export class LogSink implements DestinationStream {
     // A write in flight belongs to the thread pool (writing it again could duplicate it); one
     // waiting for its retry timer is ours to write now.
     const waiting = this.#retry !== null ? this.#inFlight : null;
+    if (this.#gather !== null) clearTimeout(this.#gather);
+    this.#gather = null;
     let buf = Buffer.concat([waiting ?? Buffer.alloc(0), Buffer.from(this.#queue.join(''))]);
     if (waiting !== null) this.#inFlight = null;
     this.#queue = [];
@@ -186,7 +219,10 @@ export class LogSink implements DestinationStream {
         return;
       }
       this.#inFlight = written < buf.length ? buf.subarray(written) : null;
-      this.#next();
+      // The rest of a partial write, the idle callbacks, or what a flush waits for: at once; else
+      // new lines are gathered first.
+      if (this.#inFlight !== null || this.#queue.length === 0 || this.#idle.length > 0) this.#next();
+      else this.#soon();
     });
   }
 
