@@ -122,11 +122,15 @@ export class LogSink implements DestinationStream {
     return true;
   }
 
+  #stopGathering(): void {
+    if (this.#gather !== null) clearTimeout(this.#gather);
+    this.#gather = null;
+  }
+
   /** Write what is queued now if it is a lot, else after COALESCE_MS (what comes meanwhile with it). */
   #soon(): void {
     if (this.#queued >= LogSink.COALESCE_CHARS) {
-      if (this.#gather !== null) clearTimeout(this.#gather);
-      this.#gather = null;
+      this.#stopGathering();
       this.#next();
       return;
     }
@@ -144,8 +148,7 @@ export class LogSink implements DestinationStream {
     if (this.#inFlight === null && this.#queue.length === 0) return Promise.resolve();
     // What is being gathered goes now (and the write in flight keeps the process up meanwhile).
     if (this.#inFlight === null && this.#retry === null) {
-      if (this.#gather !== null) clearTimeout(this.#gather);
-      this.#gather = null;
+      this.#stopGathering();
       this.#next();
     }
     return new Promise((resolve) => {
@@ -167,8 +170,7 @@ export class LogSink implements DestinationStream {
     // A write in flight belongs to the thread pool (writing it again could duplicate it); one
     // waiting for its retry timer is ours to write now.
     const waiting = this.#retry !== null ? this.#inFlight : null;
-    if (this.#gather !== null) clearTimeout(this.#gather);
-    this.#gather = null;
+    this.#stopGathering();
     let buf = Buffer.concat([waiting ?? Buffer.alloc(0), Buffer.from(this.#queue.join(''))]);
     if (waiting !== null) this.#inFlight = null;
     this.#queue = [];

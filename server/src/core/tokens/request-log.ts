@@ -129,21 +129,21 @@ class Rows {
     this.requestId.text(e.requestId);
     this.at.number(at);
   }
+  readonly #columns = [
+    this.tokenId,
+    this.accountId,
+    this.method,
+    this.path,
+    this.route,
+    this.status,
+    this.ip,
+    this.durationMs,
+    this.requestId,
+    this.at,
+  ];
   clear(): void {
     this.length = 0;
-    for (const column of [
-      this.tokenId,
-      this.accountId,
-      this.method,
-      this.path,
-      this.route,
-      this.status,
-      this.ip,
-      this.durationMs,
-      this.requestId,
-      this.at,
-    ])
-      column.clear();
+    for (const column of this.#columns) column.clear();
   }
 }
 
