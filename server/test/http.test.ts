@@ -43,6 +43,15 @@ before(async () => {
         app.get(`${prefix.replace(/\/$/, '')}/refused`, { schema: { hide: true } }, async () => {
           throw new AppError('locked_out', { retryAfter: 42 });
         });
+        // What node-postgres throws when PostgreSQL aborts a transaction for another one's sake.
+        app.get(`${prefix.replace(/\/$/, '')}/aborted/:code`, { schema: { hide: true } }, async (request) => {
+          const { code } = request.params as { code: string };
+          throw Object.assign(new Error(code === '40P01' ? 'deadlock detected' : 'could not serialize access'), {
+            name: 'error',
+            severity: 'ERROR',
+            code,
+          });
+        });
       }
     },
   });
@@ -109,6 +118,24 @@ describe('envelopes', () => {
     );
     assert.ok(lines.some((line) => (line.res as { statusCode?: number } | undefined)?.statusCode === 500));
   });
+});
+
+describe('transactions the database aborted', () => {
+  for (const code of ['40P01', '40001'])
+    test(`${code} (${code === '40P01' ? 'deadlock' : 'serialization failure'}): 409 conflict in each envelope, not a 500; logged as a warning`, async () => {
+      for (const prefix of ['/api/v1/client/probe', '/api/v1/probe', '/cloud/v1/probe']) {
+        const res = await t.inject({ method: 'GET', url: `${prefix}/aborted/${code}` });
+        assert.equal(res.statusCode, 409, `${prefix}: ${res.body}`);
+        const body = res.json();
+        const error = body.error ?? body.code;
+        assert.ok(error === 'conflict' || body.code === 'conflict', `${prefix}: ${res.body}`);
+        assert.doesNotMatch(res.body, /deadlock|serializ/);
+      }
+      const warned = t.logs
+        .parsed()
+        .filter((r) => r.msg === 'request aborted by the database; answered 409' && r.level === 40);
+      assert.ok(warned.length >= 3, 'each one logged');
+    });
 });
 
 describe('request ids', () => {

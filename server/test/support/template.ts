@@ -64,10 +64,11 @@ export async function preparePostgresTemplate(adminUrl: string): Promise<string>
   try {
     const { rowCount } = await admin.query('select 1 from pg_database where datname = $1', [name]);
     if (rowCount === 1) return name;
-    // Old templates from earlier fingerprints are dropped so they do not pile up.
+    // Old templates from earlier fingerprints are dropped so they do not pile up (not one that
+    // another `npm test` on this server is building for this fingerprint now).
     const old = await admin.query<{ datname: string }>(
-      "select datname from pg_database where datname like 'hostplane\\_template\\_%' and datname <> $1",
-      [name],
+      "select datname from pg_database where datname like 'hostplane\\_template\\_%' and datname <> $1 and datname not like $2",
+      [name, `${name.replaceAll('_', '\\_')}\\_building\\_%`],
     );
     for (const row of old.rows) await admin.query(`drop database if exists "${row.datname}" with (force)`);
     const building = `${name}_building_${process.pid}`;
@@ -81,7 +82,13 @@ export async function preparePostgresTemplate(adminUrl: string): Promise<string>
     } finally {
       await database.close();
     }
-    await admin.query(`alter database "${building}" rename to "${name}"`);
+    try {
+      await admin.query(`alter database "${building}" rename to "${name}"`);
+    } catch (error) {
+      // Another `npm test` built the same template meanwhile (42P04 duplicate_database): use it.
+      if ((error as { code?: string }).code !== '42P04') throw error;
+      await admin.query(`drop database if exists "${building}" with (force)`);
+    }
     return name;
   } finally {
     await admin.end();

@@ -29,7 +29,7 @@ import { notify } from '../notifications/notification.service.ts';
 import { addMonth } from '../orders/order.service.ts';
 import { recordEvent } from '../services/events.ts';
 import * as services from '../services/service.repository.ts';
-import { balanceOf, ensureWallet, post } from '../wallet/ledger.ts';
+import { balanceOf, lockWallet, post } from '../wallet/ledger.ts';
 
 export const REMINDER_DAYS = 3;
 const DAY_MS = 86_400_000;
@@ -62,15 +62,6 @@ export interface BillingOptions {
 }
 
 const day = (d: Date) => d.toISOString().slice(0, 10);
-
-/**
- * Every path that moves an account's money locks its wallet row first (then orders, then the
- * service), so a client's payment, a credit paying unpaid orders and the cycle never deadlock.
- */
-async function lockWallet(trx: Transaction<DB>, accountId: number): Promise<void> {
-  await ensureWallet(trx, accountId);
-  await trx.selectFrom('wallets').select('account_id').where('account_id', '=', accountId).forUpdate().execute();
-}
 
 export function createBilling(options: BillingOptions) {
   const { db, jobs, mailer, clock, graceDays, terminateDays } = options;

@@ -13,7 +13,7 @@ import { notify } from '../notifications/notification.service.ts';
 import { addMonth } from '../orders/order.service.ts';
 import { recordEvent } from '../services/events.ts';
 import * as services from '../services/service.repository.ts';
-import { post } from '../wallet/ledger.ts';
+import { lockWallet, post } from '../wallet/ledger.ts';
 import { productOf } from './index.ts';
 
 /** What every transition is about. */
@@ -44,6 +44,8 @@ export async function activated(trx: Transaction<DB>, t: Transition, plan: Pick<
  */
 export async function failedAndRefunded(trx: Transaction<DB>, t: Transition, failure: Failure): Promise<void> {
   const { service, now } = t;
+  // Wallet, then the order, then the service: the order every money path takes (lockWallet).
+  await lockWallet(trx, service.account_id);
   const order = await trx
     .selectFrom('orders')
     .selectAll()
@@ -122,15 +124,18 @@ export async function unsuspended(trx: Transaction<DB>, t: Transition): Promise<
 /** Terminated (upstream already deleted): what the product reserved is released, the credentials deleted. */
 export async function terminated(trx: Transaction<DB>, t: Transition): Promise<void> {
   const { service, now } = t;
-  await productOf(service.type).release(trx, service.id);
-  await services.markTerminated(trx, service.id, now);
   // Nothing is owed for a service that no longer exists (the billing cycle's unpaid renewal).
+  // Wallet, then its orders, then the service — the order a client's pay takes them in
+  // (lockWallet); the other way round the two deadlocked and the pay answered 500.
+  await lockWallet(trx, service.account_id);
   await trx
     .updateTable('orders')
     .set({ status: 'cancelled' })
     .where('service_id', '=', service.id)
     .where('status', '=', 'unpaid')
     .execute();
+  await productOf(service.type).release(trx, service.id);
+  await services.markTerminated(trx, service.id, now);
   await finishJob(trx, t.job.id, now, undefined, t.bus);
   await recordEvent(
     trx,

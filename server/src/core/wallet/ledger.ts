@@ -29,6 +29,17 @@ export async function ensureWallet(db: Kysely<DB>, accountId: number): Promise<v
 }
 
 /**
+ * Every path that moves an account's money, or settles its orders, locks its wallet row first
+ * (then orders, then the service), so a client's payment, a credit paying unpaid orders, the
+ * billing cycle and a service's transitions (a termination cancelling its unpaid order, a refund)
+ * never deadlock.
+ */
+export async function lockWallet(trx: Transaction<DB>, accountId: number): Promise<void> {
+  await ensureWallet(trx, accountId);
+  await trx.selectFrom('wallets').select('account_id').where('account_id', '=', accountId).forUpdate().execute();
+}
+
+/**
  * Post one entry. A debit the balance cannot cover throws `insufficient_funds` with the balance,
  * the amount required and the shortfall; nothing is written then.
  */

@@ -37,6 +37,8 @@ const PARSER_ERRORS: Record<string, () => AppError> = {
 /** What the multipart parser (busboy) throws, untyped, for a body that is not a well-formed form. */
 const MALFORMED_MULTIPART = /^Multipart: |unexpected end of multipart data|^Boundary required|^Malformed part header/i;
 
+const TRANSIENT_DATABASE = new Set(['40P01', '40001']);
+
 export function toAppError(error: unknown): AppError {
   if (isAppError(error)) return error;
   const fastifyError = error as Partial<FastifyError> & { validation?: AjvIssue[]; validationContext?: string };
@@ -49,6 +51,9 @@ export function toAppError(error: unknown): AppError {
     return new AppError('bad_request', { message: 'The multipart/form-data body is malformed.' });
   // secure-json-parse refusals (prototype poisoning) and JSON syntax errors carry statusCode 400.
   if (error instanceof SyntaxError || fastifyError.statusCode === 400) return new AppError('malformed_json');
+  // PostgreSQL aborted the transaction for another one's sake (deadlock_detected,
+  // serialization_failure): nothing of it was written and the same request can be sent again.
+  if (TRANSIENT_DATABASE.has(String(fastifyError.code))) return new AppError('conflict', { cause: error });
   const status = fastifyError.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     if (status === 404) return new AppError('not_found');
@@ -131,6 +136,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     if (appError.status >= 500) {
       request.log.error({ err: appError.cause ?? error, errorCode: appError.code }, 'request failed');
+    } else if (appError !== error && appError.code === 'conflict') {
+      // Answered 409, but a deadlock means two paths lock rows in different orders: worth a look.
+      request.log.warn({ err: error }, 'request aborted by the database; answered 409');
     }
     return sendError(request, reply, appError);
   });
