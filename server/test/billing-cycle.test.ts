@@ -1043,6 +1043,44 @@ describe('money arriving in the middle of a run (PostgreSQL: real concurrent tra
       await booksHold(c.accountId);
     });
 
+  // Was a bug: a client's renew locked the service and then the wallet, the cycle the wallet and
+  // then the service. The holder keeps the wallet while the run, then the renew, queue for it.
+  test("a client's renew while the cycle waits for the same account's wallet: both finish, no deadlock", {
+    skip: onPostgres ? false : PG_RACES,
+  }, async () => {
+    const c = await customer('900');
+    const svc = await order(c, 'vps-1c-1g');
+    const due = svc.period_end as Date;
+    const p = await pgPair();
+    const logged = u.t.logs.lines.length;
+    let results: PromiseSettledResult<unknown>[] = [];
+    try {
+      await p.holder.query('begin');
+      await p.holder.query('select * from wallets where account_id = $1 for update', [c.accountId]);
+      const billing = run(due, c.accountId);
+      await waitFor('the run to wait for the wallet', async () => (await p.waiting('%"wallets"%')) >= 1);
+      const renewing = c.browser.post('/api/v1/client/services/', { id: svc.id, action: 'renew' }, { csrf: true });
+      await waitFor('the renew to wait too', async () => (await p.waiting('%"wallets"%')) >= 2);
+      await p.holder.query('commit');
+      results = await Promise.allSettled([billing, renewing]);
+    } finally {
+      await p.holder.query('rollback').catch(() => {});
+      await p.close();
+    }
+    const [ran, renewed] = results;
+    assert.ok(ran?.status === 'fulfilled', ran?.status === 'rejected' ? String(ran.reason) : 'no result');
+    assert.deepEqual(of(ran.value as BillingAction[], svc.id), ['renewed']);
+    assert.ok(renewed?.status === 'fulfilled', renewed?.status === 'rejected' ? String(renewed.reason) : 'no result');
+    const res = renewed.value as { statusCode: number; body: string };
+    assert.equal(res.statusCode, 200, res.body);
+    const deadlocks = u.t.logs.lines.slice(logged).filter((l) => /deadlock/i.test(l));
+    assert.equal(deadlocks.length, 0, 'no transaction was aborted as a deadlock');
+    // Two months bought (the cycle's and the client's), two charges of ₹299.
+    assert.equal(await balance(c.accountId), 90_000n - 3n * 29_900n);
+    assert.equal((await service(svc.id)).period_end?.toISOString(), addMonth(addMonth(due)).toISOString());
+    await booksHold(c.accountId);
+  });
+
   // Was a bug (two CI runs' property tests, a pay answering 500): the terminate job's last
   // transaction locked the service and then the unpaid order, a client's pay the order and then
   // the service, so the two deadlocked and PostgreSQL aborted one. Now the termination takes the

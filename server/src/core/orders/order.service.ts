@@ -18,7 +18,7 @@ import { type Product, productOf, products } from '../products/index.ts';
 import { recordEvent } from '../services/events.ts';
 import * as services from '../services/service.repository.ts';
 import type { Clock } from '../time.ts';
-import { post } from '../wallet/ledger.ts';
+import { lockWallet, post } from '../wallet/ledger.ts';
 import {
   type CheckedConfig,
   checkOrderConfig,
@@ -275,6 +275,9 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
      */
     async renew(accountId: number, serviceId: number): Promise<{ order: Order; service: Service }> {
       return db.transaction().execute(async (trx) => {
+        // The wallet before the service, as every money path (lockWallet): the billing cycle
+        // holds the wallet and asks for the service, so the other way round they deadlock.
+        await lockWallet(trx, accountId);
         const service = await services.lockOwn(trx, accountId, serviceId);
         if (!service) throw new AppError('not_owner');
         if (service.status !== 'active' && service.status !== 'suspended') {
