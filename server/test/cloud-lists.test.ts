@@ -9,7 +9,15 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import fastJsonStringify from 'fast-json-stringify';
+import { type TSchema, Type } from 'typebox';
 import type { Service } from '../src/db/tables.ts';
+import { PaginationSchema as ClientPaginationSchema } from '../src/http/client/context.ts';
+import { okSchema as clientOkSchema } from '../src/http/client/views.ts';
+import { InstanceSchema } from '../src/http/cloud/views.ts';
+import { serializationSchema } from '../src/http/plugins/serializer.ts';
+import { okSchema, PaginationSchema } from '../src/http/rest/views.ts';
+import { ServiceSchema } from '../src/http/views/service.view.ts';
 import { fingerprint } from './support/db.ts';
 import { freshIp, signedInBrowser } from './support/factories.ts';
 import { ManualClock } from './support/harness.ts';
@@ -312,6 +320,51 @@ describe('utilisation', () => {
     const on = await api.call('POST', `${CLOUD}/instances/${kvmId}/power`, { action: 'power_cycle' });
     assert.equal(await settled(on.json().job.id), 'succeeded');
     assert.equal((await kvmOf())?.power, 'running');
+  });
+});
+
+describe('the lists as bytes (http/list-body.ts)', () => {
+  const envelope = (item: TSchema, session: boolean, field: string) =>
+    fastJsonStringify(
+      serializationSchema(
+        (session ? clientOkSchema : okSchema)({
+          [field]: Type.Array(item),
+          pagination: session ? ClientPaginationSchema : PaginationSchema,
+        }),
+      ) as Parameters<typeof fastJsonStringify>[0],
+    );
+  const routes = [
+    { path: `${CLOUD}/instances`, field: 'instances', item: InstanceSchema, session: false },
+    { path: '/api/v1/instances', field: 'instances', item: ServiceSchema, session: false },
+    { path: '/api/v1/client/services/', field: 'services', item: ServiceSchema, session: true },
+  ];
+  const get = (route: (typeof routes)[number], who = owner, client = api) =>
+    route.session ? who.browser.get(route.path) : client.call('GET', route.path);
+
+  test('each list is exactly what its schema writes; the same bytes while nothing changed; a change shows at once; another caller gets its own', async () => {
+    clock.advance(4);
+    const other = await signedInBrowser(u.t, freshIp());
+    const otherApi = await apiClient(u.t, ['*'], '0', other.account.id);
+    for (const route of routes) {
+      const first = await get(route);
+      assert.equal(first.statusCode, 200, first.body);
+      assert.match(String(first.headers['content-type']), /^application\/json; charset=utf-8/);
+      const parsed = JSON.parse(first.body) as Record<string, unknown>;
+      assert.deepEqual(JSON.parse(envelope(route.item, route.session, route.field)(parsed)), parsed, route.path);
+      assert.equal((await get(route)).body, first.body, `${route.path}: unchanged`);
+      const theirs = JSON.parse((await get(route, other, otherApi)).body) as Record<string, unknown[]>;
+      assert.deepEqual(theirs[route.field], [], `${route.path}: another account lists nothing of this one`);
+    }
+    const db = u.t.deps.database.db;
+    await db.updateTable('services').set({ label: 'renamed-now' }).where('id', '=', kvmId).execute();
+    try {
+      for (const route of routes) {
+        const items = JSON.parse((await get(route)).body)[route.field] as { id: number; label: string }[];
+        assert.equal(items.find((i) => i.id === kvmId)?.label, 'renamed-now', `${route.path}: the new label at once`);
+      }
+    } finally {
+      await db.updateTable('services').set({ label: 'lists1' }).where('id', '=', kvmId).execute();
+    }
   });
 });
 

@@ -91,8 +91,12 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
 
 /**
  * Send what is not the route's schema-typed answer, as it is: JSON already serialised (a stored
- * idempotent answer, a cached list) or a file stream. Fastify does not serialise either again.
+ * idempotent answer, a cached list, as text or bytes) or a file stream. Fastify does not
+ * serialise any of them again.
  */
-export function sendAsIs(reply: { send(payload: never): FastifyReply }, body: string | Readable): FastifyReply {
+export function sendAsIs(
+  reply: { send(payload: never): FastifyReply },
+  body: string | Buffer | Readable,
+): FastifyReply {
   return reply.send(body as never);
 }

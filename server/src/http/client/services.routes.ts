@@ -20,7 +20,9 @@ import {
   SIGNALS,
 } from '../../core/services/service-actions.ts';
 import { isoWithOffset } from '../../core/time.ts';
+import { jsonList } from '../list-body.ts';
 import { sessionErrors } from '../schemas.ts';
+import { sendAsIs } from '../surfaces.ts';
 import { OrderSchema, orderView } from '../views/order.view.ts';
 import { JobSchema, jobView, listedServiceView, orUnknown, ServiceSchema, serviceView } from '../views/service.view.ts';
 import { PAGE_QUERY, PaginationSchema, pageOf, pagination, signedIn } from './context.ts';
@@ -61,6 +63,11 @@ const unknownAction = () =>
 
 export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
+  const listed = jsonList<ReturnType<typeof listedServiceView>>(
+    ServiceSchema,
+    '"success":true,"message":"Services loaded."',
+    'services',
+  );
   const view = (detail: ServiceDetail, power: string | null | undefined, withJob: boolean) =>
     serviceView(detail.service, {
       plan: detail.plan,
@@ -119,12 +126,13 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
         if (q.action !== undefined) throw AppError.fields({ id: 'is required with action' });
         const list = await deps.services.list(accountId, page, perPage);
         const live = await deps.serviceActions.liveStates(list.rows.map((d) => d.service));
-        return {
-          success: true as const,
-          message: 'Services loaded.',
-          services: list.rows.map((d) => listedServiceView(d, live.get(d.service.id) ?? null)),
-          pagination: pagination(page, perPage, list.total),
-        };
+        // The bytes of the unchanged page (list-body.ts); the same JSON the schema writes.
+        const body = listed.body(
+          `${accountId}:${page}:${perPage}`,
+          list.rows.map((d) => listedServiceView(d, live.get(d.service.id) ?? null)),
+          `"pagination":${JSON.stringify(pagination(page, perPage, list.total))}`,
+        );
+        return sendAsIs(reply.type('application/json; charset=utf-8'), body);
       }
       if (q.action === 'credentials') {
         reply.header('Cache-Control', 'no-store');

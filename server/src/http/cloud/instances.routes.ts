@@ -13,10 +13,12 @@ import { keyFieldRule } from '../../core/idempotency.ts';
 import { getOwnJob } from '../../core/jobs/service-jobs.ts';
 import { orderFieldRules } from '../../core/orders/order-input.ts';
 import { answerTokenDeploy } from '../deploy.ts';
+import { jsonList } from '../list-body.ts';
 import { principalOf } from '../plugins/token-auth.ts';
 import { CredentialsSchema, instanceCredentials, instanceDetail, instancePage } from '../rest/instances.routes.ts';
 import { IdParams, okSchema, PageQuery, PaginationSchema } from '../rest/views.ts';
 import { tokenErrors } from '../schemas.ts';
+import { sendAsIs } from '../surfaces.ts';
 import { OrderSchema, orderView } from '../views/order.view.ts';
 import { JobSchema, jobView, serviceView } from '../views/service.view.ts';
 import { CLOUD_SCOPE, INSTANCE_TYPES, InstanceSchema, instanceType, instanceView } from './views.ts';
@@ -84,6 +86,7 @@ export async function cloudInstanceRoutes(root: FastifyInstance, { deps }: { dep
   const base = root.prefix;
   const jobUrl = (id: number) => `${base}/jobs/${id}`;
   const accepted = (job: Parameters<typeof jobView>[0]) => ({ ok: true as const, job: jobView(job) });
+  const listed = jsonList<ReturnType<typeof instanceView>>(InstanceSchema, '"ok":true', 'instances');
 
   app.get(
     '/instances',
@@ -110,16 +113,18 @@ export async function cloudInstanceRoutes(root: FastifyInstance, { deps }: { dep
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { accountId } = principalOf(request);
       const page = request.query.page ?? 1;
       const perPage = request.query.per_page ?? PER_PAGE;
       const list = await instancePage(deps, accountId, page, perPage, CLOUD_SCOPE);
-      return {
-        ok: true as const,
-        instances: list.instances.map((i) => instanceView(i.view, i.live)),
-        pagination: { page, per_page: perPage, total: list.total },
-      };
+      // The bytes of the unchanged page (list-body.ts); the same JSON the schema writes.
+      const body = listed.body(
+        `${accountId}:${page}:${perPage}`,
+        list.instances.map((i) => instanceView(i.view, i.live)),
+        `"pagination":${JSON.stringify({ page, per_page: perPage, total: list.total })}`,
+      );
+      return sendAsIs(reply.type('application/json; charset=utf-8'), body);
     },
   );
 
