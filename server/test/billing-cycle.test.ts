@@ -177,6 +177,12 @@ const renewalOrders = (serviceId: number) =>
     .execute();
 
 const balance = async (accountId: number) => BigInt(await u.t.deps.wallet.balance(accountId));
+/** What the app logged about deadlocks since log line `from` (a transaction PostgreSQL aborted). */
+const deadlocksSince = (from: number) =>
+  u.t.logs.lines
+    .slice(from)
+    .filter((l) => /deadlock/i.test(l))
+    .map((l) => (JSON.parse(l) as { msg?: string }).msg);
 
 /**
  * The books of an account hold: the ledger sums to the balance, every row's balance_after
@@ -1073,8 +1079,7 @@ describe('money arriving in the middle of a run (PostgreSQL: real concurrent tra
     assert.ok(renewed?.status === 'fulfilled', renewed?.status === 'rejected' ? String(renewed.reason) : 'no result');
     const res = renewed.value as { statusCode: number; body: string };
     assert.equal(res.statusCode, 200, res.body);
-    const deadlocks = u.t.logs.lines.slice(logged).filter((l) => /deadlock/i.test(l));
-    assert.equal(deadlocks.length, 0, 'no transaction was aborted as a deadlock');
+    assert.deepEqual(deadlocksSince(logged), [], 'no transaction was aborted as a deadlock');
     // Two months bought (the cycle's and the client's), two charges of ₹299.
     assert.equal(await balance(c.accountId), 90_000n - 3n * 29_900n);
     assert.equal((await service(svc.id)).period_end?.toISOString(), addMonth(addMonth(due)).toISOString());
@@ -1131,11 +1136,7 @@ describe('money arriving in the middle of a run (PostgreSQL: real concurrent tra
     assert.equal(job.status, 'succeeded');
     // PostgreSQL breaks a deadlock by aborting the side that waited first (here the job's
     // transaction, retried; in the CI runs the pay): neither may have happened.
-    const deadlocks = u.t.logs.lines
-      .slice(logged)
-      .filter((l) => /deadlock/i.test(l))
-      .map((l) => (JSON.parse(l) as { msg?: string }).msg);
-    assert.deepEqual(deadlocks, [], 'no transaction was aborted as a deadlock');
+    assert.deepEqual(deadlocksSince(logged), [], 'no transaction was aborted as a deadlock');
     assert.equal(job.attempts, 1, 'the terminate job finished in its first attempt');
     assert.equal((await service(svc.id)).status, 'terminated');
     assert.deepEqual(

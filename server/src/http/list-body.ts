@@ -8,7 +8,8 @@
 //
 // The items are written by a serializer compiled from the route's item schema exactly as the
 // route's own would (serializationSchema), so properties outside the schema are left out the same
-// way. The envelope around them (`ok`, pagination…) is given as JSON text by the route.
+// way. The envelope's fields before the list are given as JSON text by the route; the pagination
+// object is written as it is (plain numbers, in the order the schema lists them).
 
 import fastJsonStringify from 'fast-json-stringify';
 import type { TSchema } from 'typebox';
@@ -27,11 +28,11 @@ interface Kept {
 
 export interface JsonList<T extends object> {
   /**
-   * The body `{<head>,"<field>":[…items…],<rest>}` for `key` (the caller and the page: never shared
-   * between callers), from the bytes kept for it when `items` are the same objects and `rest` the
-   * same text.
+   * The body `{<head>,"<field>":[…items…],"pagination":{…}}` of `accountId`'s page (never shared
+   * between callers), from the bytes kept for it when `items` are the same objects and the
+   * pagination the same.
    */
-  body(key: string, items: readonly T[], rest: string): Buffer;
+  page(accountId: number, items: readonly T[], pagination: { page: number; per_page: number; total: number }): Buffer;
 }
 
 /**
@@ -52,7 +53,9 @@ export function jsonList<T extends object>(itemSchema: TSchema, head: string, fi
     return json;
   };
   return {
-    body(key, items, rest) {
+    page(accountId, items, pagination) {
+      const key = `${accountId}:${pagination.page}:${pagination.per_page}`;
+      const rest = `"pagination":${JSON.stringify(pagination)}`;
       const hit = kept.get(key);
       if (hit && hit.rest === rest && sameItems(hit.items, items)) return hit.body;
       let text = prefix;

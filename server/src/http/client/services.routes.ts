@@ -127,10 +127,10 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
         const list = await deps.services.list(accountId, page, perPage);
         const live = await deps.serviceActions.liveStates(list.rows.map((d) => d.service));
         // The bytes of the unchanged page (list-body.ts); the same JSON the schema writes.
-        const body = listed.body(
-          `${accountId}:${page}:${perPage}`,
+        const body = listed.page(
+          accountId,
           list.rows.map((d) => listedServiceView(d, live.get(d.service.id) ?? null)),
-          `"pagination":${JSON.stringify(pagination(page, perPage, list.total))}`,
+          pagination(page, perPage, list.total),
         );
         return sendAsIs(reply.type('application/json; charset=utf-8'), body);
       }

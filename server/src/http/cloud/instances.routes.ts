@@ -119,10 +119,10 @@ export async function cloudInstanceRoutes(root: FastifyInstance, { deps }: { dep
       const perPage = request.query.per_page ?? PER_PAGE;
       const list = await instancePage(deps, accountId, page, perPage, CLOUD_SCOPE);
       // The bytes of the unchanged page (list-body.ts); the same JSON the schema writes.
-      const body = listed.body(
-        `${accountId}:${page}:${perPage}`,
+      const body = listed.page(
+        accountId,
         list.instances.map((i) => instanceView(i.view, i.live)),
-        `"pagination":${JSON.stringify({ page, per_page: perPage, total: list.total })}`,
+        { page, per_page: perPage, total: list.total },
       );
       return sendAsIs(reply.type('application/json; charset=utf-8'), body);
     },

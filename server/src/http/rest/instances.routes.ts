@@ -163,10 +163,10 @@ export async function instanceRoutes(root: FastifyInstance, { deps }: { deps: De
       const perPage = request.query.per_page ?? INSTANCES_PER_PAGE;
       const list = await instancePage(deps, accountId, page, perPage);
       // The bytes of the unchanged page (list-body.ts); the same JSON the schema writes.
-      const body = listed.body(
-        `${accountId}:${page}:${perPage}`,
+      const body = listed.page(
+        accountId,
         list.instances.map((i) => i.view),
-        `"pagination":${JSON.stringify({ page, per_page: perPage, total: list.total })}`,
+        { page, per_page: perPage, total: list.total },
       );
       return sendAsIs(reply.type('application/json; charset=utf-8'), body);
     },
