@@ -47,6 +47,27 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel);
   const started = performance.now();
+  // A signal that arrives while the process is still starting (the HTTP port may already answer
+  // while the worker, the admin socket and the rest start) stops it once it has started, within
+  // the same grace; a second one exits at once. Without this the default action killed the
+  // process mid-start, leaving the embedded lock and the database unclosed.
+  let shutdown: ((signal: string) => Promise<void>) | null = null;
+  let signalled: string | null = null;
+  const onSignal = (signal: string) => {
+    if (shutdown !== null) return void shutdown(signal);
+    if (signalled !== null) {
+      logger.warn({ signal }, 'second signal while starting; exiting now');
+      process.exit(1);
+    }
+    signalled = signal;
+    logger.info({ signal }, 'signal while starting; stopping once started');
+    setTimeout(() => {
+      logger.error('start-up did not finish within the shutdown grace; exiting');
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS).unref();
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
 
   const database = await openDatabase(
     targetFromConfig(config, `npm ${role === 'all' ? 'start' : `run ${role}`}`),
@@ -114,7 +135,7 @@ async function main(): Promise<void> {
   let stopping = false;
   // Every way out goes through process.exit, whose exit hooks are bounded (the log sink gives up
   // on a pipe that cannot take its tail), so a stuck or vanished log reader cannot keep us alive.
-  const shutdown = async (signal: string) => {
+  shutdown = async (signal: string) => {
     if (stopping) {
       logger.warn({ signal }, 'second signal during shutdown; exiting now');
       process.exit(1);
@@ -144,8 +165,7 @@ async function main(): Promise<void> {
     await flushProcessLog(LOG_FLUSH_MS);
     process.exit(code);
   };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  if (signalled !== null) await shutdown(signalled);
 }
 
 main().catch((error: unknown) => {

@@ -60,6 +60,26 @@ describe('embedded mode (npm start)', () => {
     assert.match(direct.output, /engine\s+pglite/);
   });
 
+  test('SIGTERM while still starting stops the process cleanly once it has started', async () => {
+    const dataDir = freshDir();
+    const env = { DATA_DIR: dataDir, PORT: String(await freePort()), LOG_LEVEL: 'info', DEMO: '0' };
+    const server = runNode(MAIN, [], env);
+    try {
+      // The first line of a fresh start: the HTTP port, the worker and the rest are not up yet.
+      for (let i = 0; i < 1200 && !/database migrated/.test(server.output()); i++)
+        await new Promise((r) => setTimeout(r, 50));
+      assert.match(server.output(), /database migrated/);
+      server.child.kill('SIGTERM');
+      // Before, the signal's default action killed it mid-start (exit code null, lock left behind).
+      assert.equal(await server.exited, 0, server.output());
+      assert.match(server.output(), /signal while starting/);
+      assert.match(server.output(), /"msg":"stopped"/);
+      assert.equal(existsSync(join(dataDir, LOCK_FILE)), false, 'lock released');
+    } finally {
+      server.child.kill('SIGKILL');
+    }
+  });
+
   test('npm run api / worker refuse on the embedded database, saying why', async () => {
     for (const role of ['api', 'worker']) {
       const result = await runToEnd(MAIN, [`--role=${role}`], { DATA_DIR: freshDir() });
