@@ -247,6 +247,54 @@ describe('instance lists', () => {
     );
   });
 
+  test('/plans: an aged copy is refreshed once however many ask; a catalog change shows at once', async () => {
+    const plans = async () => {
+      const res = await api.call('GET', '/api/v1/plans');
+      assert.equal(res.statusCode, 200, res.body);
+      return res.json().plans as { id: number; name: string }[];
+    };
+    const before = await plans();
+    const catalog = t.deps.catalog.catalog;
+    let computed = 0;
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    t.deps.catalog.catalog = async () => {
+      computed++;
+      await gate;
+      return catalog();
+    };
+    try {
+      // Past the copy's five seconds (PLANS_FRESH_MS): the next requests find it aged.
+      await new Promise((r) => setTimeout(r, 5_200));
+      // Fifty at once while the one refresh is held: each is answered from the aged copy. (The
+      // hold ends after a second in any case, so a route that made every request wait for a
+      // refresh of its own fails on the count below rather than hanging.)
+      const held = setTimeout(release, 1_000);
+      const answers = await Promise.all(Array.from({ length: 50 }, () => plans()));
+      for (const answer of answers) assert.deepEqual(answer, before);
+      assert.equal(computed, 1, 'one refresh for fifty requests');
+      clearTimeout(held);
+      release();
+      // A change through the bus drops the copy: the next requests wait for one refresh that sees it.
+      const plan = before[0] as { id: number; name: string };
+      await foreignWrite('update plans set name = $1 where id = $2', ['Renamed for /plans', plan.id]);
+      await waitFor('the renamed plan in /plans', async () =>
+        (await plans()).some((p) => p.name === 'Renamed for /plans'),
+      );
+      computed = 0;
+      await foreignWrite('update plans set name = $1 where id = $2', [plan.name, plan.id]);
+      await waitFor('the old name in /plans', async () => (await plans()).some((p) => p.name === plan.name));
+      const again = await Promise.all(Array.from({ length: 20 }, () => plans()));
+      for (const answer of again) assert.deepEqual(answer, before);
+      assert.ok(computed <= 2, `refreshes after the change: ${computed}`);
+    } finally {
+      release();
+      t.deps.catalog.catalog = catalog;
+    }
+  });
+
   test('the triggers send what the caches listen for', async () => {
     const seen: BusMessage[] = [];
     t.deps.bus.subscribe((m) => seen.push(m));

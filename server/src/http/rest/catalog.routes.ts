@@ -15,6 +15,8 @@ import { PlanSchema, planView } from '../views/plan.view.ts';
 import { okSchema } from './views.ts';
 
 const tags = ['token: catalog'];
+/** How long /plans' copy is served before it is refreshed. */
+const PLANS_FRESH_MS = 5_000;
 const OsSchema = Type.Object({
   slug: Type.String(),
   name: Type.String(),
@@ -24,12 +26,40 @@ const OsSchema = Type.Object({
 
 export async function catalogRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
+  // The body of /plans, kept for PLANS_FRESH_MS (availability is part of each plan) and dropped
+  // at once when a catalog change arrives through the bus. One refresh at a time (issue 18):
+  // when the copy aged, every request in flight had computed the catalog itself (fifty at once at
+  // fifty connections, eight queries each); now the first one refreshes it and the rest are
+  // answered from the copy meanwhile. After a catalog change there is no copy to answer from, and
+  // the requests wait for the one refresh.
   let plansBody: string | null = null;
-  deps.bus.subscribe((message) => {
-    if (message.topic === 'catalog' || message.topic === 'all') plansBody = null;
-  });
-  // Availability is part of each plan: keep the copy briefly even without a catalog change.
   let plansAt = 0;
+  /** Bumped by every catalog change: a refresh begun before one does not keep its answer. */
+  let generation = 0;
+  let refreshing: Promise<string> | null = null;
+  deps.bus.subscribe((message) => {
+    if (message.topic !== 'catalog' && message.topic !== 'all') return;
+    generation++;
+    plansBody = null;
+    refreshing = null;
+  });
+  const refreshPlans = (): Promise<string> => {
+    if (refreshing !== null) return refreshing;
+    const started = generation;
+    const refresh = (async () => {
+      const { plans } = await deps.catalog.catalog();
+      const body = JSON.stringify({ ok: true, plans: plans.map(planView) });
+      if (started === generation) {
+        plansBody = body;
+        plansAt = Date.now();
+      }
+      return body;
+    })().finally(() => {
+      if (refreshing === refresh) refreshing = null;
+    });
+    refreshing = refresh;
+    return refresh;
+  };
 
   app.get(
     '/plans',
@@ -42,13 +72,14 @@ export async function catalogRoutes(root: FastifyInstance, { deps }: { deps: Dep
         response: { 200: okSchema({ plans: Type.Array(PlanSchema) }), ...tokenErrors() },
       },
     },
-    async (_request, reply) => {
-      if (plansBody === null || Date.now() - plansAt > 5_000) {
-        const { plans } = await deps.catalog.catalog();
-        plansBody = JSON.stringify({ ok: true, plans: plans.map(planView) });
-        plansAt = Date.now();
-      }
-      return sendAsIs(reply.type('application/json; charset=utf-8'), plansBody);
+    async (request, reply) => {
+      let body = plansBody;
+      if (body === null) body = await refreshPlans();
+      else if (Date.now() - plansAt > PLANS_FRESH_MS)
+        refreshPlans().catch((error: unknown) =>
+          request.log.warn({ err: error }, 'plans not refreshed; the previous copy is served'),
+        );
+      return sendAsIs(reply.type('application/json; charset=utf-8'), body);
     },
   );
 
