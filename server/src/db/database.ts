@@ -1,16 +1,14 @@
 // One database, two engines, one dialect. PostgreSQL is reached through `pg`; embedded mode is
-// PGlite (PostgreSQL 18 in WASM) reached only through its node-postgres adapter, so Kysely,
-// pg-boss and the rate limiter all share the same pg.Pool and see identical result types.
-// Embedded mode is single-process: it holds a lock file in the data directory for its life.
+// PGlite (PostgreSQL 18 in WASM) in a thread of its own (db/embedded.ts), reached by `pg` over the
+// wire protocol as a server would be, so Kysely, pg-boss and the rate limiter all share the same
+// pg.Pool and see identical result types. Embedded mode is single-process: it holds a lock file in
+// the data directory for its life.
 
 import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
-import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { Kysely, sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { type EmbeddedPostgres, startEmbedded } from './embedded.ts';
 import { acquireDataDirLock, type DataDirLock, ensurePrivateDir, tightenTree } from './lock.ts';
 import { observedPostgresDialect, type WriteObserver } from './observed.ts';
 import type { DB } from './tables.ts';
@@ -43,7 +41,7 @@ interface DatabaseBase {
 
 export type Database =
   | (DatabaseBase & { engine: 'postgresql'; url: string; pglite: null })
-  | (DatabaseBase & { engine: 'pglite'; url: null; pglite: PGlite; dataDir: string | null });
+  | (DatabaseBase & { engine: 'pglite'; url: null; pglite: EmbeddedPostgres; dataDir: string | null });
 
 export async function openDatabase(target: DatabaseTarget, logger?: Logger): Promise<Database> {
   return target.engine === 'postgresql' ? openPostgres(target, logger) : openEmbedded(target, logger);
@@ -104,12 +102,13 @@ async function openEmbedded(
       throw error;
     }
   }
-  let pglite: PGlite | undefined;
+  let pglite: EmbeddedPostgres | undefined;
   try {
-    pglite = await PGlite.create({
+    pglite = await startEmbedded({
       ...(storage === undefined ? {} : { dataDir: storage }),
       ...(target.loadDataDir === undefined ? {} : { loadDataDir: target.loadDataDir }),
-      extensions: { pg_trgm, btree_gin },
+      onFailure: (error) =>
+        logger?.error({ err: error }, "the embedded database's thread failed; every query fails until a restart"),
     });
     // PGlite unpacks a new cluster with the modes of its bundled archive (0666, 0755), not
     // through the umask: take group and other bits off what it just created.
@@ -119,8 +118,12 @@ async function openEmbedded(
     lock?.release();
     throw error;
   }
+  const embedded = pglite;
   const pool = new pg.Pool({
-    ...(createPgConfig(pglite) as unknown as pg.PoolConfig),
+    stream: () => embedded.socket(),
+    user: 'postgres',
+    database: 'postgres',
+    // PGlite is one session: one connection.
     max: 1,
     connectionTimeoutMillis: CONNECTION_TIMEOUT_MS,
   });

@@ -1,0 +1,227 @@
+// The server's end of the embedded database's thread (db/pglite-thread.ts, issue 18). To `pg` the
+// thread is a PostgreSQL server behind a socket: `socket()` is the stream node-postgres is given
+// instead of a TCP connection, so pg writes the wire protocol as it would to a real server and
+// parses the answers itself. What one tick writes (pg sends parse, bind, describe, execute, sync
+// together) goes to the thread as one message. LISTEN callbacks, a dump of the data directory and
+// a direct statement (tests) are asked for by message too.
+
+import { Duplex } from 'node:stream';
+import { Worker } from 'node:worker_threads';
+import type { ThreadOptions, ThreadReply, ThreadRequest } from './pglite-thread.ts';
+
+/** What callers may ask of the embedded database besides pg's socket. */
+export interface EmbeddedPostgres {
+  /** A new connection for node-postgres (its `stream` option). */
+  socket(): Duplex;
+  /** Call `callback` with each notification's payload on `channel`; resolves to the unlisten. */
+  listen(channel: string, callback: (payload: string) => void): Promise<() => Promise<void>>;
+  /** A statement outside pg's pool, as another client would run it (tests). */
+  query(text: string, params?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
+  /** The data directory as a tarball (the test harness's template). */
+  dumpDataDir(compression?: 'none' | 'gzip' | 'auto'): Promise<Blob>;
+  close(): Promise<void>;
+}
+
+const ENTRY = new URL('./pglite-thread.ts', import.meta.url);
+
+/**
+ * The thread's first code: TypeScript is loaded through tsx, as `npm start` does (`--import tsx`
+ * does not reach worker threads on node 20), then the thread's module.
+ */
+function threadBootstrap(): string {
+  const tsx = ENTRY.pathname.endsWith('.ts') ? import.meta.resolve('tsx/esm/api') : null;
+  return `(async () => {
+    ${tsx === null ? '' : `(await import(${JSON.stringify(tsx)})).register();`}
+    await import(${JSON.stringify(ENTRY.href)});
+  })().catch((error) => setImmediate(() => { throw error; }));`;
+}
+
+/** The process's node flags (profiling, …) without the loader the bootstrap registers itself. */
+function inheritedFlags(): string[] {
+  const flags: string[] = [];
+  const argv = process.execArgv;
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i] as string;
+    if (flag === '--import' && /^tsx(\/|$)/.test(argv[i + 1] ?? '')) i++;
+    else if (!/^--import=tsx(\/|$)/.test(flag)) flags.push(flag);
+  }
+  return flags;
+}
+
+type Request = ThreadRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
+
+/** Start the thread and open the cluster in it (in memory without `dataDir`). */
+export async function startEmbedded(options: {
+  dataDir?: string;
+  loadDataDir?: Blob;
+  /** Told when the thread fails or exits while open (not after close()). */
+  onFailure?: (error: Error) => void;
+}): Promise<EmbeddedPostgres> {
+  const data: ThreadOptions = {
+    ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
+    ...(options.loadDataDir === undefined ? {} : { loadDataDir: await options.loadDataDir.arrayBuffer() }),
+  };
+  const worker = new Worker(threadBootstrap(), {
+    eval: true,
+    workerData: data,
+    transferList: data.loadDataDir === undefined ? [] : [data.loadDataDir],
+    execArgv: inheritedFlags(),
+  });
+  const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
+  const listeners = new Map<string, Set<(payload: string) => void>>();
+  const sockets = new Set<ThreadSocket>();
+  let nextId = 1;
+  let gone: Error | null = null;
+
+  const ready = new Promise<void>((resolve, reject) => {
+    worker.on('message', (reply: ThreadReply) => {
+      if ('ready' in reply) {
+        if (reply.ready) resolve();
+        else reject(Object.assign(new Error(reply.error.message), { stack: reply.error.stack }));
+        return;
+      }
+      if ('notify' in reply) {
+        for (const callback of listeners.get(reply.notify.channel) ?? []) callback(reply.notify.payload);
+        return;
+      }
+      const waiting = pending.get(reply.id);
+      if (waiting === undefined) return;
+      pending.delete(reply.id);
+      if (pending.size === 0) worker.unref();
+      if (reply.ok) waiting.resolve(reply.value);
+      else {
+        const error = new Error(reply.error.message) as Error & { code?: string };
+        if (reply.error.code !== undefined) error.code = reply.error.code;
+        waiting.reject(error);
+      }
+    });
+    // The thread failing (or exiting) fails what waits on it and every connection, as a server
+    // going away would; pg reports it to the query and the pool drops the connection.
+    const fail = (error: Error) => {
+      if (gone === null) options.onFailure?.(error);
+      gone ??= error;
+      reject(error);
+      for (const waiting of pending.values()) waiting.reject(error);
+      pending.clear();
+      for (const socket of sockets) socket.destroy(error);
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`the embedded database's thread exited (code ${code})`)));
+  });
+
+  const call = <T>(request: Request, transfer: ArrayBuffer[] = []): Promise<T> => {
+    if (gone !== null) return Promise.reject(gone);
+    const id = nextId++;
+    // The thread keeps the process alive only while something waits on it, as PGlite in this
+    // thread did not at all.
+    if (pending.size === 0) worker.ref();
+    return new Promise<T>((resolve, reject) => {
+      pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      worker.postMessage({ ...request, id }, transfer);
+    });
+  };
+  try {
+    await ready;
+  } catch (error) {
+    gone ??= error as Error;
+    await worker.terminate();
+    throw error;
+  }
+  worker.unref();
+
+  class ThreadSocket extends Duplex {
+    #waiting: Buffer[] = [];
+    #scheduled = false;
+    constructor() {
+      super();
+      sockets.add(this);
+      this.once('close', () => sockets.delete(this));
+    }
+    connect(): this {
+      process.nextTick(() => this.emit('connect'));
+      return this;
+    }
+    setNoDelay(): this {
+      return this;
+    }
+    setKeepAlive(): this {
+      return this;
+    }
+    ref(): this {
+      return this;
+    }
+    unref(): this {
+      return this;
+    }
+    override _read(): void {}
+    override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
+      this.#waiting.push(chunk);
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        queueMicrotask(() => this.#send());
+      }
+      done();
+    }
+    override _final(done: (error?: Error | null) => void): void {
+      this.#send();
+      // The end of the connection, once everything written before it is answered.
+      call<null>({ op: 'ping' }).then(
+        () => {
+          this.push(null);
+          done();
+        },
+        (error: Error) => done(error),
+      );
+    }
+    #send(): void {
+      this.#scheduled = false;
+      if (this.#waiting.length === 0) return;
+      const bytes = this.#waiting.length === 1 ? (this.#waiting[0] as Buffer) : Buffer.concat(this.#waiting);
+      this.#waiting = [];
+      // A copy of its own for the thread (pg's buffers may be pooled views).
+      const message = new Uint8Array(bytes);
+      call<Uint8Array>({ op: 'exec', bytes: message }, [message.buffer as ArrayBuffer]).then(
+        (answer) => {
+          if (answer.length > 0 && !this.destroyed)
+            this.push(Buffer.from(answer.buffer, answer.byteOffset, answer.byteLength));
+        },
+        (error: Error) => this.destroy(error),
+      );
+    }
+  }
+
+  const channelKey = (channel: string) =>
+    channel.startsWith('"') && channel.endsWith('"') ? channel.slice(1, -1) : channel.toLowerCase();
+
+  return {
+    socket: () => new ThreadSocket(),
+    async listen(channel, callback) {
+      const key = channelKey(channel);
+      let set = listeners.get(key);
+      if (set === undefined) {
+        set = new Set();
+        listeners.set(key, set);
+        await call<null>({ op: 'listen', channel: key });
+      }
+      set.add(callback);
+      return async () => {
+        const current = listeners.get(key);
+        if (current === undefined || !current.delete(callback) || current.size > 0) return;
+        listeners.delete(key);
+        if (gone === null) await call<null>({ op: 'unlisten', channel: key });
+      };
+    },
+    query: (text, params = []) => call({ op: 'query', text, params }),
+    async dumpDataDir(compression = 'auto') {
+      const bytes = await call<ArrayBuffer>({ op: 'dump', compression });
+      return new Blob([bytes]);
+    },
+    async close() {
+      if (gone === null) {
+        await call<null>({ op: 'close' });
+        gone = new Error('the embedded database is closed');
+      }
+      await worker.terminate();
+    },
+  };
+}

@@ -1,0 +1,155 @@
+// The embedded database's own thread (issue 18). PGlite runs PostgreSQL compiled to WASM, and
+// executing a statement is synchronous: in the server's thread every query — the request log's
+// batches, a billing run, a search — held up every HTTP request for as long as it ran (the
+// request log's inserts alone were a fifth of `/plans`' CPU on PGlite). Here it runs beside the
+// event loop, as a PostgreSQL server would: this thread takes the wire protocol's bytes exactly as
+// a client sends them and answers with the bytes PostgreSQL writes (db/embedded.ts is the other
+// end). Messages are handled one at a time, in order.
+
+import { parentPort, workerData } from 'node:worker_threads';
+import { PGlite } from '@electric-sql/pglite';
+import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+
+export interface ThreadOptions {
+  /** Where the cluster's files live; absent: in memory. */
+  dataDir?: string;
+  /** A `dumpDataDir()` tarball to start from. */
+  loadDataDir?: ArrayBuffer;
+}
+
+export type ThreadRequest =
+  | { id: number; op: 'exec'; bytes: Uint8Array }
+  | { id: number; op: 'listen'; channel: string }
+  | { id: number; op: 'unlisten'; channel: string }
+  | { id: number; op: 'query'; text: string; params: unknown[] }
+  | { id: number; op: 'dump'; compression: 'none' | 'gzip' | 'auto' }
+  | { id: number; op: 'ping' }
+  | { id: number; op: 'close' };
+
+export type ThreadReply =
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; error: { message: string; stack?: string; code?: string } }
+  | { notify: { channel: string; payload: string } }
+  | { ready: true }
+  | { ready: false; error: { message: string; stack?: string } };
+
+if (parentPort === null) throw new Error('pglite-thread.ts runs as a worker thread');
+const port = parentPort;
+const post = (reply: ThreadReply, transfer: ArrayBuffer[] = []) => port.postMessage(reply, transfer);
+
+/** NotificationResponse messages ('A') in a stretch of PostgreSQL's output, as they are sent on. */
+function notificationsIn(bytes: Uint8Array): void {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let at = 0;
+  while (at + 5 <= bytes.length) {
+    const length = view.getInt32(at + 1);
+    if (bytes[at] === 0x41) {
+      const start = at + 9; // type, length, the sender's pid
+      const channelEnd = bytes.indexOf(0, start);
+      const payloadEnd = bytes.indexOf(0, channelEnd + 1);
+      const text = (from: number, to: number) => Buffer.from(bytes.buffer, bytes.byteOffset + from, to - from);
+      post({
+        notify: {
+          channel: text(start, channelEnd).toString('utf8'),
+          payload: text(channelEnd + 1, payloadEnd).toString('utf8'),
+        },
+      });
+    }
+    at += 1 + length;
+  }
+}
+
+async function main(): Promise<void> {
+  const options = workerData as ThreadOptions;
+  let pglite: PGlite;
+  try {
+    pglite = await PGlite.create({
+      ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
+      ...(options.loadDataDir === undefined ? {} : { loadDataDir: new Blob([options.loadDataDir]) }),
+      extensions: { pg_trgm, btree_gin },
+    });
+  } catch (error) {
+    const e = error as Error;
+    post({ ready: false, error: { message: e.message, ...(e.stack === undefined ? {} : { stack: e.stack }) } });
+    return;
+  }
+  const unlisteners = new Map<string, () => Promise<void>>();
+
+  async function handle(request: ThreadRequest): Promise<{ value: unknown; transfer?: ArrayBuffer[] }> {
+    switch (request.op) {
+      case 'exec': {
+        // The bytes as PostgreSQL writes them, unparsed (the server's pg parses them); PGlite's own
+        // parsing would also keep every message of every answer (its result list is reset only by
+        // its own query methods).
+        const chunks: Uint8Array[] = [];
+        await pglite.execProtocolRawStream(request.bytes, { onRawData: (bytes) => chunks.push(bytes.slice()) });
+        const answer =
+          chunks.length === 0
+            ? new Uint8Array(0)
+            : chunks.length === 1
+              ? (chunks[0] as Uint8Array)
+              : Buffer.concat(chunks);
+        notificationsIn(answer);
+        // Transferred when the answer has its buffer to itself (Buffer.concat's may be pooled).
+        const whole = answer.byteOffset === 0 && answer.byteLength === answer.buffer.byteLength;
+        return { value: answer, transfer: whole ? [answer.buffer as ArrayBuffer] : [] };
+      }
+      case 'listen': {
+        if (!unlisteners.has(request.channel)) {
+          const channel = request.channel;
+          // Notifications in the answers of PGlite's own statements come here; those in the
+          // protocol's answers are found by notificationsIn.
+          unlisteners.set(channel, await pglite.listen(channel, (payload) => post({ notify: { channel, payload } })));
+        }
+        return { value: null };
+      }
+      case 'unlisten': {
+        const unlisten = unlisteners.get(request.channel);
+        unlisteners.delete(request.channel);
+        await unlisten?.();
+        return { value: null };
+      }
+      case 'query': {
+        const result = await pglite.query(request.text, request.params);
+        return { value: { rows: result.rows, affectedRows: result.affectedRows ?? 0 } };
+      }
+      case 'dump': {
+        const file = await pglite.dumpDataDir(request.compression);
+        const bytes = await file.arrayBuffer();
+        return { value: bytes, transfer: [bytes] };
+      }
+      case 'ping':
+        return { value: null };
+      case 'close': {
+        await pglite.close();
+        return { value: null };
+      }
+    }
+  }
+
+  let queue = Promise.resolve();
+  port.on('message', (request: ThreadRequest) => {
+    queue = queue.then(async () => {
+      try {
+        const { value, transfer } = await handle(request);
+        post({ id: request.id, ok: true, value }, transfer);
+      } catch (error) {
+        const e = error as Error & { code?: string };
+        post({
+          id: request.id,
+          ok: false,
+          error: {
+            message: e.message,
+            ...(e.stack === undefined ? {} : { stack: e.stack }),
+            ...(e.code === undefined ? {} : { code: e.code }),
+          },
+        });
+      }
+      if (request.op === 'close') port.close();
+    });
+  });
+  post({ ready: true });
+}
+
+await main();
