@@ -4,10 +4,16 @@
 // a dump loads back; a closed database fails what asks it instead of hanging.
 
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { after, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { type Database, openDatabase } from '../src/db/database.ts';
 
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 let open: Database | null = null;
 after(async () => {
   await open?.close();
@@ -102,6 +108,73 @@ test('a notification reaches each listener once, from pg statements and direct o
   await new Promise((r) => setTimeout(r, 100));
   assert.deepEqual(got, ['outside a transaction', 'committed', 'direct', 'after one left']);
   assert.equal(other.length, 3);
+});
+
+test('a connection dropped mid-transaction ends it; the next one starts clean', { timeout: 60_000 }, async () => {
+  const database = open as Database;
+  const client = await database.pool.connect();
+  await client.query('begin');
+  await client.query('insert into thread_probe values (3, $1)', ['never committed']);
+  await assert.rejects(client.query('select 1 / 0'));
+  // pg-pool discards a client released with an error: as a server would, the session rolls back.
+  client.release(new Error('dropped'));
+  const { rows } = await sql<{ id: number }>`select id from thread_probe order by id`.execute(database.db);
+  assert.deepEqual(rows, [{ id: 2 }]);
+  // And the same for a client ended with its transaction open.
+  const second = await database.pool.connect();
+  await second.query('begin');
+  await second.query('insert into thread_probe values (4, $1)', ['never committed']);
+  second.release(true);
+  const after = await sql<{ id: number }>`select id from thread_probe order by id`.execute(database.db);
+  assert.deepEqual(after.rows, [{ id: 2 }]);
+});
+
+test('LISTEN asked for during a transaction that rolls back still hears; names keep their case', {
+  timeout: 60_000,
+}, async () => {
+  const database = open as Database;
+  if (database.engine !== 'pglite') throw new Error('expected the embedded engine');
+  const got: string[] = [];
+  let listening: Promise<() => Promise<void>> | null = null;
+  await database.db
+    .transaction()
+    .execute(async (trx) => {
+      await sql`select 1`.execute(trx);
+      listening = database.pglite.listen('"Mixed Case-Channel"', (payload) => got.push(payload));
+      // Give the thread the message while the transaction is open.
+      await new Promise((r) => setTimeout(r, 50));
+      await sql`select 2`.execute(trx);
+      throw new Error('roll back');
+    })
+    .catch(() => {});
+  const unlisten = await (listening as unknown as Promise<() => Promise<void>>);
+  await sql`select pg_notify('Mixed Case-Channel', 'heard')`.execute(database.db);
+  for (let i = 0; i < 100 && got.length < 1; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.deepEqual(got, ['heard']);
+  await unlisten();
+});
+
+test('a node flag a thread may not have does not keep the database from opening', { timeout: 60_000 }, () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hp-thread-flags-'));
+  try {
+    const run = spawnSync(
+      process.execPath,
+      [
+        '--max-old-space-size=512',
+        '--import',
+        'tsx',
+        join(ROOT, 'server/src/admin/main.ts'),
+        'system',
+        'info',
+        '--json',
+      ],
+      { cwd: ROOT, env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir }, encoding: 'utf8', timeout: 55_000 },
+    );
+    assert.equal(run.status, 0, `${run.stdout}${run.stderr}`);
+    assert.equal((JSON.parse(run.stdout) as { engine: string }).engine, 'pglite');
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });
 
 test('a dump of the data directory loads back; a closed database refuses at once', { timeout: 60_000 }, async () => {

@@ -123,8 +123,9 @@ async function openEmbedded(
     stream: () => embedded.socket(),
     user: 'postgres',
     database: 'postgres',
-    // PGlite is one session: one connection.
+    // PGlite is one session: one connection, kept (a new one costs the session a little memory).
     max: 1,
+    idleTimeoutMillis: 0,
     connectionTimeoutMillis: CONNECTION_TIMEOUT_MS,
   });
   pool.on('error', (error) => logger?.warn({ err: error }, 'embedded database connection failed'));

@@ -61,14 +61,26 @@ export async function startEmbedded(options: {
     ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
     ...(options.loadDataDir === undefined ? {} : { loadDataDir: await options.loadDataDir.arrayBuffer() }),
   };
-  const worker = new Worker(threadBootstrap(), {
-    eval: true,
-    workerData: data,
-    transferList: data.loadDataDir === undefined ? [] : [data.loadDataDir],
-    execArgv: inheritedFlags(),
-  });
+  const spawn = (execArgv: string[]) =>
+    new Worker(threadBootstrap(), {
+      eval: true,
+      workerData: data,
+      transferList: data.loadDataDir === undefined ? [] : [data.loadDataDir],
+      execArgv,
+    });
+  let worker: Worker;
+  try {
+    worker = spawn(inheritedFlags());
+  } catch (error) {
+    // A flag a thread may not have (--max-old-space-size, --stack-size, …): the thread goes without
+    // the process's flags rather than the process without its database.
+    if ((error as NodeJS.ErrnoException).code !== 'ERR_WORKER_INVALID_EXEC_ARGV') throw error;
+    worker = spawn([]);
+  }
   const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
   const listeners = new Map<string, Set<(payload: string) => void>>();
+  /** Channels the thread listens on (or is asked to), by key. */
+  const listening = new Map<string, Promise<void>>();
   const sockets = new Set<ThreadSocket>();
   let nextId = 1;
   let gone: Error | null = null;
@@ -117,7 +129,14 @@ export async function startEmbedded(options: {
     if (pending.size === 0) worker.ref();
     return new Promise<T>((resolve, reject) => {
       pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
-      worker.postMessage({ ...request, id }, transfer);
+      try {
+        worker.postMessage({ ...request, id }, transfer);
+      } catch (error) {
+        // A value that cannot be sent (a function among a statement's parameters, …).
+        pending.delete(id);
+        if (pending.size === 0) worker.unref();
+        reject(error);
+      }
     });
   };
   try {
@@ -129,7 +148,9 @@ export async function startEmbedded(options: {
   }
   worker.unref();
 
+  let nextSocket = 1;
   class ThreadSocket extends Duplex {
+    readonly #id = nextSocket++;
     #waiting: Buffer[] = [];
     #scheduled = false;
     constructor() {
@@ -164,6 +185,7 @@ export async function startEmbedded(options: {
     }
     override _final(done: (error?: Error | null) => void): void {
       this.#send();
+      this.#reset();
       // The end of the connection, once everything written before it is answered.
       call<null>({ op: 'ping' }).then(
         () => {
@@ -173,14 +195,28 @@ export async function startEmbedded(options: {
         (error: Error) => done(error),
       );
     }
+    override _destroy(error: Error | null, done: (error?: Error | null) => void): void {
+      this.#reset();
+      done(error);
+    }
+    /**
+     * A connection that goes away ends its transaction, as with a server: pg drops a client
+     * mid-transaction on an error, and the next connection is the same PGlite session. (Sent at
+     * once, so before a later connection's bytes; the thread ignores it once a newer connection
+     * has started.)
+     */
+    #reset(): void {
+      if (gone === null) call<null>({ op: 'reset', socket: this.#id }).catch(() => {});
+    }
     #send(): void {
       this.#scheduled = false;
+      if (this.destroyed) this.#waiting = [];
       if (this.#waiting.length === 0) return;
       const bytes = this.#waiting.length === 1 ? (this.#waiting[0] as Buffer) : Buffer.concat(this.#waiting);
       this.#waiting = [];
       // A copy of its own for the thread (pg's buffers may be pooled views).
       const message = new Uint8Array(bytes);
-      call<Uint8Array>({ op: 'exec', bytes: message }, [message.buffer as ArrayBuffer]).then(
+      call<Uint8Array>({ op: 'exec', socket: this.#id, bytes: message }, [message.buffer as ArrayBuffer]).then(
         (answer) => {
           if (answer.length > 0 && !this.destroyed)
             this.push(Buffer.from(answer.buffer, answer.byteOffset, answer.byteLength));
@@ -197,17 +233,30 @@ export async function startEmbedded(options: {
     socket: () => new ThreadSocket(),
     async listen(channel, callback) {
       const key = channelKey(channel);
+      let started = listening.get(key);
+      if (started === undefined) {
+        started = call<null>({ op: 'listen', channel: key }).then(
+          () => {},
+          (error: Error) => {
+            // Not listening after all: the next listen() asks again.
+            if (listening.get(key) === started) listening.delete(key);
+            throw error;
+          },
+        );
+        listening.set(key, started);
+      }
+      await started;
       let set = listeners.get(key);
       if (set === undefined) {
         set = new Set();
         listeners.set(key, set);
-        await call<null>({ op: 'listen', channel: key });
       }
       set.add(callback);
       return async () => {
         const current = listeners.get(key);
         if (current === undefined || !current.delete(callback) || current.size > 0) return;
         listeners.delete(key);
+        listening.delete(key);
         if (gone === null) await call<null>({ op: 'unlisten', channel: key });
       };
     },
@@ -217,11 +266,12 @@ export async function startEmbedded(options: {
       return new Blob([bytes]);
     },
     async close() {
-      if (gone === null) {
-        await call<null>({ op: 'close' });
-        gone = new Error('the embedded database is closed');
+      try {
+        if (gone === null) await call<null>({ op: 'close' });
+      } finally {
+        gone ??= new Error('the embedded database is closed');
+        await worker.terminate();
       }
-      await worker.terminate();
     },
   };
 }

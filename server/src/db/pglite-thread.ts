@@ -19,7 +19,10 @@ export interface ThreadOptions {
 }
 
 export type ThreadRequest =
-  | { id: number; op: 'exec'; bytes: Uint8Array }
+  /** Wire-protocol bytes of connection `socket` (each connection begins with its startup packet). */
+  | { id: number; op: 'exec'; socket: number; bytes: Uint8Array }
+  /** Connection `socket` ended: end its transaction, as a server does when a client goes away. */
+  | { id: number; op: 'reset'; socket: number }
   | { id: number; op: 'listen'; channel: string }
   | { id: number; op: 'unlisten'; channel: string }
   | { id: number; op: 'query'; text: string; params: unknown[] }
@@ -44,6 +47,7 @@ function notificationsIn(bytes: Uint8Array): void {
   let at = 0;
   while (at + 5 <= bytes.length) {
     const length = view.getInt32(at + 1);
+    if (length < 4) break;
     if (bytes[at] === 0x41) {
       const start = at + 9; // type, length, the sender's pid
       const channelEnd = bytes.indexOf(0, start);
@@ -75,10 +79,41 @@ async function main(): Promise<void> {
     return;
   }
   const unlisteners = new Map<string, () => Promise<void>>();
+  /** The connection that sent the latest startup packet: a reset from an older one is late. */
+  let current = 0;
+  /** The answer to the first startup packet, given to later ones (each would cost PGlite memory). */
+  let startupAnswer: Uint8Array | null = null;
+  /**
+   * LISTEN and UNLISTEN wait until no transaction is open: PGlite is one session, and run inside a
+   * connection's transaction they would commit or roll back with it (a rolled-back LISTEN hears
+   * nothing, silently).
+   */
+  const outsideTransaction: (() => Promise<void>)[] = [];
 
-  async function handle(request: ThreadRequest): Promise<{ value: unknown; transfer?: ArrayBuffer[] }> {
+  const listen = async (channel: string) => {
+    if (unlisteners.has(channel)) return;
+    // Quoted: the channel is the name as given (PGlite strips the quotes for its own listeners).
+    const quoted = `"${channel.replaceAll('"', '""')}"`;
+    // Notifications in the answers of PGlite's own statements come here; those in the protocol's
+    // answers are found by notificationsIn.
+    unlisteners.set(channel, await pglite.listen(quoted, (payload) => post({ notify: { channel, payload } })));
+  };
+  const unlisten = async (channel: string) => {
+    const stop = unlisteners.get(channel);
+    unlisteners.delete(channel);
+    await stop?.();
+  };
+
+  type Handled = { value: unknown; transfer?: ArrayBuffer[] } | 'later';
+
+  async function handle(request: ThreadRequest): Promise<Handled> {
     switch (request.op) {
       case 'exec': {
+        if (request.bytes[0] === 0) {
+          // A startup packet (its length's first byte): a new connection to the one session.
+          current = request.socket;
+          if (startupAnswer !== null) return { value: startupAnswer.slice() };
+        }
         // The bytes as PostgreSQL writes them, unparsed (the server's pg parses them); PGlite's own
         // parsing would also keep every message of every answer (its result list is reset only by
         // its own query methods).
@@ -90,25 +125,32 @@ async function main(): Promise<void> {
             : chunks.length === 1
               ? (chunks[0] as Uint8Array)
               : Buffer.concat(chunks);
+        if (request.bytes[0] === 0) startupAnswer = answer.slice();
         notificationsIn(answer);
         // Transferred when the answer has its buffer to itself (Buffer.concat's may be pooled).
         const whole = answer.byteOffset === 0 && answer.byteLength === answer.buffer.byteLength;
         return { value: answer, transfer: whole ? [answer.buffer as ArrayBuffer] : [] };
       }
-      case 'listen': {
-        if (!unlisteners.has(request.channel)) {
-          const channel = request.channel;
-          // Notifications in the answers of PGlite's own statements come here; those in the
-          // protocol's answers are found by notificationsIn.
-          unlisteners.set(channel, await pglite.listen(channel, (payload) => post({ notify: { channel, payload } })));
-        }
+      case 'reset': {
+        if (request.socket === current && pglite.isInTransaction()) await pglite.exec('rollback');
         return { value: null };
       }
+      case 'listen':
       case 'unlisten': {
-        const unlisten = unlisteners.get(request.channel);
-        unlisteners.delete(request.channel);
-        await unlisten?.();
-        return { value: null };
+        const run = () => (request.op === 'listen' ? listen(request.channel) : unlisten(request.channel));
+        if (!pglite.isInTransaction()) {
+          await run();
+          return { value: null };
+        }
+        outsideTransaction.push(async () => {
+          try {
+            await run();
+            post({ id: request.id, ok: true, value: null });
+          } catch (error) {
+            post({ id: request.id, ok: false, error: failure(error) });
+          }
+        });
+        return 'later';
       }
       case 'query': {
         const result = await pglite.query(request.text, request.params);
@@ -128,23 +170,28 @@ async function main(): Promise<void> {
     }
   }
 
+  const failure = (error: unknown) => {
+    const e = error as Error & { code?: string };
+    return {
+      message: e.message,
+      ...(e.stack === undefined ? {} : { stack: e.stack }),
+      ...(e.code === undefined ? {} : { code: e.code }),
+    };
+  };
+
   let queue = Promise.resolve();
   port.on('message', (request: ThreadRequest) => {
     queue = queue.then(async () => {
       try {
-        const { value, transfer } = await handle(request);
-        post({ id: request.id, ok: true, value }, transfer);
+        const handled = await handle(request);
+        if (handled !== 'later') post({ id: request.id, ok: true, value: handled.value }, handled.transfer);
       } catch (error) {
-        const e = error as Error & { code?: string };
-        post({
-          id: request.id,
-          ok: false,
-          error: {
-            message: e.message,
-            ...(e.stack === undefined ? {} : { stack: e.stack }),
-            ...(e.code === undefined ? {} : { code: e.code }),
-          },
-        });
+        post({ id: request.id, ok: false, error: failure(error) });
+      }
+      // What waited for the end of a transaction, now that none is open.
+      while (outsideTransaction.length > 0 && request.op !== 'close' && !pglite.isInTransaction()) {
+        const next = outsideTransaction.shift() as () => Promise<void>;
+        await next();
       }
       if (request.op === 'close') port.close();
     });
