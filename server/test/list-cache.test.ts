@@ -10,9 +10,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fastJsonStringify from 'fast-json-stringify';
 import pg from 'pg';
-import type { BusMessage } from '../src/core/bus.ts';
+import type { Bus, BusMessage } from '../src/core/bus.ts';
 import { seedDemoCatalog } from '../src/core/catalog/demo-seed.ts';
-import { writtenTables } from '../src/db/observed.ts';
+import { createReadCache } from '../src/core/services/list-cache.ts';
+import { type WriteListener, type WriteObserver, writtenTables } from '../src/db/observed.ts';
 import { serializationSchema } from '../src/http/plugins/serializer.ts';
 import { signedInBrowser } from './support/factories.ts';
 import { createTestApp, onPostgres, type TestApp } from './support/harness.ts';
@@ -380,5 +381,50 @@ describe('the request log without foreign keys (migration 0016)', () => {
 
     await db.deleteFrom('api_tokens').where('account_id', '=', client.accountId).execute();
     assert.equal(await rowsOf('account_id', client.accountId), 0);
+  });
+});
+
+describe('the read cache (core/services/list-cache.ts)', () => {
+  test('misses together share one read; a read begun before a drop is not joined after it', async () => {
+    const onWrites: WriteListener[] = [];
+    const cache = createReadCache<number>({
+      bus: { subscribe: () => {} } as unknown as Bus,
+      writes: {
+        subscribe: (handler: WriteListener) => onWrites.push(handler),
+      } as unknown as WriteObserver,
+      tables: ['services'],
+      sharedTopics: [],
+    });
+    let loads = 0;
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const load = async () => {
+      const n = ++loads;
+      await gate;
+      return n;
+    };
+    const together = Promise.all([
+      cache.read(1, 'page', load),
+      cache.read(1, 'page', load),
+      cache.read(1, 'page', load),
+    ]);
+    assert.equal(loads, 1, 'three misses of one account and key: one read');
+    const otherKey = cache.read(1, 'other', load);
+    const otherAccount = cache.read(2, 'page', load);
+    assert.equal(loads, 3, 'another key and another account read for themselves');
+    // A write this process committed: a request after it must not get rows read before it.
+    for (const handler of onWrites) handler(new Set(['services']));
+    const afterDrop = cache.read(1, 'page', load);
+    assert.equal(loads, 4, 'a request after the drop reads again');
+    release();
+    assert.deepEqual(await together, [1, 1, 1]);
+    assert.equal(await otherKey, 2);
+    assert.equal(await otherAccount, 3);
+    assert.equal(await afterDrop, 4);
+    // The read after the drop was stored; the one before it was not.
+    assert.equal(await cache.read(1, 'page', load), 4);
+    assert.equal(loads, 4);
   });
 });

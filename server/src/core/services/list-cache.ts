@@ -84,6 +84,15 @@ export function createReadCache<V>(options: ReadCacheOptions): ReadCache<V> {
     else if (options.accountTopic && message.topic === options.accountTopic && 'id' in message) drop(message.id);
   });
 
+  /**
+   * Reads under way, by account and key, with the generations they began under. Requests that
+   * miss together share one read (issue 18: when an entry aged or was dropped, every request of
+   * the account in flight read the list itself, and on a busy node those reads queued behind each
+   * other). A request joins a read only if nothing was dropped since it began, so a client's next
+   * request still sees its own change.
+   */
+  const reading = new Map<string, { before: number; accountBefore: number; value: Promise<V> }>();
+
   return {
     drop,
     async read(accountId, key, load, keep) {
@@ -92,8 +101,19 @@ export function createReadCache<V>(options: ReadCacheOptions): ReadCache<V> {
       if (entry && now - entry.at < MAX_AGE_MS) return entry.value;
       const before = generation;
       const accountBefore = generations.get(accountId) ?? 0;
+      const readKey = `${accountId}\u0000${key}`;
+      const under = reading.get(readKey);
+      if (under && under.before === before && under.accountBefore === accountBefore) return under.value;
       const started = performance.now();
-      const value = await load();
+      const loading = load();
+      const mine = { before, accountBefore, value: loading };
+      reading.set(readKey, mine);
+      let value: V;
+      try {
+        value = await loading;
+      } finally {
+        if (reading.get(readKey) === mine) reading.delete(readKey);
+      }
       if (
         generation === before &&
         (generations.get(accountId) ?? 0) === accountBefore &&
