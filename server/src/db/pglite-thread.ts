@@ -154,7 +154,7 @@ async function main(): Promise<void> {
       }
       case 'query': {
         const result = await pglite.query(request.text, request.params);
-        return { value: { rows: result.rows, affectedRows: result.affectedRows ?? 0 } };
+        return { value: { rows: result.rows } };
       }
       case 'dump': {
         const file = await pglite.dumpDataDir(request.compression);
