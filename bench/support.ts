@@ -3,7 +3,7 @@
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -174,6 +174,33 @@ export function cpuMs(pid: number | undefined): number | null {
   } catch {
     return null;
   }
+}
+/**
+ * CPU time (ms) of a process's threads, summed by thread name (/proc/PID/task): which thread
+ * a request's time goes to — node's main thread, a worker thread (PGlite's), libuv's pool, V8's GC.
+ */
+export function threadCpuMs(pid: number | undefined): Map<string, number> {
+  const byName = new Map<string, number>();
+  if (pid === undefined) return byName;
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return byName;
+  }
+  for (const tid of tasks) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      // The main thread is the one whose id is the process's; the others go by their names.
+      const name = tid === String(pid) ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+      byName.set(name, (byName.get(name) ?? 0) + ms);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return byName;
 }
 /** USER_HZ: 100 on every Linux this runs on (sysconf(_SC_CLK_TCK)). */
 const CLOCK_TICKS = 100;

@@ -31,6 +31,7 @@ import {
   startRaw,
   summarize,
   table,
+  threadCpuMs,
 } from './support.ts';
 
 const ACCOUNTS = 20;
@@ -167,12 +168,19 @@ export async function run(options: BenchOptions): Promise<string> {
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
   // BENCH_NODE_ARGS="--flag …" adds node flags to the server (e.g. --perf-basic-prof for `perf record`).
   const nodeFlags = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((f) => f !== '');
+  // BENCH_SERVER_ENV="NAME=value …" adds variables to the server's environment (A/B of a switch).
+  const serverEnv = Object.fromEntries(
+    (process.env.BENCH_SERVER_ENV ?? '')
+      .split(' ')
+      .filter((pair) => pair.includes('='))
+      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  );
   const server = spawn(
     process.execPath,
     [...profile, ...nodeFlags, '--import', 'tsx', join(ROOT, 'server/src/main.ts')],
     {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', ...env },
+      env: { PATH: process.env.PATH ?? '', ...serverEnv, ...env },
       stdio: ['ignore', 'ignore', 'inherit'],
     },
   );
@@ -211,6 +219,7 @@ export async function run(options: BenchOptions): Promise<string> {
   ): Promise<Measured> => {
     const pid = url.startsWith(raw.url) ? raw.pid : server.pid;
     const before = cpuMs(pid);
+    const threadsBefore = threadCpuMs(pid);
     const result = await autocannon({
       url,
       connections: options.connections,
@@ -223,8 +232,15 @@ export async function run(options: BenchOptions): Promise<string> {
       ],
     });
     const after = cpuMs(pid);
-    if (before !== null && after !== null && result.requests.total > 0 && label !== 'warm-up')
-      cpu.push(`${label}: ${Math.round(((after - before) * 1000) / result.requests.total)} µs`);
+    if (before !== null && after !== null && result.requests.total > 0 && label !== 'warm-up') {
+      const perRequest = (ms: number) => Math.round((ms * 1000) / result.requests.total);
+      const threads = [...threadCpuMs(pid)]
+        .map(([name, ms]) => [name, perRequest(ms - (threadsBefore.get(name) ?? 0))] as const)
+        .filter(([, us]) => us > 0)
+        .sort((a, b) => b[1] - a[1])
+        .map(([name, us]) => `${name} ${us}`);
+      cpu.push(`${label}: ${perRequest(after - before)} µs (${threads.join(', ')})`);
+    }
     return {
       label,
       rps: Math.round(result.requests.average),
@@ -302,7 +318,7 @@ export async function run(options: BenchOptions): Promise<string> {
     '',
     ...probes.map((p) => `- ${p}`),
     '',
-    'Server CPU per request (user + system time of the answering process, all its threads, over the run):',
+    'Server CPU per request (user + system time of the answering process, all its threads, over the run; by thread in brackets, threads that ended during the run left out):',
     '',
     ...cpu.map((c) => `- ${c}`),
     '',

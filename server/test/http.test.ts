@@ -5,7 +5,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Type } from 'typebox';
 import { AppError } from '../src/core/errors.ts';
+import { createTurnBatch } from '../src/http/turn-batch.ts';
 import { createTestApp, type TestApp } from './support/harness.ts';
+import { waitFor } from './support/wait.ts';
 
 let t: TestApp;
 
@@ -153,6 +155,54 @@ describe('request ids', () => {
   });
 });
 
+describe('answers leave at the end of the turn', () => {
+  test('what is queued in one turn runs together after its I/O, in order; later queues go to the next turn', async () => {
+    const errors: unknown[] = [];
+    const atTurnEnd = createTurnBatch((error) => errors.push(error));
+    const seen: string[] = [];
+    const turnEnded = new Promise<void>((resolve) => {
+      atTurnEnd(() => seen.push('a'));
+      // A callback of the same turn's check phase queued between the two: one check-phase callback
+      // per answer (setImmediate each) would run it between them.
+      setImmediate(() => {
+        seen.push('other');
+        resolve();
+      });
+      atTurnEnd(() => {
+        seen.push('b');
+        atTurnEnd(() => seen.push('queued while running'));
+      });
+      atTurnEnd(() => {
+        throw new Error('broken answer');
+      });
+      atTurnEnd(() => seen.push('c'));
+      assert.deepEqual(seen, [], 'nothing runs in the turn that queued it');
+    });
+    await turnEnded;
+    assert.deepEqual(seen, ['a', 'b', 'c', 'other'], 'one that throws does not stop the others');
+    assert.equal((errors[0] as Error).message, 'broken answer');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(seen.at(-1), 'queued while running');
+  });
+
+  test('requests handled together each get their own answer', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        t.inject({
+          method: 'GET',
+          url: i % 2 === 0 ? '/api/v1/health/' : '/api/v1/nothing',
+          headers: { 'x-request-id': `turn-${i}` },
+        }),
+      ),
+    );
+    answers.forEach((answer, i) => {
+      assert.equal(answer.headers['x-request-id'], `turn-${i}`);
+      assert.equal(answer.statusCode, i % 2 === 0 ? 200 : 404);
+      assert.equal(answer.headers['x-content-type-options'], 'nosniff');
+    });
+  });
+});
+
 describe('bodies', () => {
   test('malformed JSON is 400 malformed_json in each envelope', async () => {
     const token = await t.inject({ method: 'POST', url: '/api/v1/probe', headers: json, payload: '{"name": ' });
@@ -291,8 +341,8 @@ describe('logs', () => {
       url: '/api/v1/nothing?token=CANARY-QUERY-1&keep=visible',
       headers: { authorization: 'Bearer svc_CANARY-HEADER-2', cookie: 'SVCSESSID=CANARY-COOKIE-3' },
     });
-    const text = t.logs.text();
+    // The access-log line is written once the answer has left (onResponse): wait for it.
+    const text = await waitFor('the access-log line', async () => /keep=visible/.test(t.logs.text()) && t.logs.text());
     assert.doesNotMatch(text, /CANARY/);
-    assert.match(text, /keep=visible/);
   });
 });

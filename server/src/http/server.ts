@@ -30,6 +30,7 @@ import { clientIp } from './request-context.ts';
 import { restSurface } from './rest/plugin.ts';
 import { authConstraint, searchRoutes } from './search.routes.ts';
 import { errorBody, sendError, surfaceOf } from './surfaces.ts';
+import { createTurnBatch } from './turn-batch.ts';
 
 export const BODY_LIMIT = 1024 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -167,11 +168,14 @@ export function buildServer(deps: Deps): FastifyInstance {
   registerValidation(app);
   registerErrorHandling(app);
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  // Every answer leaves at the end of the event loop's turn with the others of that turn
+  // (turn-batch.ts). A callback hook: no promise per request.
+  const atTurnEnd = createTurnBatch((error) => deps.logger.error({ err: error }, 'answer not sent'));
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('X-Request-Id', request.id);
     if (request.url.startsWith('/api/') && !reply.hasHeader('Cache-Control')) reply.header('Cache-Control', 'no-store');
     reply.header('X-Content-Type-Options', 'nosniff');
-    return payload;
+    atTurnEnd(() => done(null, payload));
   });
 
   // Request count and latency by route pattern (never the URL: one series per route and status)
