@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { AppError } from '../src/core/errors.ts';
 import { createRateLimits, type RateLimitStore, type RateLimits } from '../src/core/ratelimit/rate-limits.ts';
 import { createTestDatabase, redisUrl, type TestDatabase } from './support/harness.ts';
+import { waitFor } from './support/wait.ts';
 
 let testDb: TestDatabase;
 before(async () => {
@@ -118,6 +119,67 @@ describe('Redis: counts go in batches, on the keys every other operation uses', 
       assert.ok((error.retryAfter ?? 0) > 500 && (error.retryAfter ?? 0) <= 600, String(error.retryAfter));
       return true;
     });
+  });
+
+  test('leases: a burst on one key asks Redis once per lease, each answer exact; two processes let exactly the limit through', async () => {
+    const redis = new Redis(redisUrl as string);
+    const other = createRateLimits({ kind: 'redis', url: redisUrl as string }, prefix);
+    try {
+      await limits.consume('token_requests', 'warm-lease');
+      const calls = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await redis.info('commandstats'))?.[1] ?? 0);
+      // One request after another (each answer awaited): 21 points a count (1 + a lease of 20)
+      // while the first half of the window has room, so about five counts for 100 requests.
+      const before = await calls();
+      for (let i = 0; i < 100; i++) assert.equal((await limits.consume('token_requests', 'one')).remaining, 599 - i);
+      // Other test files may use the same Redis meanwhile: far fewer than one call a request.
+      assert.ok((await calls()) - before < 50, 'a count per lease, not per request');
+      const counted = Number(await redis.get(`${prefix}:token_requests:one`));
+      assert.ok(counted >= 100 && counted <= 120, `Redis counted the requests and at most one lease: ${counted}`);
+      // A burst: each answer still counts the ones before it.
+      const burst = await Promise.all(Array.from({ length: 110 }, () => limits.consume('token_requests', 'one')));
+      assert.deepEqual(
+        burst.map((r) => r.remaining).sort((a, b) => b - a),
+        Array.from({ length: 110 }, (_, i) => 499 - i),
+      );
+
+      // Two processes on one key: the lease of one never lets the other through over the limit.
+      const shared = await Promise.allSettled(
+        Array.from({ length: 700 }, (_, i) => (i % 2 === 0 ? limits : other).consume('token_requests', 'shared')),
+      );
+      assert.equal(shared.filter((r) => r.status === 'fulfilled').length, 600);
+    } finally {
+      redis.disconnect();
+      await other.close();
+    }
+  });
+
+  test('leases: a refund goes back to the lease; an idle lease and a closing process give theirs back', async () => {
+    const redis = new Redis(redisUrl as string);
+    const closing = createRateLimits({ kind: 'redis', url: redisUrl as string }, prefix);
+    let closed = false;
+    try {
+      assert.equal((await limits.consume('token_requests', 'refunded')).remaining, 599);
+      assert.equal((await limits.consume('token_requests', 'refunded')).remaining, 598);
+      await limits.refund('token_requests', 'refunded');
+      assert.equal((await limits.check('token_requests', 'refunded')).remaining, 599);
+      assert.equal((await limits.consume('token_requests', 'refunded')).remaining, 598);
+
+      assert.equal((await limits.consume('token_requests', 'idle')).remaining, 599);
+      assert.equal(Number(await redis.get(`${prefix}:token_requests:idle`)), 21, 'one count and a lease of 20');
+      await waitFor(
+        'the idle lease given back',
+        async () => Number(await redis.get(`${prefix}:token_requests:idle`)) === 1,
+      );
+
+      await closing.consume('token_requests', 'closed');
+      assert.equal(Number(await redis.get(`${prefix}:token_requests:closed`)), 21);
+      closed = true;
+      await closing.close();
+      assert.equal(Number(await redis.get(`${prefix}:token_requests:closed`)), 1);
+    } finally {
+      redis.disconnect();
+      if (!closed) await closing.close();
+    }
   });
 
   test('with Redis unreachable, the process counts alone rather than failing', async () => {

@@ -109,39 +109,70 @@ export type RateLimitStore =
  * rate-limiter-flexible's does (create the key for its window if absent, INCRBY, PTTL), on the
  * same keys, so every other operation (refund, block, reset, check) still goes through it.
  * Exact as before: each key is counted by Redis, atomically, before the answer.
+ *
+ * Leases (issue 18, seventh pass): a count may also take up to `lease` more points of the key's
+ * window for this process to hand out without asking Redis again (see consume). Only in the first
+ * half of the window's limit, and never more than an eighth of what is left of that half, so the
+ * second half is counted one by one and a lease never lets a request through over the limit.
  */
 const BATCH_SCRIPT = `local out = {}
 for i = 1, #KEYS do
-  redis.call('set', KEYS[i], 0, 'EX', ARGV[2 * i], 'NX')
-  local consumed = redis.call('incrby', KEYS[i], ARGV[2 * i - 1])
+  local points = tonumber(ARGV[4 * i - 3])
+  local seconds = ARGV[4 * i - 2]
+  redis.call('set', KEYS[i], 0, 'EX', seconds, 'NX')
+  local room = math.floor(tonumber(ARGV[4 * i]) / 2) - tonumber(redis.call('get', KEYS[i])) - points
+  local lease = 0
+  if room > 0 then lease = math.min(tonumber(ARGV[4 * i - 1]), math.floor(room / 8)) end
+  local consumed = redis.call('incrby', KEYS[i], points + lease)
   local ttl = redis.call('pttl', KEYS[i])
   if ttl == -1 then
-    redis.call('expire', KEYS[i], ARGV[2 * i])
-    ttl = 1000 * ARGV[2 * i]
+    redis.call('expire', KEYS[i], seconds)
+    ttl = 1000 * seconds
   end
-  out[2 * i - 1] = consumed
-  out[2 * i] = ttl
+  out[3 * i - 2] = consumed
+  out[3 * i - 1] = ttl
+  out[3 * i] = lease
 end
 return out`;
 
 interface Counted {
+  /** The key's count after this one, the lease included. */
   consumed: number;
   msBeforeNext: number;
+  /** Points taken for this process beyond `points` (a lease); 0 when the window had no room. */
+  leased: number;
 }
 
 interface PendingCount {
   key: string;
   points: number;
   seconds: number;
+  lease: number;
+  limit: number;
   resolve: (counted: Counted) => void;
   reject: (error: unknown) => void;
 }
 
-/** Count `points` on a Redis key with a window of `seconds` (the key is created for it). */
-type BatchedCount = (key: string, points: number, seconds: number) => Promise<Counted>;
+/**
+ * Count `points` on a Redis key with a window of `seconds` (the key is created for it), taking up
+ * to `lease` points more while the window of a `limit` has room for them.
+ */
+type BatchedCount = (key: string, points: number, seconds: number, lease: number, limit: number) => Promise<Counted>;
 
 const BATCH_MAX = 2000;
+/** Points a count may lease for this process: a thirtieth of the limit, at most 20 (token_requests: 20 of 600). */
+const leaseSize = (spec: LimitSpec): number => Math.min(20, Math.floor(spec.points / 30));
+/** Keys with a lease held at once; past it the leases are forgotten (their points count, unused). */
+const LEASES_MAX = 100_000;
+/** A lease unused this long gives its points back (and leases are swept this often). */
+const LEASE_IDLE_MS = 1_000;
 const CONNECT_WAIT_MS = 2_000;
+
+/** Give unused leased points back to the windows they were taken from, if those still exist. */
+const RETURN_SCRIPT = `for i = 1, #KEYS do
+  if redis.call('exists', KEYS[i]) == 1 then redis.call('decrby', KEYS[i], ARGV[i]) end
+end
+return #KEYS`;
 
 function batchedCounter(redis: Redis): BatchedCount {
   redis.defineCommand('hpCountBatch', { lua: BATCH_SCRIPT });
@@ -181,14 +212,18 @@ function batchedCounter(redis: Redis): BatchedCount {
     const batch = pending.length <= BATCH_MAX ? pending : pending.splice(0, BATCH_MAX);
     if (batch === pending) pending = [];
     const args: (string | number)[] = batch.map((p) => p.key);
-    for (const p of batch) args.push(p.points, p.seconds);
+    for (const p of batch) args.push(p.points, p.seconds, p.lease, p.limit);
     // Through a promise even if the client throws at once: `sending` must always be cleared.
     Promise.resolve()
       .then(() => send.call(redis, batch.length, ...args))
       .then(
         (out) => {
           for (let i = 0; i < batch.length; i++)
-            batch[i]?.resolve({ consumed: Number(out[2 * i]), msBeforeNext: Number(out[2 * i + 1]) });
+            batch[i]?.resolve({
+              consumed: Number(out[3 * i]),
+              msBeforeNext: Number(out[3 * i + 1]),
+              leased: Number(out[3 * i + 2]),
+            });
         },
         (error: unknown) => {
           for (const p of batch) p.reject(error);
@@ -199,10 +234,10 @@ function batchedCounter(redis: Redis): BatchedCount {
         flush();
       });
   };
-  return (key, points, seconds) =>
+  return (key, points, seconds, lease, limit) =>
     new Promise<Counted>((resolve, reject) => {
       if (pending.length === 0 && !sending) setImmediate(flush);
-      pending.push({ key, points, seconds, resolve, reject });
+      pending.push({ key, points, seconds, lease, limit, resolve, reject });
     });
 }
 
@@ -297,6 +332,75 @@ export function createRateLimits(store: RateLimitStore, keyPrefix = 'hp'): RateL
     });
   };
 
+  /**
+   * Leases (Redis only): points of a key's window that Redis has already counted for this process,
+   * handed out here without a round trip. Every token-surface request counts its token; with a
+   * lease, one request in (lease + 1) asks Redis, and an answer no longer waits for the count
+   * calls in flight before it (issue 18, seventh pass: docs/BENCHMARKS.md). Never more than the
+   * limit passes: the points were counted in Redis before any is handed out, and a lease ends with
+   * its window. What a lease still holds is counted for every process, so another process could
+   * refuse a few points early while this one still holds them: only leases of the window's first
+   * half exist (BATCH_SCRIPT), so the second half is counted one by one, exactly, by every
+   * process, and a lease unused for LEASE_IDLE_MS gives its points back to the window (a client
+   * that moved to another process).
+   */
+  const leases = new Map<string, { points: number; consumed: number; until: number; used: number }>();
+  /** Counts on their way to Redis, by key: whether they brought a lease. */
+  const claims = new Map<string, Promise<boolean>>();
+  const fromLease = (name: LimitName, full: string, points: number): LimitState | null => {
+    const lease = leases.get(full);
+    if (lease === undefined) return null;
+    const now = Date.now();
+    if (lease.until <= now) {
+      leases.delete(full);
+      return null;
+    }
+    if (lease.points < points) return null;
+    lease.points -= points;
+    lease.used = now;
+    return state(name, {
+      remainingPoints: LIMITS[name].points - (lease.consumed - lease.points),
+      msBeforeNext: lease.until - now,
+    });
+  };
+  const dropLease = (name: LimitName, key: string) => leases.delete(`${keyPrefix}:${name}:${key}`);
+  counting?.defineCommand('hpReturnLeases', { lua: RETURN_SCRIPT });
+  /** Give back what idle leases (all of them: `everything`) hold, in one call; ended ones are forgotten. */
+  const returnLeases = async (everything: boolean): Promise<void> => {
+    const now = Date.now();
+    const keys: string[] = [];
+    const points: number[] = [];
+    for (const [full, lease] of leases) {
+      if (lease.until <= now) leases.delete(full);
+      else if (everything || now - lease.used >= LEASE_IDLE_MS) {
+        leases.delete(full);
+        // Not in a window's last moments: the key may be gone and made anew by then.
+        if (lease.points > 0 && lease.until - now > LEASE_IDLE_MS) {
+          keys.push(full);
+          points.push(lease.points);
+        }
+      }
+    }
+    if (counting === null || keys.length === 0) return;
+    const send = (counting as unknown as { hpReturnLeases(n: number, ...args: (string | number)[]): Promise<number> })
+      .hpReturnLeases;
+    for (let at = 0; at < keys.length; at += BATCH_MAX)
+      await send
+        .call(
+          counting,
+          keys.slice(at, at + BATCH_MAX).length,
+          ...keys.slice(at, at + BATCH_MAX),
+          ...points.slice(at, at + BATCH_MAX),
+        )
+        .catch(() => undefined); // Redis away: the points stay counted until the window ends
+  };
+  const sweep = count === null ? null : setInterval(() => void returnLeases(false), LEASE_IDLE_MS);
+  sweep?.unref();
+  const heldBy = (name: LimitName, key: string): number => {
+    const lease = leases.get(`${keyPrefix}:${name}:${key}`);
+    return lease !== undefined && lease.until > Date.now() ? lease.points : 0;
+  };
+
   const consumeOn = async (
     on: RateLimiterAbstract,
     name: LimitName,
@@ -318,35 +422,85 @@ export function createRateLimits(store: RateLimitStore, keyPrefix = 'hp'): RateL
       const spec: LimitSpec = LIMITS[name];
       // Limits with a lockout (blockDuration) keep rate-limiter-flexible's own consume.
       if (count !== null && spec.blockDuration === undefined) {
+        const full = `${keyPrefix}:${name}:${key}`;
+        // A count of the same key already on its way may bring a lease: wait for it, and ask
+        // Redis only when no count is on its way and the lease cannot serve this one (a burst on
+        // one key is one count in (lease + 1), not a count each that leases what nobody uses).
+        for (;;) {
+          const served = fromLease(name, full, points);
+          if (served !== null) return served;
+          const claiming = claims.get(full);
+          // A count that leased nothing (the window is nearly used up): count directly, in the
+          // batch with the others, rather than one after another.
+          if (claiming === undefined || !(await claiming)) break;
+        }
+        const asked = Date.now();
+        const claim = count(full, points, spec.duration, leaseSize(spec), spec.points);
+        const settled = claim.then(
+          (counted) => counted.leased > 0,
+          () => false,
+        );
+        claims.set(full, settled);
         let counted: Counted;
         try {
-          counted = await count(`${keyPrefix}:${name}:${key}`, points, spec.duration);
+          counted = await claim;
         } catch {
           return consumeOn(insured(name), name, key, points, options.code ?? 'rate_limited');
+        } finally {
+          if (claims.get(full) === settled) claims.delete(full);
         }
-        const res = { remainingPoints: spec.points - counted.consumed, msBeforeNext: counted.msBeforeNext };
-        if (counted.consumed > spec.points) throw refuse(name, res, options.code ?? 'rate_limited');
+        if (counted.leased > 0) {
+          if (leases.size >= LEASES_MAX) leases.clear();
+          const held = leases.get(full);
+          // Two counts of a key answered in one batch: the second's lease adds to the first's.
+          if (held !== undefined && held.until > asked) {
+            held.points += counted.leased;
+            held.consumed = Math.max(held.consumed, counted.consumed);
+          } else
+            leases.set(full, {
+              points: counted.leased,
+              consumed: counted.consumed,
+              until: asked + counted.msBeforeNext,
+              used: asked,
+            });
+        }
+        // This process's requests so far, seen from here: the count less what the lease still holds.
+        const used = counted.consumed - counted.leased;
+        const res = { remainingPoints: spec.points - used, msBeforeNext: counted.msBeforeNext };
+        if (used > spec.points) throw refuse(name, res, options.code ?? 'rate_limited');
         return state(name, res);
       }
       return consumeOn(limiter(name), name, key, points, options.code ?? 'rate_limited');
     },
     async check(name, key, code = 'rate_limited') {
-      const res = await limiter(name).get(key);
-      if (res === null)
+      const got = await limiter(name).get(key);
+      if (got === null)
         return { limit: LIMITS[name].points, remaining: LIMITS[name].points, reset: LIMITS[name].duration };
+      // What this process's lease still holds is counted in the store but not used.
+      const res = { remainingPoints: got.remainingPoints + heldBy(name, key), msBeforeNext: got.msBeforeNext };
       if (res.remainingPoints <= 0 && res.msBeforeNext > 0) throw refuse(name, res, code);
       return state(name, res);
     },
     async refund(name, key, points = 1) {
+      // Points of a key with a lease go back to the lease (they stay counted in Redis for this process).
+      const lease = leases.get(`${keyPrefix}:${name}:${key}`);
+      if (lease !== undefined && lease.until > Date.now()) {
+        lease.points += points;
+        return;
+      }
       await limiter(name).reward(key, points);
     },
     async block(name, key, seconds) {
+      dropLease(name, key);
       await limiter(name).block(key, seconds);
     },
     async reset(name, key) {
+      dropLease(name, key);
       await limiter(name).delete(key);
     },
     async close() {
+      if (sweep !== null) clearInterval(sweep);
+      await returnLeases(true);
       redis?.disconnect();
       counting?.disconnect();
       if (store.kind === 'postgres' && store.owned) await store.pool.end();
