@@ -35,7 +35,7 @@ export async function answerTokenDeploy(
   request: FastifyRequest,
   reply: FastifyReply,
   order: TokenDeploy,
-): Promise<FastifyReply> {
+): Promise<never> {
   const principal = principalOf(request);
   const key = requestKey(order.key, request.headers['idempotency-key']);
   let answer: Awaited<ReturnType<typeof deploy>>;
