@@ -84,6 +84,8 @@ export async function startEmbedded(options: {
   const sockets = new Set<ThreadSocket>();
   let nextId = 1;
   let gone: Error | null = null;
+  /** close() was called: the thread's exit is the end asked for, not a failure. */
+  let closing = false;
 
   const ready = new Promise<void>((resolve, reject) => {
     worker.on('message', (reply: ThreadReply) => {
@@ -118,7 +120,18 @@ export async function startEmbedded(options: {
       for (const socket of sockets) socket.destroy(error);
     };
     worker.on('error', fail);
-    worker.on('exit', (code) => fail(new Error(`the embedded database's thread exited (code ${code})`)));
+    worker.on('exit', (code) => {
+      if (!closing) {
+        fail(new Error(`the embedded database's thread exited (code ${code})`));
+        return;
+      }
+      // Closed on purpose: what still waits fails as closed, and a connection still open (pg's
+      // pool ends its clients without waiting for them) just ends, rather than failing.
+      gone ??= new Error('the embedded database is closed');
+      for (const waiting of pending.values()) waiting.reject(gone);
+      pending.clear();
+      for (const socket of sockets) socket.destroy();
+    });
   });
 
   const call = <T>(request: Request, transfer: ArrayBuffer[] = []): Promise<T> => {
@@ -266,6 +279,7 @@ export async function startEmbedded(options: {
       return new Blob([bytes]);
     },
     async close() {
+      closing = true;
       try {
         if (gone === null) await call<null>({ op: 'close' });
       } finally {
