@@ -168,12 +168,15 @@ export async function startRaw(responses: Record<string, { status: number; body:
 export function cpuMs(pid: number | undefined): number | null {
   if (pid === undefined) return null;
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+    return statCpuMs(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return null;
   }
+}
+/** User + system time (ms) of a /proc stat line (a process's or one thread's). */
+function statCpuMs(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
 }
 /**
  * CPU time (ms) of a process's threads, summed by thread name (/proc/PID/task): which thread
@@ -193,9 +196,7 @@ export function threadCpuMs(pid: number | undefined): Map<string, number> {
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
       // The main thread is the one whose id is the process's; the others go by their names.
       const name = tid === String(pid) ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
-      byName.set(name, (byName.get(name) ?? 0) + ms);
+      byName.set(name, (byName.get(name) ?? 0) + statCpuMs(stat));
     } catch {
       // the thread ended meanwhile
     }

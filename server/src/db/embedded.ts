@@ -110,28 +110,23 @@ export async function startEmbedded(options: {
       }
     });
     // The thread failing (or exiting) fails what waits on it and every connection, as a server
-    // going away would; pg reports it to the query and the pool drops the connection.
+    // going away would; pg reports it to the query and the pool drops the connection. After a close
+    // asked for, its exit is no failure: what waits fails as closed, and a connection still open
+    // (pg's pool ends its clients without waiting for them) just ends.
     const fail = (error: Error) => {
-      if (gone === null) options.onFailure?.(error);
+      if (gone === null && !closing) options.onFailure?.(error);
       gone ??= error;
       reject(error);
       for (const waiting of pending.values()) waiting.reject(error);
       pending.clear();
-      for (const socket of sockets) socket.destroy(error);
+      for (const socket of sockets) socket.destroy(closing ? undefined : error);
     };
     worker.on('error', fail);
-    worker.on('exit', (code) => {
-      if (!closing) {
-        fail(new Error(`the embedded database's thread exited (code ${code})`));
-        return;
-      }
-      // Closed on purpose: what still waits fails as closed, and a connection still open (pg's
-      // pool ends its clients without waiting for them) just ends, rather than failing.
-      gone ??= new Error('the embedded database is closed');
-      for (const waiting of pending.values()) waiting.reject(gone);
-      pending.clear();
-      for (const socket of sockets) socket.destroy();
-    });
+    worker.on('exit', (code) =>
+      fail(
+        new Error(closing ? 'the embedded database is closed' : `the embedded database's thread exited (code ${code})`),
+      ),
+    );
   });
 
   const call = <T>(request: Request, transfer: ArrayBuffer[] = []): Promise<T> => {

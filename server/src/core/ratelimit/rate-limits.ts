@@ -347,15 +347,19 @@ export function createRateLimits(store: RateLimitStore, keyPrefix = 'hp'): RateL
   const leases = new Map<string, { points: number; consumed: number; until: number; used: number }>();
   /** Counts on their way to Redis, by key: whether they brought a lease. */
   const claims = new Map<string, Promise<boolean>>();
-  const fromLease = (name: LimitName, full: string, points: number): LimitState | null => {
+  /** The Redis key of a limit's key (rate-limiter-flexible's, so its operations act on the same). */
+  const keyOf = (name: LimitName, key: string) => `${keyPrefix}:${name}:${key}`;
+  /** A key's lease while its window lasts; an ended one is forgotten. */
+  const liveLease = (full: string, now: number) => {
     const lease = leases.get(full);
-    if (lease === undefined) return null;
+    if (lease === undefined || lease.until > now) return lease;
+    leases.delete(full);
+    return undefined;
+  };
+  const fromLease = (name: LimitName, full: string, points: number): LimitState | null => {
     const now = Date.now();
-    if (lease.until <= now) {
-      leases.delete(full);
-      return null;
-    }
-    if (lease.points < points) return null;
+    const lease = liveLease(full, now);
+    if (lease === undefined || lease.points < points) return null;
     lease.points -= points;
     lease.used = now;
     return state(name, {
@@ -363,7 +367,7 @@ export function createRateLimits(store: RateLimitStore, keyPrefix = 'hp'): RateL
       msBeforeNext: lease.until - now,
     });
   };
-  const dropLease = (name: LimitName, key: string) => leases.delete(`${keyPrefix}:${name}:${key}`);
+  const dropLease = (name: LimitName, key: string) => leases.delete(keyOf(name, key));
   counting?.defineCommand('hpReturnLeases', { lua: RETURN_SCRIPT });
   /** Give back what idle leases (all of them: `everything`) hold, in one call; ended ones are forgotten. */
   const returnLeases = async (everything: boolean): Promise<void> => {
@@ -384,22 +388,14 @@ export function createRateLimits(store: RateLimitStore, keyPrefix = 'hp'): RateL
     if (counting === null || keys.length === 0) return;
     const send = (counting as unknown as { hpReturnLeases(n: number, ...args: (string | number)[]): Promise<number> })
       .hpReturnLeases;
-    for (let at = 0; at < keys.length; at += BATCH_MAX)
-      await send
-        .call(
-          counting,
-          keys.slice(at, at + BATCH_MAX).length,
-          ...keys.slice(at, at + BATCH_MAX),
-          ...points.slice(at, at + BATCH_MAX),
-        )
-        .catch(() => undefined); // Redis away: the points stay counted until the window ends
+    for (let at = 0; at < keys.length; at += BATCH_MAX) {
+      const some = keys.slice(at, at + BATCH_MAX);
+      await send.call(counting, some.length, ...some, ...points.slice(at, at + BATCH_MAX)).catch(() => undefined); // Redis away: the points stay counted until the window ends
+    }
   };
   const sweep = count === null ? null : setInterval(() => void returnLeases(false), LEASE_IDLE_MS);
   sweep?.unref();
-  const heldBy = (name: LimitName, key: string): number => {
-    const lease = leases.get(`${keyPrefix}:${name}:${key}`);
-    return lease !== undefined && lease.until > Date.now() ? lease.points : 0;
-  };
+  const heldBy = (name: LimitName, key: string): number => liveLease(keyOf(name, key), Date.now())?.points ?? 0;
 
   const consumeOn = async (
     on: RateLimiterAbstract,
@@ -422,7 +418,7 @@ export function createRateLimits(store: RateLimitStore, keyPrefix = 'hp'): RateL
       const spec: LimitSpec = LIMITS[name];
       // Limits with a lockout (blockDuration) keep rate-limiter-flexible's own consume.
       if (count !== null && spec.blockDuration === undefined) {
-        const full = `${keyPrefix}:${name}:${key}`;
+        const full = keyOf(name, key);
         // A count of the same key already on its way may bring a lease: wait for it, and ask
         // Redis only when no count is on its way and the lease cannot serve this one (a burst on
         // one key is one count in (lease + 1), not a count each that leases what nobody uses).
@@ -451,9 +447,9 @@ export function createRateLimits(store: RateLimitStore, keyPrefix = 'hp'): RateL
         }
         if (counted.leased > 0) {
           if (leases.size >= LEASES_MAX) leases.clear();
-          const held = leases.get(full);
+          const held = liveLease(full, asked);
           // Two counts of a key answered in one batch: the second's lease adds to the first's.
-          if (held !== undefined && held.until > asked) {
+          if (held !== undefined) {
             held.points += counted.leased;
             held.consumed = Math.max(held.consumed, counted.consumed);
           } else
@@ -483,8 +479,8 @@ export function createRateLimits(store: RateLimitStore, keyPrefix = 'hp'): RateL
     },
     async refund(name, key, points = 1) {
       // Points of a key with a lease go back to the lease (they stay counted in Redis for this process).
-      const lease = leases.get(`${keyPrefix}:${name}:${key}`);
-      if (lease !== undefined && lease.until > Date.now()) {
+      const lease = liveLease(keyOf(name, key), Date.now());
+      if (lease !== undefined) {
         lease.points += points;
         return;
       }
