@@ -245,7 +245,18 @@ describe('request log', () => {
       .where('id', '=', id)
       .executeTakeFirstOrThrow();
     const log = createRequestLog(t.deps.database.db, pino({ level: 'silent' }));
-    const texts = ['/a"b', '/a\\b', '/{x},{y}', 'NULL', '', '/मुंबई/🚀', '/x y\t\n', `/${'p'.repeat(600)}`];
+    const texts = [
+      '/a"b',
+      '/a\\b',
+      '/{x},{y}',
+      'NULL',
+      '',
+      '/मुंबई/🚀',
+      '/x y\t\n',
+      `/${'p'.repeat(600)}`,
+      // ASCII is copied byte by byte up to the first other character, the rest as UTF-8: escapes on both sides.
+      '/"a\\é"b\\🚀',
+    ];
     const at = Date.UTC(2026, 10, 26, 12, 0, 0, 123);
     for (const [i, path] of texts.entries())
       log.record({
@@ -293,6 +304,58 @@ describe('request log', () => {
       .executeTakeFirstOrThrow();
     assert.equal(new Date(token.last_used_at as Date).getTime(), at + texts.length - 1, 'the latest use');
     assert.equal(token.last_used_ip, `198.51.100.${texts.length - 1}`);
+  });
+
+  test('a batch larger than its first buffers: every row exactly, a duration that is not a number as 0', async () => {
+    const { id } = await newToken();
+    const { account_id: accountId } = await t.deps.database.db
+      .selectFrom('api_tokens')
+      .select('account_id')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    const log = createRequestLog(t.deps.database.db, pino({ level: 'silent' }));
+    const N = 2500;
+    const at = Date.UTC(2026, 10, 27, 12, 0, 0, 0);
+    const routes = ['/api/v1/plans', '/api/v1/instances/:id', null];
+    for (let i = 0; i < N; i++)
+      log.record({
+        tokenId: id,
+        accountId: i % 7 === 0 ? null : accountId,
+        method: ['GET', 'POST', 'DELETE'][i % 3] as string,
+        path: `/api/v1/x/${i}`,
+        route: routes[i % 3] ?? null,
+        status: 200 + (i % 5),
+        ip: `10.0.${i % 250}.1`,
+        durationMs: i % 11 === 0 ? Number.NaN : i / 100,
+        requestId: `bulk-${i}`,
+        at: at + i,
+      });
+    await log.close();
+    const rows = await t.deps.database.db
+      .selectFrom('api_request_log')
+      .select(['account_id', 'method', 'path', 'route', 'status', 'ip', 'duration_ms', 'request_id', 'created_at'])
+      .where('token_id', '=', id)
+      .orderBy('created_at')
+      .execute();
+    assert.equal(rows.length, N);
+    for (const [i, r] of rows.entries()) {
+      assert.deepEqual(
+        [r.account_id, r.method, r.path, r.route, r.status, r.ip, r.request_id, new Date(r.created_at).getTime()],
+        [
+          i % 7 === 0 ? null : accountId,
+          ['GET', 'POST', 'DELETE'][i % 3],
+          `/api/v1/x/${i}`,
+          routes[i % 3],
+          200 + (i % 5),
+          `10.0.${i % 250}.1`,
+          `bulk-${i}`,
+          at + i,
+        ],
+        `row ${i}`,
+      );
+      if (i % 11 === 0) assert.equal(Number(r.duration_ms), 0, `row ${i}`);
+      else assert.ok(Math.abs(Number(r.duration_ms) - i / 100) < 1e-3, `row ${i}: ${r.duration_ms}`);
+    }
   });
 
   test('refused calls go to the log of the token they were made with; a token in the URL never reaches a log line', async () => {

@@ -14,7 +14,7 @@ import Fastify, {
 import type { Bindings, ChildLoggerOptions, Logger } from 'pino';
 import type { Deps } from '../core/deps.ts';
 import { AppError } from '../core/errors.ts';
-import { redactQuery } from '../logging.ts';
+import { prebuiltInfoLines, redactQuery } from '../logging.ts';
 import { registerMetricsRoute } from '../metrics/expose.ts';
 import { recordRequest } from '../metrics/metrics.ts';
 import { clientSurface } from './client/plugin.ts';
@@ -51,22 +51,38 @@ const asIs = <T>(value: T): T => value;
 
 class AccessLog extends LogController {
   readonly #lines: FastifyBaseLogger;
+  /** The line written as pino would, from fields built here (logging.ts); null: through pino. */
+  readonly #prebuilt: ((fields: string, msg: string) => void) | null;
   constructor(logger: FastifyBaseLogger) {
     super({ requestIdLogLabel: 'reqId' });
     // The line's `req` and `res` are built here already (redacted URL): not again by the
     // logger's serializers (each line ran redactQuery twice).
     this.#lines = (logger as Logger).child({}, { redact: [], serializers: { req: asIs, res: asIs } });
+    this.#prebuilt = prebuiltInfoLines(this.#lines as Logger);
   }
   override incomingRequest(): void {}
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const url = redactQuery(request.url);
+    const ip = clientIp(request);
+    const ms = Math.round(reply.elapsedTime * 10) / 10;
+    const msg = `${request.method} ${reply.statusCode}`;
+    if (!error && this.#prebuilt !== null) {
+      const str = JSON.stringify;
+      this.#prebuilt(
+        `"reqId":${str(request.id)},"req":{"method":${str(request.method)},"url":${str(url)},"ip":${str(ip)}},` +
+          `"res":{"statusCode":${reply.statusCode}},"ms":${Number.isFinite(ms) ? ms : null}`,
+        msg,
+      );
+      return;
+    }
     const line = {
       reqId: request.id,
-      req: { method: request.method, url: redactQuery(request.url), ip: clientIp(request) },
+      req: { method: request.method, url, ip },
       res: { statusCode: reply.statusCode },
-      ms: Math.round(reply.elapsedTime * 10) / 10,
+      ms,
     };
-    if (error) reply.log.error({ ...line, err: error }, `${request.method} ${reply.statusCode}`);
-    else this.#lines.info(line, `${request.method} ${reply.statusCode}`);
+    if (error) reply.log.error({ ...line, err: error }, msg);
+    else this.#lines.info(line, msg);
   }
 }
 
@@ -178,37 +194,19 @@ export function buildServer(deps: Deps): FastifyInstance {
     atTurnEnd(() => done(null, payload));
   });
 
-  // Request count and latency by route pattern (never the URL: one series per route and status)
-  // for GET /metrics. In memory only; a callback hook, so no promise per request.
-  app.addHook('onResponse', (request, reply, done) => {
-    recordRequest(
-      request.method,
-      request.is404 ? undefined : request.routeOptions.url,
-      reply.statusCode,
-      reply.elapsedTime / 1000,
-    );
-    done();
-  });
-
   // Every call of a token holder to a route behind token auth (plugins/token-auth.ts, whatever
   // its prefix) is logged (spec §1), refused tokens included, and so are calls to unknown routes
   // under a token-auth prefix. Calls with no token, or one we do not know, have no holder who
   // could ever read the row: they go to the access log and an in-process counter only (security
   // review F8).
   app.decorate('tokenPrefixes', [] as string[]);
-  app.addHook('onResponse', async (request, reply) => {
-    const path = request.url.split('?', 1)[0] ?? '';
-    const unknownRoute = request.is404 || request.routeOptions.url === undefined;
-    const logged = unknownRoute
-      ? surfaceOf(path, request.headers.authorization) === 'token' && underTokenPrefix(app, path)
-      : request.routeOptions.config.tokenAuth === true;
-    if (!logged) return;
-    let principal: { tokenId: number; accountId: number } | null = request.principal ?? null;
-    // Refused tokens (expired, revoked, wrong address) and unknown routes (tickets, DNS, typos)
-    // have no principal: the call still goes to the log of the token it was made with. Unknown
-    // tokens are remembered for a few seconds, so a flood of them costs one lookup each.
-    const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
-    if (principal === null && bearer) principal = await deps.tokens.identify(bearer[1] as string).catch(() => null);
+  const logTokenCall = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    path: string,
+    route: string | undefined,
+    principal: { tokenId: number; accountId: number } | null,
+  ): void => {
     if (principal === null) {
       deps.requestLog.countAnonymous(reply.statusCode);
       return;
@@ -218,13 +216,43 @@ export function buildServer(deps: Deps): FastifyInstance {
       accountId: principal.accountId,
       method: request.method,
       path,
-      route: request.routeOptions.url ?? null,
+      route: route ?? null,
       status: reply.statusCode,
       ip: clientIp(request),
       durationMs: reply.elapsedTime,
       requestId: request.id,
       at: Date.now(),
     });
+  };
+
+  // One callback hook (no promise per request, and the route's options read once: Fastify builds
+  // them on each read): the request count and latency by route pattern (never the URL: one series
+  // per route and status) for GET /metrics, in memory only; then the request log.
+  app.addHook('onResponse', (request, reply, done) => {
+    const options = request.is404 ? undefined : request.routeOptions;
+    const route = options?.url;
+    recordRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+    const path = request.url.split('?', 1)[0] ?? '';
+    const logged =
+      route === undefined
+        ? surfaceOf(path, request.headers.authorization) === 'token' && underTokenPrefix(app, path)
+        : options?.config.tokenAuth === true;
+    if (!logged) return done();
+    const principal = request.principal ?? null;
+    // Refused tokens (expired, revoked, wrong address) and unknown routes (tickets, DNS, typos)
+    // have no principal: the call still goes to the log of the token it was made with. Unknown
+    // tokens are remembered for a few seconds, so a flood of them costs one lookup each.
+    const bearer = principal === null ? /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '') : null;
+    if (bearer === null) {
+      logTokenCall(request, reply, path, route, principal);
+      return done();
+    }
+    deps.tokens
+      .identify(bearer[1] as string)
+      .catch(() => null)
+      .then((identified) => logTokenCall(request, reply, path, route, identified))
+      .catch((error) => request.log.error({ err: error }, 'call not logged'))
+      .finally(() => done());
   });
 
   registerOpenApi(app, config.publicUrl, config.altBasePath);

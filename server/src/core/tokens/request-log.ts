@@ -53,42 +53,48 @@ export interface RequestLog {
   close(): Promise<void>;
 }
 
-/** A text needing escapes inside a quoted array element. */
-const NEEDS_ESCAPE = /["\\]/;
-
 /**
- * One column of buffered rows as the elements of a PostgreSQL array literal, in UTF-8 bytes off the
- * JavaScript heap (issue 18): `"text",NULL,12`. An entry kept as an object (a Date, the path and
- * the request id with it) until its batch was written outlived the young generation and was
+ * One text column of buffered rows as the elements of a PostgreSQL array literal, in UTF-8 bytes
+ * off the JavaScript heap (issue 18): `"text",NULL`. An entry kept as an object (a Date, the path
+ * and the request id with it) until its batch was written outlived the young generation and was
  * copied and promoted by the garbage collector: with the writing, a quarter of `/plans`' CPU.
+ * ASCII is copied byte by byte here: a `Buffer.write` per value (a call into C++ each) was 6 % of
+ * `/plans`' main thread with ten columns (issue 18, eighth pass); the rest goes through it.
  */
-class LiteralColumn {
+class TextColumn {
   #bytes = Buffer.allocUnsafe(16 * 1024);
   #length = 0;
   #count = 0;
-  #append(text: string): void {
-    // A UTF-8 character is at most 3 bytes per UTF-16 unit; the separator and quotes add 3.
-    const room = text.length * 3 + 3;
-    if (this.#length + room > this.#bytes.length) {
-      const grown = Buffer.allocUnsafe(Math.max(this.#bytes.length * 2, this.#length + room));
-      this.#bytes.copy(grown, 0, 0, this.#length);
-      this.#bytes = grown;
+  #room(bytes: number): void {
+    if (this.#length + bytes <= this.#bytes.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.#bytes.length * 2, this.#length + bytes));
+    this.#bytes.copy(grown, 0, 0, this.#length);
+    this.#bytes = grown;
+  }
+  push(value: string | null): void {
+    // A UTF-8 character is at most 3 bytes per UTF-16 unit (an escaped ASCII one 2); the
+    // separator and the quotes add 3.
+    this.#room(value === null ? 5 : value.length * 3 + 3);
+    const bytes = this.#bytes;
+    if (this.#count++ > 0) bytes[this.#length++] = 0x2c; // ,
+    if (value === null) {
+      this.#length += bytes.write('NULL', this.#length, 'latin1');
+      return;
     }
-    this.#length += this.#bytes.write(text, this.#length, 'utf8');
-  }
-  #separate(): void {
-    if (this.#count++ > 0) this.#append(',');
-  }
-  text(value: string | null): void {
-    this.#separate();
-    if (value === null) this.#append('NULL');
-    else if (NEEDS_ESCAPE.test(value)) this.#append(`"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`);
-    else this.#append(`"${value}"`);
-  }
-  /** A finite number (NaN and infinities are written as NULL). */
-  number(value: number | null): void {
-    this.#separate();
-    this.#append(value === null || !Number.isFinite(value) ? 'NULL' : String(value));
+    let at = this.#length;
+    bytes[at++] = 0x22; // "
+    for (let i = 0; i < value.length; i++) {
+      const c = value.charCodeAt(i);
+      if (c >= 0x80) {
+        // The rest, escaped, as UTF-8.
+        at += bytes.write(value.slice(i).replace(/[\\"]/g, '\\$&'), at, 'utf8');
+        break;
+      }
+      if (c === 0x22 || c === 0x5c) bytes[at++] = 0x5c; // a backslash before " and \
+      bytes[at++] = c;
+    }
+    bytes[at++] = 0x22;
+    this.#length = at;
   }
   /** The literal: `{…}`. */
   literal(): string {
@@ -102,48 +108,104 @@ class LiteralColumn {
   }
 }
 
+/** One number column of buffered rows, unboxed; NaN stands for NULL (and so do infinities). */
+class NumberColumn {
+  #values = new Float64Array(1024);
+  push(index: number, value: number | null): void {
+    if (index === this.#values.length) {
+      const grown = new Float64Array(this.#values.length * 2);
+      grown.set(this.#values);
+      this.#values = grown;
+    }
+    this.#values[index] = value === null ? Number.NaN : value;
+  }
+  /** The first `count` values as an array literal: `{12,NULL}`. */
+  literal(count: number): string {
+    let text = '{';
+    for (let i = 0; i < count; i++) {
+      const value = this.#values[i] as number;
+      text += `${i > 0 ? ',' : ''}${Number.isFinite(value) ? value : 'NULL'}`;
+    }
+    return `${text}}`;
+  }
+  clear(): void {
+    // A burst's array is not kept for ever.
+    if (this.#values.length > 64 * 1024) this.#values = new Float64Array(1024);
+  }
+}
+
+/**
+ * A column of few distinct texts (methods, route patterns): each row holds the index of its
+ * text in the batch's own list, and the texts are written once each when the batch is.
+ */
+class ChoiceColumn {
+  #texts: (string | null)[] = [];
+  #index = new Map<string | null, number>();
+  readonly #rows = new NumberColumn();
+  push(index: number, value: string | null): void {
+    let choice = this.#index.get(value);
+    if (choice === undefined) {
+      choice = this.#texts.length;
+      this.#texts.push(value);
+      this.#index.set(value, choice);
+    }
+    this.#rows.push(index, choice + 1);
+  }
+  /** The texts (`{"GET","POST"}`) and the rows' 1-based positions in them (`{1,1,2}`). */
+  literals(count: number): { texts: string; rows: string } {
+    const texts = new TextColumn();
+    for (const text of this.#texts) texts.push(text);
+    return { texts: texts.literal(), rows: this.#rows.literal(count) };
+  }
+  clear(): void {
+    this.#texts = [];
+    this.#index.clear();
+    this.#rows.clear();
+  }
+}
+
 /** Buffered rows, column by column. */
 class Rows {
   length = 0;
-  readonly tokenId = new LiteralColumn();
-  readonly accountId = new LiteralColumn();
-  readonly method = new LiteralColumn();
-  readonly path = new LiteralColumn();
-  readonly route = new LiteralColumn();
-  readonly status = new LiteralColumn();
-  readonly ip = new LiteralColumn();
-  readonly durationMs = new LiteralColumn();
-  readonly requestId = new LiteralColumn();
+  readonly tokenId = new NumberColumn();
+  readonly accountId = new NumberColumn();
+  readonly method = new ChoiceColumn();
+  readonly path = new TextColumn();
+  readonly route = new ChoiceColumn();
+  readonly status = new NumberColumn();
+  readonly ip = new TextColumn();
+  readonly durationMs = new NumberColumn();
+  readonly requestId = new TextColumn();
   /** Epoch milliseconds. */
-  readonly at = new LiteralColumn();
+  readonly at = new NumberColumn();
   push(e: RequestLogEntry, at: number): void {
-    this.length++;
-    this.tokenId.number(e.tokenId);
-    this.accountId.number(e.accountId);
-    this.method.text(e.method);
-    this.path.text(e.path.length > 500 ? e.path.slice(0, 500) : e.path);
-    this.route.text(e.route);
-    this.status.number(e.status);
-    this.ip.text(e.ip);
-    this.durationMs.number(Math.round(e.durationMs * 100) / 100);
-    this.requestId.text(e.requestId);
-    this.at.number(at);
+    const i = this.length++;
+    this.tokenId.push(i, e.tokenId);
+    this.accountId.push(i, e.accountId);
+    this.method.push(i, e.method);
+    this.path.push(e.path.length > 500 ? e.path.slice(0, 500) : e.path);
+    this.route.push(i, e.route);
+    this.status.push(i, e.status);
+    this.ip.push(e.ip);
+    this.durationMs.push(i, Math.round(e.durationMs * 100) / 100);
+    this.requestId.push(e.requestId);
+    this.at.push(i, at);
   }
-  readonly #columns = [
-    this.tokenId,
-    this.accountId,
-    this.method,
-    this.path,
-    this.route,
-    this.status,
-    this.ip,
-    this.durationMs,
-    this.requestId,
-    this.at,
-  ];
   clear(): void {
     this.length = 0;
-    for (const column of this.#columns) column.clear();
+    for (const column of [
+      this.tokenId,
+      this.accountId,
+      this.method,
+      this.path,
+      this.route,
+      this.status,
+      this.ip,
+      this.durationMs,
+      this.requestId,
+      this.at,
+    ])
+      column.clear();
   }
 }
 
@@ -190,18 +252,23 @@ export function createRequestLog(db: Kysely<DB>, logger: Logger): RequestLog {
       lastUses = new Map();
       try {
         // One statement of ten array literals rather than ten parameters a row: far less to parse
-        // and bind. Rows of a token or account deleted meanwhile are left out, not the whole batch.
+        // and bind. Rows of a token or account deleted meanwhile are left out, not the whole batch;
+        // a duration that was not a number is 0, not a batch refused for a NULL.
+        const n = batch.length;
+        const method = batch.method.literals(n);
+        const route = batch.route.literals(n);
         await sql`
           insert into api_request_log
             (token_id, account_id, method, path, route, status, ip, duration_ms, request_id, created_at)
-          select u.token_id, u.account_id, u.method, u.path, u.route, u.status, u.ip, u.duration_ms,
-            u.request_id, to_timestamp(u.at / 1000.0)
+          select u.token_id, u.account_id, (${method.texts}::text[])[u.method], u.path,
+            (${route.texts}::text[])[u.route], u.status, u.ip, coalesce(u.duration_ms, 0), u.request_id,
+            to_timestamp(u.at / 1000.0)
           from unnest(
-            ${batch.tokenId.literal()}::integer[], ${batch.accountId.literal()}::integer[],
-            ${batch.method.literal()}::text[], ${batch.path.literal()}::text[],
-            ${batch.route.literal()}::text[], ${batch.status.literal()}::integer[],
-            ${batch.ip.literal()}::text[], ${batch.durationMs.literal()}::real[],
-            ${batch.requestId.literal()}::text[], ${batch.at.literal()}::float8[]
+            ${batch.tokenId.literal(n)}::integer[], ${batch.accountId.literal(n)}::integer[],
+            ${method.rows}::integer[], ${batch.path.literal()}::text[],
+            ${route.rows}::integer[], ${batch.status.literal(n)}::integer[],
+            ${batch.ip.literal()}::text[], ${batch.durationMs.literal(n)}::real[],
+            ${batch.requestId.literal()}::text[], ${batch.at.literal(n)}::float8[]
           ) as u (token_id, account_id, method, path, route, status, ip, duration_ms, request_id, at)
           where (u.token_id is null or exists (select 1 from api_tokens t where t.id = u.token_id))
             and (u.account_id is null or exists (select 1 from accounts a where a.id = u.account_id))`.execute(db);

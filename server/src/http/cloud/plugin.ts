@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../core/deps.ts';
 import { useFastSerializer } from '../plugins/serializer.ts';
 import { tokenAuth } from '../plugins/token-auth.ts';
+import { emptyBodyAsObject } from '../plugins/validation.ts';
 import { cloudCatalogRoutes } from './catalog.routes.ts';
 import { cloudInstanceRoutes } from './instances.routes.ts';
 import { cloudSnapshotRoutes } from './snapshots.routes.ts';
@@ -17,10 +18,7 @@ import { cloudSshKeyRoutes } from './ssh-keys.routes.ts';
 export async function cloudSurface(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   useFastSerializer(app);
   await app.register(tokenAuth, { deps });
-  // No body reads as an empty object, so a route with required fields names them (as /api/v1).
-  app.addHook('preValidation', async (request) => {
-    if (request.body === undefined || request.body === null) request.body = {};
-  });
+  emptyBodyAsObject(app);
   await app.register(cloudInstanceRoutes, { deps });
   await app.register(cloudSnapshotRoutes, { deps });
   await app.register(cloudSshKeyRoutes, { deps });

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../core/deps.ts';
 import { useFastSerializer } from '../plugins/serializer.ts';
 import { tokenAuth } from '../plugins/token-auth.ts';
+import { emptyBodyAsObject } from '../plugins/validation.ts';
 import { accountRoutes } from './account.routes.ts';
 import { billingRoutes } from './billing.routes.ts';
 import { catalogRoutes } from './catalog.routes.ts';
@@ -17,11 +18,7 @@ export async function restSurface(app: FastifyInstance, { deps }: { deps: Deps }
   useFastSerializer(app);
   await app.register(tokenAuth, { deps });
 
-  // No body at all reads as an empty object: actions that take none accept a bare POST, and
-  // routes with required fields name them instead of saying "must be a JSON object".
-  app.addHook('preValidation', async (request) => {
-    if (request.body === undefined || request.body === null) request.body = {};
-  });
+  emptyBodyAsObject(app);
 
   await app.register(accountRoutes, { deps });
   await app.register(catalogRoutes, { deps });
