@@ -195,7 +195,12 @@ export async function createDeps(
   });
   const serviceStaff = createServiceStaff({ db, jobs, nodes, backends, clock });
   const tokens = createTokenService({ db, clock, bus });
-  const requestLog = createRequestLog(db, logger.child({ component: 'request-log' }));
+  // PostgreSQL takes the log's batches by COPY; PGlite as array literals (core/tokens/request-log.ts).
+  const requestLog = createRequestLog(
+    db,
+    logger.child({ component: 'request-log' }),
+    database.engine === 'postgresql' ? database.pool : null,
+  );
   const consoles = createConsoles({
     db,
     secretKey,
