@@ -195,12 +195,7 @@ export async function createDeps(
   });
   const serviceStaff = createServiceStaff({ db, jobs, nodes, backends, clock });
   const tokens = createTokenService({ db, clock, bus });
-  // PostgreSQL takes the log's batches by COPY; PGlite as array literals (core/tokens/request-log.ts).
-  const requestLog = createRequestLog(
-    db,
-    logger.child({ component: 'request-log' }),
-    database.engine === 'postgresql' ? database.pool : null,
-  );
+  const requestLog = createRequestLog(db, logger.child({ component: 'request-log' }));
   const consoles = createConsoles({
     db,
     secretKey,

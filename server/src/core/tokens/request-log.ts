@@ -7,11 +7,7 @@
 // anonymous calls (no token, or an unknown one) are counted per status in memory, and the
 // counts go to the log every ANONYMOUS_REPORT_MS when they changed (security review F8).
 
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { type Kysely, sql } from 'kysely';
-import type pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
 import type { Logger } from 'pino';
 import type { DB } from '../../db/tables.ts';
 
@@ -57,95 +53,58 @@ export interface RequestLog {
   close(): Promise<void>;
 }
 
-/** Where a text is written into: PostgreSQL array-literal elements, or COPY text-format fields. */
-type TextFormat = 'array' | 'copy';
-
-const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
-
-/** `text` escaped for `format` (array elements: `"` and `\`; COPY fields: `\`, tab, LF, CR). */
-function escaped(text: string, format: TextFormat): string {
-  return format === 'array'
-    ? text.replace(/[\\"]/g, '\\$&')
-    : text.replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c] as string);
-}
-
-/**
- * Write `text`, escaped for `format`, into `bytes` at `at` (room for 3 bytes a UTF-16 unit is
- * the caller's); answers where it ended. ASCII is copied byte by byte: a `Buffer.write` per value
- * (a call into C++ each) was 6 % of `/plans`' main thread with ten columns (issue 18, eighth
- * pass). From the first other character on, the rest goes through one.
- */
-function writeText(bytes: Buffer, at: number, text: string, format: TextFormat): number {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0x80) return at + bytes.write(escaped(text.slice(i), format), at, 'utf8');
-    if (c === 0x5c)
-      bytes[at++] = 0x5c; // a backslash is doubled in both
-    else if (format === 'array') {
-      if (c === 0x22) bytes[at++] = 0x5c;
-    } else if (c === 0x09 || c === 0x0a || c === 0x0d) {
-      bytes[at++] = 0x5c;
-      bytes[at++] = c === 0x09 ? 0x74 : c === 0x0a ? 0x6e : 0x72; // \t \n \r
-      continue;
-    }
-    bytes[at++] = c;
-  }
-  return at;
-}
-
-/** A growable byte buffer, off the JavaScript heap. */
-class Bytes {
-  bytes = Buffer.allocUnsafe(16 * 1024);
-  length = 0;
-  /** Make room for `more` bytes. */
-  room(more: number): Buffer {
-    if (this.length + more > this.bytes.length) {
-      const grown = Buffer.allocUnsafe(Math.max(this.bytes.length * 2, this.length + more));
-      this.bytes.copy(grown, 0, 0, this.length);
-      this.bytes = grown;
-    }
-    return this.bytes;
-  }
-  /** ASCII only (numbers, markers). */
-  ascii(text: string): void {
-    const bytes = this.room(text.length);
-    for (let i = 0; i < text.length; i++) bytes[this.length++] = text.charCodeAt(i);
-  }
-  text(text: string, format: TextFormat): void {
-    this.length = writeText(this.room(text.length * 3), this.length, text, format);
-  }
-  clear(): void {
-    this.length = 0;
-    // A burst's buffer is not kept for ever.
-    if (this.bytes.length > 1024 * 1024) this.bytes = Buffer.allocUnsafe(16 * 1024);
-  }
-}
-
 /**
  * One text column of buffered rows as the elements of a PostgreSQL array literal, in UTF-8 bytes
  * off the JavaScript heap (issue 18): `"text",NULL`. An entry kept as an object (a Date, the path
  * and the request id with it) until its batch was written outlived the young generation and was
  * copied and promoted by the garbage collector: with the writing, a quarter of `/plans`' CPU.
+ * ASCII is copied byte by byte here: a `Buffer.write` per value (a call into C++ each) was 6 % of
+ * `/plans`' main thread with ten columns (issue 18, eighth pass); the rest goes through it.
  */
 class TextColumn {
-  readonly #out = new Bytes();
+  #bytes = Buffer.allocUnsafe(16 * 1024);
+  #length = 0;
   #count = 0;
+  #room(bytes: number): void {
+    if (this.#length + bytes <= this.#bytes.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.#bytes.length * 2, this.#length + bytes));
+    this.#bytes.copy(grown, 0, 0, this.#length);
+    this.#bytes = grown;
+  }
   push(value: string | null): void {
-    if (this.#count++ > 0) this.#out.ascii(',');
-    if (value === null) this.#out.ascii('NULL');
-    else {
-      this.#out.ascii('"');
-      this.#out.text(value, 'array');
-      this.#out.ascii('"');
+    // A UTF-8 character is at most 3 bytes per UTF-16 unit (an escaped ASCII one 2); the
+    // separator and the quotes add 3.
+    this.#room(value === null ? 5 : value.length * 3 + 3);
+    const bytes = this.#bytes;
+    if (this.#count++ > 0) bytes[this.#length++] = 0x2c; // ,
+    if (value === null) {
+      this.#length += bytes.write('NULL', this.#length, 'latin1');
+      return;
     }
+    let at = this.#length;
+    bytes[at++] = 0x22; // "
+    for (let i = 0; i < value.length; i++) {
+      const c = value.charCodeAt(i);
+      if (c >= 0x80) {
+        // The rest, escaped, as UTF-8.
+        at += bytes.write(value.slice(i).replace(/[\\"]/g, '\\$&'), at, 'utf8');
+        break;
+      }
+      if (c === 0x22 || c === 0x5c) bytes[at++] = 0x5c; // a backslash before " and \
+      bytes[at++] = c;
+    }
+    bytes[at++] = 0x22;
+    this.#length = at;
   }
   /** The literal: `{…}`. */
   literal(): string {
-    return `{${this.#out.bytes.toString('utf8', 0, this.#out.length)}}`;
+    return `{${this.#bytes.toString('utf8', 0, this.#length)}}`;
   }
   clear(): void {
-    this.#out.clear();
+    this.#length = 0;
     this.#count = 0;
+    // A burst's buffer is not kept for ever.
+    if (this.#bytes.length > 1024 * 1024) this.#bytes = Buffer.allocUnsafe(16 * 1024);
   }
 }
 
@@ -160,9 +119,6 @@ class NumberColumn {
     }
     this.#values[index] = value === null ? Number.NaN : value;
   }
-  at(index: number): number {
-    return this.#values[index] as number;
-  }
   /** The first `count` values as an array literal: `{12,NULL}`. */
   literal(count: number): string {
     let text = '{';
@@ -171,15 +127,6 @@ class NumberColumn {
       text += `${i > 0 ? ',' : ''}${Number.isFinite(value) ? value : 'NULL'}`;
     }
     return `${text}}`;
-  }
-  /** The distinct finite values among the first `count`. */
-  distinct(count: number): number[] {
-    const seen = new Set<number>();
-    for (let i = 0; i < count; i++) {
-      const value = this.#values[i] as number;
-      if (Number.isFinite(value)) seen.add(value);
-    }
-    return [...seen];
   }
   clear(): void {
     // A burst's array is not kept for ever.
@@ -217,24 +164,8 @@ class ChoiceColumn {
   }
 }
 
-/** Buffered rows and how they are written: as array literals through unnest, or by COPY. */
-interface Rows {
-  readonly length: number;
-  push(e: RequestLogEntry, at: number): void;
-  /** Insert the rows whose token and account still exist (rows of ones deleted meanwhile are left out). */
-  insert(): Promise<void>;
-  clear(): void;
-}
-
-/** A path is cut at this many characters. */
-const PATH_MAX = 500;
-
-/**
- * Rows column by column, written as ten array literals through unnest: one statement, far less to
- * parse and bind than ten parameters a row. The way for PGlite, which does not take COPY FROM
- * STDIN on its connection (its thread stops).
- */
-class ArrayRows implements Rows {
+/** Buffered rows, column by column. */
+class Rows {
   length = 0;
   readonly tokenId = new NumberColumn();
   readonly accountId = new NumberColumn();
@@ -247,43 +178,18 @@ class ArrayRows implements Rows {
   readonly requestId = new TextColumn();
   /** Epoch milliseconds. */
   readonly at = new NumberColumn();
-  readonly #db: Kysely<DB>;
-  constructor(db: Kysely<DB>) {
-    this.#db = db;
-  }
   push(e: RequestLogEntry, at: number): void {
     const i = this.length++;
     this.tokenId.push(i, e.tokenId);
     this.accountId.push(i, e.accountId);
     this.method.push(i, e.method);
-    this.path.push(e.path.length > PATH_MAX ? e.path.slice(0, PATH_MAX) : e.path);
+    this.path.push(e.path.length > 500 ? e.path.slice(0, 500) : e.path);
     this.route.push(i, e.route);
     this.status.push(i, e.status);
     this.ip.push(e.ip);
     this.durationMs.push(i, Math.round(e.durationMs * 100) / 100);
     this.requestId.push(e.requestId);
     this.at.push(i, at);
-  }
-  async insert(): Promise<void> {
-    const n = this.length;
-    const method = this.method.literals(n);
-    const route = this.route.literals(n);
-    // A duration that was not a number is 0, not a batch refused for a NULL.
-    await sql`
-      insert into api_request_log
-        (token_id, account_id, method, path, route, status, ip, duration_ms, request_id, created_at)
-      select u.token_id, u.account_id, (${method.texts}::text[])[u.method], u.path,
-        (${route.texts}::text[])[u.route], u.status, u.ip, coalesce(u.duration_ms, 0), u.request_id,
-        to_timestamp(u.at / 1000.0)
-      from unnest(
-        ${this.tokenId.literal(n)}::integer[], ${this.accountId.literal(n)}::integer[],
-        ${method.rows}::integer[], ${this.path.literal()}::text[],
-        ${route.rows}::integer[], ${this.status.literal(n)}::integer[],
-        ${this.ip.literal()}::text[], ${this.durationMs.literal(n)}::real[],
-        ${this.requestId.literal()}::text[], ${this.at.literal(n)}::float8[]
-      ) as u (token_id, account_id, method, path, route, status, ip, duration_ms, request_id, at)
-      where (u.token_id is null or exists (select 1 from api_tokens t where t.id = u.token_id))
-        and (u.account_id is null or exists (select 1 from accounts a where a.id = u.account_id))`.execute(this.#db);
   }
   clear(): void {
     this.length = 0;
@@ -303,119 +209,16 @@ class ArrayRows implements Rows {
   }
 }
 
-const COPY_COLUMNS = 'token_id, account_id, method, path, route, status, ip, duration_ms, request_id, created_at';
-
-/**
- * Rows as the text of a COPY (PostgreSQL): a line a row, tab-separated, written as UTF-8 bytes
- * when the row is recorded. PostgreSQL spends about 40 % less on a row by COPY than as array
- * literals through unnest (5.3 against 8.9 ms for 1000 rows; issue 18, eighth pass), on a server
- * that may share the machine. Rows whose token or account is gone are found by one query over the
- * batch's distinct ids and left out before the copy.
- */
-class CopyRows implements Rows {
-  length = 0;
-  readonly #out = new Bytes();
-  /** Per row: its token and account (for that check) and where its line ends. */
-  readonly #tokenId = new NumberColumn();
-  readonly #accountId = new NumberColumn();
-  readonly #end = new NumberColumn();
-  readonly #db: Kysely<DB>;
-  readonly #pool: pg.Pool;
-  #isoMs = Number.NaN;
-  #iso = '';
-  constructor(db: Kysely<DB>, pool: pg.Pool) {
-    this.#db = db;
-    this.#pool = pool;
-  }
-  #field(value: string | number | null, last = false): void {
-    if (value === null || (typeof value === 'number' && !Number.isFinite(value))) this.#out.ascii('\\N');
-    else if (typeof value === 'number') this.#out.ascii(String(value));
-    else this.#out.text(value, 'copy');
-    this.#out.ascii(last ? '\n' : '\t');
-  }
-  push(e: RequestLogEntry, at: number): void {
-    const i = this.length++;
-    this.#tokenId.push(i, e.tokenId);
-    this.#accountId.push(i, e.accountId);
-    // The time as ISO 8601, made once a millisecond (a busy server records many rows in each).
-    if (at !== this.#isoMs) {
-      this.#isoMs = at;
-      this.#iso = new Date(at).toISOString();
-    }
-    const duration = Math.round(e.durationMs * 100) / 100;
-    this.#field(e.tokenId);
-    this.#field(e.accountId);
-    this.#field(e.method);
-    this.#field(e.path.length > PATH_MAX ? e.path.slice(0, PATH_MAX) : e.path);
-    this.#field(e.route);
-    this.#field(e.status);
-    this.#field(e.ip);
-    this.#field(Number.isFinite(duration) ? duration : 0);
-    this.#field(e.requestId);
-    this.#field(this.#iso, true);
-    this.#end.push(i, this.#out.length);
-  }
-  async insert(): Promise<void> {
-    const n = this.length;
-    const { rows } = await sql<{ tokens: number[]; accounts: number[] }>`select
-      array(select id from api_tokens where id = any(${this.#tokenId.distinct(n)}::integer[])) as tokens,
-      array(select id from accounts where id = any(${this.#accountId.distinct(n)}::integer[])) as accounts`.execute(
-      this.#db,
-    );
-    const tokens = new Set(rows[0]?.tokens ?? []);
-    const accounts = new Set(rows[0]?.accounts ?? []);
-    const kept = (i: number, ids: NumberColumn, existing: Set<number>) => {
-      const id = ids.at(i);
-      return !Number.isFinite(id) || existing.has(id);
-    };
-    let data = this.#out.bytes.subarray(0, this.#out.length);
-    const parts: Buffer[] = [];
-    let all = true;
-    for (let i = 0, start = 0; i < n; i++) {
-      const end = this.#end.at(i);
-      if (kept(i, this.#tokenId, tokens) && kept(i, this.#accountId, accounts)) parts.push(data.subarray(start, end));
-      else all = false;
-      start = end;
-    }
-    if (!all) data = Buffer.concat(parts);
-    if (data.length === 0) return;
-    const client = await this.#pool.connect();
-    let failed: Error | undefined;
-    try {
-      const copy = client.query(copyFrom(`copy api_request_log (${COPY_COLUMNS}) from stdin`));
-      await pipeline(Readable.from([data]), copy);
-    } catch (error) {
-      failed = error as Error;
-      throw error;
-    } finally {
-      // A connection whose copy failed is not reused.
-      client.release(failed);
-    }
-  }
-  clear(): void {
-    this.length = 0;
-    this.#out.clear();
-    this.#tokenId.clear();
-    this.#accountId.clear();
-    this.#end.clear();
-  }
-}
-
 /** A token's latest use not yet written to `api_tokens`. */
 interface LastUse {
   at: number;
   ip: string | null;
 }
 
-/**
- * `copyPool`: the PostgreSQL pool to COPY batches through (PostgreSQL); without it, batches go as
- * array literals (PGlite).
- */
-export function createRequestLog(db: Kysely<DB>, logger: Logger, copyPool: pg.Pool | null = null): RequestLog {
-  const newRows = (): Rows => (copyPool === null ? new ArrayRows(db) : new CopyRows(db, copyPool));
+export function createRequestLog(db: Kysely<DB>, logger: Logger): RequestLog {
   // record() fills `rows`; write() swaps it with `spare` and writes the full one.
-  let rows = newRows();
-  let spare = newRows();
+  let rows = new Rows();
+  let spare = new Rows();
   let flushing: Promise<void> | null = null;
   let dropped = 0;
   /** When each token's last use was last written (epoch ms). */
@@ -448,7 +251,27 @@ export function createRequestLog(db: Kysely<DB>, logger: Logger, copyPool: pg.Po
       const uses = lastUses;
       lastUses = new Map();
       try {
-        await batch.insert();
+        // One statement of ten array literals rather than ten parameters a row: far less to parse
+        // and bind. Rows of a token or account deleted meanwhile are left out, not the whole batch;
+        // a duration that was not a number is 0, not a batch refused for a NULL.
+        const n = batch.length;
+        const method = batch.method.literals(n);
+        const route = batch.route.literals(n);
+        await sql`
+          insert into api_request_log
+            (token_id, account_id, method, path, route, status, ip, duration_ms, request_id, created_at)
+          select u.token_id, u.account_id, (${method.texts}::text[])[u.method], u.path,
+            (${route.texts}::text[])[u.route], u.status, u.ip, coalesce(u.duration_ms, 0), u.request_id,
+            to_timestamp(u.at / 1000.0)
+          from unnest(
+            ${batch.tokenId.literal(n)}::integer[], ${batch.accountId.literal(n)}::integer[],
+            ${method.rows}::integer[], ${batch.path.literal()}::text[],
+            ${route.rows}::integer[], ${batch.status.literal(n)}::integer[],
+            ${batch.ip.literal()}::text[], ${batch.durationMs.literal(n)}::real[],
+            ${batch.requestId.literal()}::text[], ${batch.at.literal(n)}::float8[]
+          ) as u (token_id, account_id, method, path, route, status, ip, duration_ms, request_id, at)
+          where (u.token_id is null or exists (select 1 from api_tokens t where t.id = u.token_id))
+            and (u.account_id is null or exists (select 1 from accounts a where a.id = u.account_id))`.execute(db);
         if (uses.size > 0) {
           // One statement for every token of the batch.
           const values = [...uses].map(
