@@ -203,6 +203,66 @@ export function threadCpuMs(pid: number | undefined): Map<string, number> {
   }
   return byName;
 }
+/** A reading of the whole machine's CPU: each process's user + system time (ms), and the CPUs' idle time. */
+export interface MachineCpu {
+  byPid: Map<number, { name: string; ms: number }>;
+  idleMs: number;
+  allMs: number;
+  cpus: number;
+}
+export function machineCpu(): MachineCpu {
+  const byPid = new Map<number, { name: string; ms: number }>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      byPid.set(Number(entry), { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), ms: statCpuMs(stat) });
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  // /proc/stat's first line: user nice system idle iowait irq softirq steal … in ticks, all CPUs.
+  const lines = readFileSync('/proc/stat', 'utf8').split('\n');
+  const ticks = (lines[0] ?? '').trim().split(/\s+/).slice(1, 9).map(Number);
+  const toMs = (t: number) => (t * 1000) / CLOCK_TICKS;
+  return {
+    byPid,
+    idleMs: toMs((ticks[3] ?? 0) + (ticks[4] ?? 0)),
+    allMs: toMs(ticks.reduce((a, b) => a + b, 0)),
+    cpus: lines.filter((l) => /^cpu\d+ /.test(l)).length,
+  };
+}
+/**
+ * Where the machine's CPU went between two readings, in % of one core: the processes named in
+ * `named` (by pid), every other process by its name, summed (postgres backends, redis-server); and
+ * how idle the CPUs were. On a machine of two vCPUs the load generator, the server and its
+ * databases share them, and a ratio to the baseline says nothing of that alone (issue 18).
+ */
+export function machineShares(
+  before: MachineCpu,
+  after: MachineCpu,
+  named: Record<string, number | undefined>,
+): string {
+  const wallMs = (after.allMs - before.allMs) / Math.max(1, after.cpus);
+  if (wallMs <= 0) return 'no reading';
+  const pct = (ms: number) => Math.round((100 * ms) / wallMs);
+  const byName = new Map<string, number>();
+  const label = new Map(
+    Object.entries(named).flatMap(([name, pid]) => (pid === undefined ? [] : [[pid, name] as const])),
+  );
+  for (const [pid, now] of after.byPid) {
+    const used = now.ms - (before.byPid.get(pid)?.ms ?? now.ms);
+    if (used <= 0) continue;
+    const name = label.get(pid) ?? now.name;
+    byName.set(name, (byName.get(name) ?? 0) + used);
+  }
+  const shown = [...byName]
+    .filter(([, ms]) => pct(ms) >= 2)
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, ms]) => `${name} ${pct(ms)} %`);
+  const idle = (100 * (after.idleMs - before.idleMs)) / Math.max(1, after.allMs - before.allMs);
+  return `${shown.join(', ')}; CPUs idle ${Math.round(idle)} % (of ${after.cpus})`;
+}
 /** USER_HZ: 100 on every Linux this runs on (sysconf(_SC_CLK_TCK)). */
 const CLOCK_TICKS = 100;
 

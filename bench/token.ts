@@ -27,6 +27,8 @@ import {
   cpuMs,
   freePort,
   type Measured,
+  machineCpu,
+  machineShares,
   ROOT,
   scratchDatabase,
   startRaw,
@@ -219,6 +221,8 @@ export async function run(options: BenchOptions): Promise<string> {
   let n = 0;
   // Server CPU per request of each run (µs, /proc): steadier than req/s on a shared machine.
   const cpu: string[] = [];
+  // The whole machine's CPU over each run, by process (% of one core).
+  const machine: string[] = [];
   const hit = async (
     label: string,
     url: string,
@@ -228,6 +232,7 @@ export async function run(options: BenchOptions): Promise<string> {
     const pid = url.startsWith(raw.url) ? raw.pid : server.pid;
     const before = cpuMs(pid);
     const threadsBefore = threadCpuMs(pid);
+    const machineBefore = machineCpu();
     const result = await autocannon({
       url,
       connections: options.connections,
@@ -248,6 +253,9 @@ export async function run(options: BenchOptions): Promise<string> {
         .sort((a, b) => b[1] - a[1])
         .map(([name, us]) => `${name} ${us}`);
       cpu.push(`${label}: ${perRequest(after - before)} µs (${threads.join(', ')})`);
+      machine.push(
+        `${label}: ${machineShares(machineBefore, machineCpu(), { server: pid, 'load generator (the bench)': process.pid })}`,
+      );
     }
     return {
       label,
@@ -325,6 +333,10 @@ export async function run(options: BenchOptions): Promise<string> {
     'Server CPU per request (user + system time of the answering process, all its threads, over the run; by thread in brackets, threads that ended during the run left out):',
     '',
     ...cpu.map((c) => `- ${c}`),
+    '',
+    'The machine over each run (user + system time by process in % of one core: the answering server, this process (autocannon), the rest summed by name; and how idle the CPUs were):',
+    '',
+    ...machine.map((m) => `- ${m}`),
     '',
     ...['/plans', '/instances', '/client-services', '/cloud-instances'].map((what) =>
       summarize(of(what), `hostplane ${what}`, `raw ${what}`),
