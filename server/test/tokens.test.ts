@@ -33,6 +33,17 @@ async function newToken(body: Record<string, unknown> = {}) {
   return { owner, res, secret: res.json().secret as string, id: res.json().token?.id as number };
 }
 
+/** A new token, its account, and a request log of the test's own over the app's database. */
+async function tokenWithOwnLog() {
+  const { id } = await newToken();
+  const { account_id: accountId } = await t.deps.database.db
+    .selectFrom('api_tokens')
+    .select('account_id')
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
+  return { id, accountId, log: createRequestLog(t.deps.database.db, pino({ level: 'silent' })) };
+}
+
 describe('token management', () => {
   test('create: svc_ + 43 url-safe characters, shown once, stored only as sha256; listed without it', async () => {
     const { owner, res, secret, id } = await newToken({ name: 'deploy bot', scopes: ['read', 'orders.write'] });
@@ -238,13 +249,7 @@ describe('request log', () => {
   });
 
   test('the log stores any text exactly: quotes, backslashes, braces, commas, "NULL", non-ASCII; long paths cut at 500', async () => {
-    const { id } = await newToken();
-    const { account_id: accountId } = await t.deps.database.db
-      .selectFrom('api_tokens')
-      .select('account_id')
-      .where('id', '=', id)
-      .executeTakeFirstOrThrow();
-    const log = createRequestLog(t.deps.database.db, pino({ level: 'silent' }));
+    const { id, accountId, log } = await tokenWithOwnLog();
     const texts = [
       '/a"b',
       '/a\\b',
@@ -307,13 +312,7 @@ describe('request log', () => {
   });
 
   test('a batch larger than its first buffers: every row exactly, a duration that is not a number as 0', async () => {
-    const { id } = await newToken();
-    const { account_id: accountId } = await t.deps.database.db
-      .selectFrom('api_tokens')
-      .select('account_id')
-      .where('id', '=', id)
-      .executeTakeFirstOrThrow();
-    const log = createRequestLog(t.deps.database.db, pino({ level: 'silent' }));
+    const { id, accountId, log } = await tokenWithOwnLog();
     const N = 2500;
     const at = Date.UTC(2026, 10, 27, 12, 0, 0, 0);
     const routes = ['/api/v1/plans', '/api/v1/instances/:id', null];
