@@ -20,3 +20,8 @@ export function clientInfo(request: FastifyRequest): { ip: string | null; userAg
   const ua = request.headers['user-agent'];
   return { ip: clientIp(request), userAgent: typeof ua === 'string' ? ua : null };
 }
+
+/** The credential of an `Authorization: Bearer <credential>` header, or null for any other header or none. */
+export function bearerToken(header: string | undefined): string | null {
+  return header === undefined ? null : (/^Bearer\s+(\S+)$/i.exec(header)?.[1] ?? null);
+}

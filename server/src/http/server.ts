@@ -26,7 +26,7 @@ import { registerErrorHandling, toAppError } from './plugins/errors.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
 import { underTokenPrefix } from './plugins/token-auth.ts';
 import { registerValidation } from './plugins/validation.ts';
-import { clientIp } from './request-context.ts';
+import { bearerToken, clientIp } from './request-context.ts';
 import { restSurface } from './rest/plugin.ts';
 import { authConstraint, searchRoutes } from './search.routes.ts';
 import { errorBody, sendError, surfaceOf } from './surfaces.ts';
@@ -62,26 +62,17 @@ class AccessLog extends LogController {
   }
   override incomingRequest(): void {}
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    const url = redactQuery(request.url);
-    const ip = clientIp(request);
-    const ms = Math.round(reply.elapsedTime * 10) / 10;
-    const msg = `${request.method} ${reply.statusCode}`;
-    if (!error && this.#prebuilt !== null) {
-      const str = JSON.stringify;
-      this.#prebuilt(
-        `"reqId":${str(request.id)},"req":{"method":${str(request.method)},"url":${str(url)},"ip":${str(ip)}},` +
-          `"res":{"statusCode":${reply.statusCode}},"ms":${Number.isFinite(ms) ? ms : null}`,
-        msg,
-      );
-      return;
-    }
     const line = {
       reqId: request.id,
-      req: { method: request.method, url, ip },
+      req: { method: request.method, url: redactQuery(request.url), ip: clientIp(request) },
       res: { statusCode: reply.statusCode },
-      ms,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
     };
-    if (error) reply.log.error({ ...line, err: error }, msg);
+    const msg = `${request.method} ${reply.statusCode}`;
+    // Plain strings and numbers: the object's JSON is the fields as pino writes them (a `ms` that
+    // is not a number becomes null in both).
+    if (!error && this.#prebuilt !== null) this.#prebuilt(JSON.stringify(line).slice(1, -1), msg);
+    else if (error) reply.log.error({ ...line, err: error }, msg);
     else this.#lines.info(line, msg);
   }
 }
@@ -242,13 +233,13 @@ export function buildServer(deps: Deps): FastifyInstance {
     // Refused tokens (expired, revoked, wrong address) and unknown routes (tickets, DNS, typos)
     // have no principal: the call still goes to the log of the token it was made with. Unknown
     // tokens are remembered for a few seconds, so a flood of them costs one lookup each.
-    const bearer = principal === null ? /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '') : null;
+    const bearer = principal === null ? bearerToken(request.headers.authorization) : null;
     if (bearer === null) {
       logTokenCall(request, reply, path, route, principal);
       return done();
     }
     deps.tokens
-      .identify(bearer[1] as string)
+      .identify(bearer)
       .catch(() => null)
       .then((identified) => logTokenCall(request, reply, path, route, identified))
       .catch((error) => request.log.error({ err: error }, 'call not logged'))

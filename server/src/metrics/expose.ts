@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../core/deps.ts';
 import { AppError } from '../core/errors.ts';
+import { bearerToken } from '../http/request-context.ts';
 import { type MetricSources, registry, watchProcess } from './metrics.ts';
 
 export const METRICS_PATH = '/metrics';
@@ -29,8 +30,8 @@ export function registerMetricsRoute(app: FastifyInstance, deps: Deps, token: st
   const unwatch = watchProcess(sourcesOf(deps));
   app.addHook('onClose', async () => unwatch());
   app.get(METRICS_PATH, { schema: { hide: true } }, async (request, reply) => {
-    const given = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
-    if (given === undefined || !timingSafeEqual(digest(given), expected)) {
+    const given = bearerToken(request.headers.authorization);
+    if (given === null || !timingSafeEqual(digest(given), expected)) {
       reply.header('WWW-Authenticate', 'Bearer realm="metrics"');
       throw new AppError('invalid_token', { message: 'The metrics token is missing or wrong.' });
     }

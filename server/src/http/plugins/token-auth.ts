@@ -11,7 +11,7 @@ import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import type { LimitName, LimitState } from '../../core/ratelimit/rate-limits.ts';
 import { grants, type Principal, type RouteScope } from '../../core/tokens/token.service.ts';
-import { clientIp, clientRateKey } from '../request-context.ts';
+import { bearerToken, clientIp, clientRateKey } from '../request-context.ts';
 import { setRateLimitHeaders } from '../surfaces.ts';
 
 declare module 'fastify' {
@@ -68,13 +68,12 @@ async function tokenAuthPlugin(app: FastifyInstance, { deps }: { deps: Deps }): 
     const required = config.scope;
     if (!required) return;
     const ip = clientIp(request);
-    const header = request.headers.authorization;
-    const match = typeof header === 'string' ? /^Bearer\s+(\S+)$/i.exec(header) : null;
+    const token = bearerToken(request.headers.authorization);
     let principal: Principal;
     try {
-      if (!match)
+      if (token === null)
         throw new AppError('invalid_token', { message: 'Send the API token as `Authorization: Bearer svc_…`.' });
-      principal = await deps.tokens.authenticate(match[1] as string, ip);
+      principal = await deps.tokens.authenticate(token, ip);
     } catch (error) {
       // Every refusal of the token names the scheme (set here, not set and removed on each
       // request that passes: 2 % of `/plans`' main thread, issue 18).
