@@ -8,6 +8,7 @@ import { sql } from 'kysely';
 import pino from 'pino';
 import { runAdmin } from '../src/admin/run.ts';
 import { createRequestLog } from '../src/core/tokens/request-log.ts';
+import { createTokenService } from '../src/core/tokens/token.service.ts';
 import { freshIp, signedInBrowser } from './support/factories.ts';
 import { createTestApp, ManualClock, type TestApp } from './support/harness.ts';
 
@@ -204,6 +205,83 @@ describe('bearer authentication', () => {
     const { secret: open } = await newToken({ allowed_cidrs: ['0.0.0.0/0'] });
     assert.equal((await me(open, { ip: '8.8.8.8' })).statusCode, 200);
     assert.equal((await me(open, { ip: '::ffff:8.8.8.8' })).statusCode, 200);
+  });
+});
+
+describe('token cache', () => {
+  test('tokens in use are confirmed in the background: past the ttl no request waits for a lookup, and changes made without a bus message still arrive', async () => {
+    const { secret, id } = await newToken({ scopes: ['read'] });
+    let ms = 1_000_000;
+    const tokens = createTokenService({
+      db: t.deps.database.db,
+      clock: clock.now,
+      bus: t.deps.bus,
+      // The timer never fires in this test: refreshes are called by hand, time moves by hand.
+      cacheTiming: { ttlMs: 10_000, refreshMs: 3_600_000, idleMs: 60_000 },
+      cacheNow: () => ms,
+    });
+    try {
+      const scopes = async () => (await tokens.authenticate(secret, '127.0.0.1')).scopes;
+      assert.deepEqual(await scopes(), ['read']);
+      assert.equal(tokens.cacheStats().lookups, 1);
+      ms += 6_000;
+      assert.deepEqual(await scopes(), ['read'], 'within the ttl: from the cache');
+      await tokens.refreshCache();
+      ms += 6_000; // 12 s after the lookup, 6 s after the refresh
+      assert.deepEqual(await scopes(), ['read']);
+      assert.deepEqual(tokens.cacheStats(), { lookups: 1, refreshes: 1 }, 'the refresh kept the entry fresh');
+
+      // A change by hand in SQL, no bus message: served from the cache until the next refresh.
+      await t.deps.database.db
+        .updateTable('api_tokens')
+        .set({ scopes: ['read', 'billing.read'] })
+        .where('id', '=', id)
+        .execute();
+      assert.deepEqual(await scopes(), ['read']);
+      await tokens.refreshCache();
+      assert.deepEqual(await scopes(), ['read', 'billing.read']);
+      await t.deps.database.db.updateTable('api_tokens').set({ revoked_at: new Date() }).where('id', '=', id).execute();
+      await tokens.refreshCache();
+      await assert.rejects(scopes(), { code: 'invalid_token' });
+      assert.equal(tokens.cacheStats().lookups, 1, 'never a lookup on the request path after the first');
+
+      // Unused for idleMs: forgotten by the refresh, looked up again at its next use.
+      await t.deps.database.db.updateTable('api_tokens').set({ revoked_at: null }).where('id', '=', id).execute();
+      ms += 60_000;
+      await tokens.refreshCache();
+      assert.deepEqual(await scopes(), ['read', 'billing.read']);
+      assert.equal(tokens.cacheStats().lookups, 2);
+
+      // Deleted: the refresh drops it from the cache.
+      await t.deps.database.db.deleteFrom('api_tokens').where('id', '=', id).execute();
+      await tokens.refreshCache();
+      await assert.rejects(scopes(), { code: 'invalid_token' });
+    } finally {
+      tokens.close();
+    }
+  });
+
+  test('without refreshes an entry expires after the ttl and is looked up again', async () => {
+    const { secret } = await newToken();
+    let ms = 1_000_000;
+    const tokens = createTokenService({
+      db: t.deps.database.db,
+      clock: clock.now,
+      bus: t.deps.bus,
+      cacheTiming: { ttlMs: 10_000, refreshMs: 3_600_000 },
+      cacheNow: () => ms,
+    });
+    try {
+      await tokens.authenticate(secret, '127.0.0.1');
+      ms += 9_999;
+      await tokens.authenticate(secret, '127.0.0.1');
+      assert.equal(tokens.cacheStats().lookups, 1);
+      ms += 1;
+      await tokens.authenticate(secret, '127.0.0.1');
+      assert.equal(tokens.cacheStats().lookups, 2);
+    } finally {
+      tokens.close();
+    }
   });
 });
 

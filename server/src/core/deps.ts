@@ -246,6 +246,7 @@ export async function createDeps(
 /** Stop what createDeps started. The database is closed by whoever opened it. */
 export async function closeDeps(deps: Deps): Promise<void> {
   await deps.requestLog.close();
+  deps.tokens.close();
   await deps.jobs.stop();
   await deps.bus.close();
   await deps.limits.close();

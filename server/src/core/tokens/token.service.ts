@@ -1,11 +1,12 @@
 // API tokens (spec §2 API token, §5; CONTRACT §4): `svc_` + 43 url-safe characters, shown once,
 // stored as sha256; scopes; optional expiry; optional IPv4 allow-list. Authentication caches the
-// looked-up token for a few seconds per process (it runs on every token-surface request);
-// revocation, expiry and account suspension still take effect on the very next request: expiry
-// is checked on every use, and revocation/suspension evict the entry here at once and in every
-// other process through the bus.
+// looked-up token per process (it runs on every token-surface request); revocation, expiry and
+// account suspension still take effect on the very next request: expiry is checked on every use,
+// and revocation/suspension evict the entry here at once and in every other process through the
+// bus. The tokens in use are confirmed against the database every few seconds, all in one query
+// off the request path (see refresh), so a cached token never makes its request wait for one.
 
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { ApiToken, DB } from '../../db/tables.ts';
 import { freeTextProblem } from '../accounts/rules.ts';
 import type { Bus } from '../bus.ts';
@@ -21,7 +22,18 @@ export type RouteScope = Exclude<Scope, '*'>;
 export const MAX_TOKENS_PER_ACCOUNT = 20;
 export const MAX_CIDRS_PER_TOKEN = 16;
 const TOKEN = /^svc_[A-Za-z0-9_-]{43}$/;
-const CACHE_TTL_MS = 10_000;
+/** Timing of the token cache (overridable for tests). */
+export interface TokenCacheTiming {
+  /** A cached token is used this long after the database last confirmed it; then it is looked up again. */
+  ttlMs: number;
+  /** Every this often, the tokens in use are confirmed again, in one query (well inside ttlMs). */
+  refreshMs: number;
+  /** A token unused this long is forgotten rather than confirmed (looked up again at its next use). */
+  idleMs: number;
+}
+const CACHE_TIMING: TokenCacheTiming = { ttlMs: 10_000, refreshMs: 4_000, idleMs: 60_000 };
+/** Tokens confirmed per refresh query. */
+const REFRESH_CHUNK = 5_000;
 /** How long, and for how many hashes at most, a lookup remembers that a token does not exist. */
 const UNKNOWN_TTL_MS = 5_000;
 const UNKNOWN_MAX = 10_000;
@@ -38,7 +50,10 @@ interface CachedToken {
   token: Pick<ApiToken, 'id' | 'account_id' | 'name' | 'scopes' | 'allowed_cidrs' | 'expires_at' | 'revoked_at'>;
   cidrs: NonNullable<ReturnType<typeof parseCidr>>[];
   suspended: boolean;
+  /** When the database last confirmed it (epoch ms: the time its query was sent). */
   at: number;
+  /** When a request last used it. */
+  used: number;
 }
 
 export interface NewToken {
@@ -101,11 +116,32 @@ export function checkNewToken(
   return { fields, token: { name, scopes: scopes as string[], expiresAt, cidrs: [...new Set(cidrs)] } };
 }
 
-export function createTokenService(options: { db: Kysely<DB>; clock: Clock; bus: Bus }) {
+/** What the token cache did: database reads made for a request, and refresh queries. */
+export interface TokenCacheStats {
+  /** Requests that waited for a lookup: the token was not cached, or its entry was stale. */
+  lookups: number;
+  /** Refresh queries made (each confirms every token in use). */
+  refreshes: number;
+}
+
+export function createTokenService(options: {
+  db: Kysely<DB>;
+  clock: Clock;
+  bus: Bus;
+  cacheTiming?: Partial<TokenCacheTiming>;
+  /** The cache's time in epoch ms (tests drive it by hand; the wall clock otherwise). */
+  cacheNow?: () => number;
+}) {
   const { db, clock, bus } = options;
+  const now = options.cacheNow ?? Date.now;
+  const timing: TokenCacheTiming = { ...CACHE_TIMING, ...options.cacheTiming };
   const cache = new Map<string, CachedToken>();
   const unknownTokens = new Map<string, number>();
+  const stats: TokenCacheStats = { lookups: 0, refreshes: 0 };
+  /** Bumped by every eviction: a refresh that read the database before one must not undo it. */
+  let evictions = 0;
   bus.subscribe((message) => {
+    evictions++;
     switch (message.topic) {
       case 'all':
         cache.clear();
@@ -119,43 +155,110 @@ export function createTokenService(options: { db: Kysely<DB>; clock: Clock; bus:
     }
   });
 
+  const tokenColumns = [
+    'api_tokens.id',
+    'api_tokens.account_id',
+    'api_tokens.name',
+    'api_tokens.scopes',
+    'api_tokens.allowed_cidrs',
+    'api_tokens.expires_at',
+    'api_tokens.revoked_at',
+    'accounts.suspended_at',
+  ] as const;
+  const tokensWithAccount = () =>
+    db.selectFrom('api_tokens').innerJoin('accounts', 'accounts.id', 'api_tokens.account_id').select(tokenColumns);
+  type TokenRow = Awaited<ReturnType<ReturnType<typeof tokensWithAccount>['executeTakeFirstOrThrow']>>;
+  const entryOf = (row: TokenRow, at: number, used: number): CachedToken => {
+    const { suspended_at, ...token } = row;
+    return {
+      token,
+      cidrs: token.allowed_cidrs.map((c) => parseCidr(c)).filter((c) => c !== null),
+      suspended: suspended_at !== null,
+      at,
+      used,
+    };
+  };
+
+  /**
+   * Confirm every cached token used in the last idleMs against the database, in one query per
+   * REFRESH_CHUNK tokens, and forget the others. Each entry then stays fresh while it is used, so
+   * the request path reads the database only for a token it has not seen (issue 18: with an entry
+   * expiring every ttlMs, each of 1,200 tokens in use made one request a period wait for its own
+   * lookup, queued behind the request log's batch on the same database). A token changed without
+   * a bus message (by hand in SQL) is seen within refreshMs, as it was within ttlMs before.
+   */
+  async function refresh(): Promise<void> {
+    const sent = now();
+    const due = new Map<number, string>();
+    for (const [hash, entry] of cache) {
+      if (sent - entry.used >= timing.idleMs) cache.delete(hash);
+      else due.set(entry.token.id, hash);
+    }
+    const ids = [...due.keys()];
+    for (let at = 0; at < ids.length; at += REFRESH_CHUNK) {
+      const chunk = ids.slice(at, at + REFRESH_CHUNK);
+      const since = evictions;
+      stats.refreshes++;
+      const rows = await tokensWithAccount()
+        .select('api_tokens.token_hash')
+        .where(sql<boolean>`api_tokens.id = any(${`{${chunk.join(',')}}`}::integer[])`)
+        .execute();
+      // An eviction (revocation, suspension) while the query ran: its entries may be cached anew
+      // by then, and these rows may predate it. Leave them all to their ttl and the next refresh.
+      if (evictions !== since) continue;
+      const found = new Set<number>();
+      for (const { token_hash, ...row } of rows) {
+        found.add(row.id);
+        const held = cache.get(token_hash);
+        if (held !== undefined && held.token.id === row.id) cache.set(token_hash, entryOf(row, sent, held.used));
+      }
+      // Deleted meanwhile (with its account): not to be served from the cache any longer.
+      for (const id of chunk) {
+        const hash = due.get(id);
+        if (!found.has(id) && hash !== undefined && cache.get(hash)?.token.id === id) cache.delete(hash);
+      }
+    }
+  }
+  let refreshing: Promise<void> | null = null;
+  /** One refresh at a time. The database away: entries age past ttlMs and are looked up on the request path again. */
+  const refreshCache = (): Promise<void> => {
+    refreshing ??= refresh()
+      .catch(() => undefined)
+      .finally(() => {
+        refreshing = null;
+      });
+    return refreshing;
+  };
+  const refresher = setInterval(() => {
+    if (cache.size > 0) void refreshCache();
+  }, timing.refreshMs);
+  refresher.unref();
+
   async function lookup(hash: string): Promise<CachedToken | null> {
     const hit = cache.get(hash);
-    if (hit && Date.now() - hit.at < CACHE_TTL_MS) return hit;
+    if (hit !== undefined) {
+      const at = now();
+      if (at - hit.at < timing.ttlMs) {
+        hit.used = at;
+        return hit;
+      }
+    }
     // A token not found is remembered for a few seconds (F8): a flood of one made-up token costs
     // one query a window. A real token is never missed for it: its secret is random, so no one
     // could have asked for its hash before it was created.
     const missed = unknownTokens.get(hash);
-    if (missed !== undefined && Date.now() - missed < UNKNOWN_TTL_MS) return null;
-    const row = await db
-      .selectFrom('api_tokens')
-      .innerJoin('accounts', 'accounts.id', 'api_tokens.account_id')
-      .select([
-        'api_tokens.id',
-        'api_tokens.account_id',
-        'api_tokens.name',
-        'api_tokens.scopes',
-        'api_tokens.allowed_cidrs',
-        'api_tokens.expires_at',
-        'api_tokens.revoked_at',
-        'accounts.suspended_at',
-      ])
-      .where('api_tokens.token_hash', '=', hash)
-      .executeTakeFirst();
+    if (missed !== undefined && now() - missed < UNKNOWN_TTL_MS) return null;
+    stats.lookups++;
+    const sent = now();
+    const row = await tokensWithAccount().where('api_tokens.token_hash', '=', hash).executeTakeFirst();
     if (!row) {
       cache.delete(hash);
       unknownTokens.delete(hash);
       if (unknownTokens.size >= UNKNOWN_MAX) unknownTokens.delete(unknownTokens.keys().next().value as string);
-      unknownTokens.set(hash, Date.now());
+      unknownTokens.set(hash, now());
       return null;
     }
-    const { suspended_at, ...token } = row;
-    const entry: CachedToken = {
-      token,
-      cidrs: token.allowed_cidrs.map((c) => parseCidr(c)).filter((c) => c !== null),
-      suspended: suspended_at !== null,
-      at: Date.now(),
-    };
+    const entry = entryOf(row, sent, sent);
     if (cache.size > 10_000) cache.clear();
     cache.set(hash, entry);
     return entry;
@@ -268,6 +371,17 @@ export function createTokenService(options: { db: Kysely<DB>; clock: Clock; bus:
         .orderBy('id', 'desc')
         .limit(limit)
         .execute();
+    },
+
+    /** What the cache did so far (tests, diagnostics). */
+    cacheStats: (): TokenCacheStats => ({ ...stats }),
+
+    /** Confirm the tokens in use now (the timer does it every refreshMs). */
+    refreshCache,
+
+    /** Stop the refresh timer. */
+    close(): void {
+      clearInterval(refresher);
     },
   };
 }
