@@ -251,7 +251,9 @@ export function machineShares(
     Object.entries(named).flatMap(([name, pid]) => (pid === undefined ? [] : [[pid, name] as const])),
   );
   for (const [pid, now] of after.byPid) {
-    const used = now.ms - (before.byPid.get(pid)?.ms ?? now.ms);
+    // A process started during the run (a database connection the pool opened anew after its
+    // idle timeout) counts all its time; one that ended during it is not seen.
+    const used = now.ms - (before.byPid.get(pid)?.ms ?? 0);
     if (used <= 0) continue;
     const name = label.get(pid) ?? now.name;
     byName.set(name, (byName.get(name) ?? 0) + used);

@@ -45,12 +45,12 @@ import {
 const ACCOUNTS = 40;
 const SESSION_ACCOUNTS = 20;
 /**
- * Accounts whose tokens only read /plans, per run (the warm-up and each round have their own). A
- * token may make 600 requests a minute, and /plans runs at over 10k req/s on PostgreSQL: the 400
- * tokens of the instance accounts would run dry and the later runs measure 429s. 60 accounts
- * (1200 tokens) keep a run under the limit, and within its first half: past 300 in a minute a
- * token is counted in Redis request by request (no leases, see rate-limits.ts), and when the
- * warm-up and the rounds shared one set, each round met that slower path more than the last.
+ * Accounts whose tokens only read /plans, per 10 s of a run (the warm-up and each round have their
+ * own). A token may make 600 requests a minute, and /plans runs at over 10k req/s on PostgreSQL:
+ * the 400 tokens of the instance accounts would run dry and the later runs measure 429s. 60
+ * accounts (1200 tokens) keep 10 s under the limit, and within its first half: past 300 in a
+ * minute a token is counted in Redis request by request (no leases, see rate-limits.ts), and when
+ * the warm-up and the rounds shared one set, each round met that slower path more than the last.
  */
 const PLAN_ACCOUNTS = 60;
 const INSTANCES = 20;
@@ -59,6 +59,7 @@ export async function setup(
   env: Record<string, string>,
   proxmox: Awaited<ReturnType<typeof startProxmoxEmulator>>,
   planSets: number,
+  planAccounts: number,
 ) {
   const config = loadConfig(env);
   const database = await openDatabase(
@@ -88,7 +89,7 @@ export async function setup(
   const tokens: string[][] = [];
   const sessions: string[] = [];
   let vmid = 1000;
-  for (let a = 0; a < ACCOUNTS + PLAN_ACCOUNTS * planSets; a++) {
+  for (let a = 0; a < ACCOUNTS + planAccounts * planSets; a++) {
     const account = await deps.accounts.register({
       name: `Bench ${a}`,
       email: `tb${a}@example.in`,
@@ -154,7 +155,7 @@ export async function setup(
     instanceTokens: tokens.slice(0, ACCOUNTS / 2).flat(),
     cloudTokens: tokens.slice(ACCOUNTS / 2, ACCOUNTS).flat(),
     planTokens: Array.from({ length: planSets }, (_, i) =>
-      tokens.slice(ACCOUNTS + PLAN_ACCOUNTS * i, ACCOUNTS + PLAN_ACCOUNTS * (i + 1)).flat(),
+      tokens.slice(ACCOUNTS + planAccounts * i, ACCOUNTS + planAccounts * (i + 1)).flat(),
     ),
     sessions,
   };
@@ -179,8 +180,13 @@ export async function run(options: BenchOptions): Promise<string> {
   }
 
   const proxmox = await startProxmoxEmulator({ taskDelayMs: 10 });
-  // A set of /plans tokens for the warm-up and one for each round.
-  const { instanceTokens, cloudTokens, planTokens, sessions } = await setup(env, proxmox, options.rounds + 1);
+  // A set of /plans tokens for the warm-up and one for each round, 1200 per 10 s of a run.
+  const { instanceTokens, cloudTokens, planTokens, sessions } = await setup(
+    env,
+    proxmox,
+    options.rounds + 1,
+    PLAN_ACCOUNTS * Math.max(1, Math.ceil(options.duration / 10)),
+  );
   // Every answer of the node takes 5 ms (issue 18): a list that asked it per request would show it.
   await proxmox.setFaults({ latencyMs: 5 });
   const { spawn } = await import('node:child_process');
