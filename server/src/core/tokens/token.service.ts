@@ -208,16 +208,15 @@ export function createTokenService(options: {
       // An eviction (revocation, suspension) while the query ran: its entries may be cached anew
       // by then, and these rows may predate it. Leave them all to their ttl and the next refresh.
       if (evictions !== since) continue;
-      const found = new Set<number>();
       for (const { token_hash, ...row } of rows) {
-        found.add(row.id);
+        due.delete(row.id);
         const held = cache.get(token_hash);
         if (held !== undefined && held.token.id === row.id) cache.set(token_hash, entryOf(row, sent, held.used));
       }
-      // Deleted meanwhile (with its account): not to be served from the cache any longer.
+      // What the query did not find was deleted meanwhile (with its account): no longer served.
       for (const id of chunk) {
         const hash = due.get(id);
-        if (!found.has(id) && hash !== undefined && cache.get(hash)?.token.id === id) cache.delete(hash);
+        if (hash !== undefined && cache.get(hash)?.token.id === id) cache.delete(hash);
       }
     }
   }
