@@ -8,7 +8,7 @@ import { mailCommands } from './commands/mail.ts';
 import { nodeCommands } from './commands/nodes.ts';
 import { searchCommands } from './commands/search.ts';
 import { serviceCommands } from './commands/services.ts';
-import { systemCommands } from './commands/system.ts';
+import { installationCommands, systemCommands } from './commands/system.ts';
 import { walletCommands } from './commands/wallet.ts';
 
 export const COMMANDS: Command[] = [
@@ -22,4 +22,5 @@ export const COMMANDS: Command[] = [
   ...searchCommands,
   ...mailCommands,
   ...systemCommands,
+  ...installationCommands,
 ];

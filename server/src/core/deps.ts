@@ -28,6 +28,7 @@ import { createServiceService, LIST_TABLES, type ServiceService } from './servic
 import { createServiceActions, type ServiceActions } from './services/service-actions.ts';
 import { createServiceStaff, type ServiceStaff } from './services/staff.ts';
 import { createSshKeyService, type SshKeyService } from './ssh/ssh-key.service.ts';
+import { type Installation, loadInstallationId } from './system/installation.ts';
 import { type Clock, systemClock } from './time.ts';
 import { createRequestLog, type RequestLog } from './tokens/request-log.ts';
 import { createTokenService, type TokenService } from './tokens/token.service.ts';
@@ -63,6 +64,8 @@ export interface Deps {
   consoles: Consoles;
   /** Session rows between requests (core/auth/sessions.ts). */
   sessionCache: SessionCache;
+  /** This installation's id, the namespace of the external ids it creates upstream (T3-M2). */
+  installation: Installation;
 }
 
 export interface DepsOverrides {
@@ -114,6 +117,7 @@ export async function createDeps(
   const clock = overrides.clock ?? systemClock;
   const secretKey = overrides.secretKey ?? resolveSecretKey(config);
   const db = database.db;
+  const installation: { id: string } = { id: await loadInstallationId(db) };
   const limits = createRateLimits(rateLimitStore(config, database), overrides.rateLimitPrefix ?? config.redisPrefix);
   const bus = await createBus(database, logger);
   const mailer = createMailer({
@@ -212,6 +216,7 @@ export async function createDeps(
     maxKeys: 50_000,
   });
   return {
+    installation,
     sessionCache,
     config,
     logger,

@@ -382,7 +382,16 @@ export interface ConsoleSessionsTable {
   created_at: CreatedAt;
 }
 
+/** The one row naming this installation (core/system/installation.ts). */
+export interface InstallationTable {
+  singleton: Generated<boolean>;
+  id: string;
+  created_at: CreatedAt;
+  rotated_at: NullableTimestamp;
+}
+
 export interface DB {
+  installation: InstallationTable;
   accounts: AccountsTable;
   sessions: SessionsTable;
   account_tokens: AccountTokensTable;

@@ -1,6 +1,7 @@
 import { Migrator } from 'kysely';
 import { checkDatabase } from '../../core/system/health.ts';
 import { migrations } from '../../db/migrations/index.ts';
+import { loadInstallationId, rotateInstallationId } from '../../core/system/installation.ts';
 import type { Command } from '../command.ts';
 
 export const systemCommands: Command[] = [
@@ -33,6 +34,32 @@ export const systemCommands: Command[] = [
         `public url  ${json.public_url}`,
       ].join('\n');
       return { text, json };
+    },
+  },
+];
+
+export const installationCommands: Command[] = [
+  {
+    noun: 'install-id',
+    verb: 'show',
+    summary: "This installation's id (the namespace of the external ids it creates on panels)",
+    async run(deps) {
+      const id = await loadInstallationId(deps.database.db);
+      return { text: id, json: { installation_id: id } };
+    },
+  },
+  {
+    noun: 'install-id',
+    verb: 'rotate',
+    summary: 'Give this installation a new id (a staging copy of production must); restart every process after',
+    async run(deps) {
+      const { previous, id } = await rotateInstallationId(deps.database.db, deps.clock());
+      // This process names new upstream resources with the new id at once; others on restart.
+      (deps.installation as { id: string }).id = id;
+      return {
+        text: `installation id ${previous} -> ${id}; restart the other processes (api, worker) so they use it`,
+        json: { previous, installation_id: id },
+      };
     },
   },
 ];

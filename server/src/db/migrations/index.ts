@@ -19,6 +19,7 @@ import * as m0016 from './0016_request_log_keys.ts';
 import * as m0017 from './0017_status_indexes.ts';
 import * as m0018 from './0018_search_lookups.ts';
 import * as m0019 from './0019_request_log_brin.ts';
+import * as m0020 from './0020_installation.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_extensions': m0001,
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   '0017_status_indexes': m0017,
   '0018_search_lookups': m0018,
   '0019_request_log_brin': m0019,
+  '0020_installation': m0020,
 };
