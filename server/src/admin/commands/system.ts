@@ -1,7 +1,7 @@
 import { Migrator } from 'kysely';
 import { checkDatabase } from '../../core/system/health.ts';
-import { migrations } from '../../db/migrations/index.ts';
 import { loadInstallationId, rotateInstallationId } from '../../core/system/installation.ts';
+import { migrations } from '../../db/migrations/index.ts';
 import type { Command } from '../command.ts';
 
 export const systemCommands: Command[] = [
