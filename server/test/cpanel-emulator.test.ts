@@ -317,7 +317,11 @@ describe('createacct', () => {
     assert.equal(bad.json.metadata.reason, '“not a domain” is not a valid domain.');
     const taken = await whm('createacct', { username: 'takendom', domain: 'shop-one.example', password: STRONG });
     assert.equal(taken.json.metadata.result, 0);
-    assert.match(taken.json.metadata.reason, /shop-one\.example already exists/);
+    // Cpanel::Validate::Component::Domain::HasUserDataDomainsEntry's text (root is told whose it is).
+    assert.equal(
+      taken.json.metadata.reason,
+      'The domain “shop-one.example” already exists in the userdata for the user “shopone”.',
+    );
     const noPkg = await whm('createacct', {
       username: 'nopkg',
       domain: 'nopkg.example',

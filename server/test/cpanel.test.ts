@@ -262,6 +262,7 @@ describe('cpanel driver: packages and accounts (WHM API 1)', () => {
       ip: '192.0.2.10',
       diskUsedMb: info.diskUsedMb,
       diskLimitMb: 500,
+      contactEmail: `ops@${domain}`,
     });
     assert.ok(info.diskUsedMb >= 0);
     const held = stateOf(username);
@@ -282,7 +283,7 @@ describe('cpanel driver: packages and accounts (WHM API 1)', () => {
 
   test('createAccount after a lost answer: the retry returns the account the first call made', async () => {
     const { username, domain } = names();
-    const spec = { username, domain, package: 'default', password: STRONG, contactEmail: '' };
+    const spec = { username, domain, package: 'default', password: STRONG, contactEmail: `ops@${domain}` };
     await emulator.setFaults({ loseNext: 'createacct' });
     await rejectsWith(cpanel.createAccount(spec), { kind: 'unreachable', retryable: true });
     assert.ok(emulator.state.accounts.has(username), 'the server made it');
@@ -290,9 +291,15 @@ describe('cpanel driver: packages and accounts (WHM API 1)', () => {
     assert.equal(info.username, username);
     assert.equal(info.domain, domain);
     assert.equal(calls('POST /json-api/createacct'), 1, 'not sent again');
+    // Without the contact e-mail it was made with, the same name and domain are not ours.
+    await rejectsWith(cpanel.createAccount({ ...spec, contactEmail: `other@${domain}` }), {
+      kind: 'rejected',
+      reason: 'exists',
+    });
+    await rejectsWith(cpanel.createAccount({ ...spec, contactEmail: '' }), { kind: 'rejected', reason: 'exists' });
   });
 
-  test('createAccount refusals: taken username or domain (exists), weak password, unknown package (not_found)', async () => {
+  test('createAccount refusals: taken username (exists) or domain (domain_taken), weak password, unknown package (not_found)', async () => {
     const first = await account();
     const other = names();
     // The username is taken by an account of another domain: refused before asking.
@@ -306,10 +313,10 @@ describe('cpanel driver: packages and accounts (WHM API 1)', () => {
       }),
       { kind: 'rejected', reason: 'exists', detail: new RegExp(first.domain.replace(/\./g, '\\.')) },
     );
-    // The domain belongs to another account: cPanel refuses.
+    // The domain belongs to another account: refused before asking (WHM would refuse it too).
     await rejectsWith(
       cpanel.createAccount({ ...other, domain: first.domain, package: 'default', password: STRONG, contactEmail: '' }),
-      { kind: 'rejected', reason: 'exists', detail: /already exists/ },
+      { kind: 'rejected', reason: 'domain_taken', detail: /already the domain of another account/ },
     );
     await rejectsWith(cpanel.createAccount({ ...other, package: 'default', password: WEAK, contactEmail: '' }), {
       kind: 'rejected',

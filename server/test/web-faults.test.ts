@@ -448,7 +448,8 @@ describe('panel faults during provisioning', () => {
     assert.ok(made);
     const service = await serviceRow(placed.serviceId);
     assert.equal(service.status, 'active');
-    assert.deepEqual(service.external, { username: made.user, domain: placed.domain });
+    assert.deepEqual(service.external, { username: made.user, domain: placed.domain, marker: made.email });
+    assert.match(made.email, /^hp-[a-z2-7]{8}-svc-\d+@/, 'the account carries the service marker');
     const creds = ok(
       await placed.client.browser.get(`/api/v1/client/services/?id=${placed.serviceId}&action=credentials`),
     ).credentials;
@@ -590,7 +591,7 @@ describe('panel faults during provisioning', () => {
     const job = await settled(placed);
     assert.equal(job.status, 'failed');
     assert.equal(job.attempts, 1, 'a refusal is not retried');
-    assert.equal(job.error_code, 'bad_domain');
+    assert.equal(job.error_code, 'domain_taken');
     assert.match(job.error_message ?? '', /already hosted on the server/);
     assert.equal((await serviceRow(placed.serviceId)).status, 'failed');
     await refunded(placed);

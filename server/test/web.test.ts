@@ -103,10 +103,10 @@ describe('provisioning', () => {
     assert.equal(overview.username, 'shopexam');
   });
 
-  test('a domain is hosted once; reserved TLDs and IPs are bad_domain; no domain is domain_required', async () => {
+  test('a domain is hosted once (domain_taken); reserved TLDs and IPs are bad_domain; no domain is domain_required', async () => {
     const again = await orderWeb(browser, 'shop.example.in', false);
     assert.equal(again.res.statusCode, 422, again.res.body);
-    assert.equal(again.res.json().code, 'bad_domain');
+    assert.equal(again.res.json().code, 'domain_taken');
     assert.match(again.res.json().errors.domain, /already hosted/);
     for (const domain of ['site.test', 'my.local', 'x.example', '192.0.2.1', 'localhost']) {
       const res = (await orderWeb(browser, domain, false)).res;

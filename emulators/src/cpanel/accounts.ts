@@ -99,7 +99,15 @@ export function createacct(ctx: Ctx, params: Params): WhmAnswer {
   if (domain === '') throw new ApiError('No domain supplied: “domain” is a required argument.');
   checkUsername(ctx, user);
   if (!DOMAIN_RE.test(domain) || domain.startsWith('www.')) throw new ApiError(`“${domain}” is not a valid domain.`);
-  if (ctx.state.domainOwner(domain)) throw new ApiError(`Sorry, a DNS entry for ${domain} already exists`);
+  const holder = ctx.state.domainOwner(domain);
+  if (holder) {
+    // Cpanel::Validate::Component::Domain::HasUserDataDomainsEntry: root is told whose it is.
+    throw new ApiError(
+      ctx.settings.whmUser === 'root'
+        ? `The domain “${domain}” already exists in the userdata for the user “${holder.user}”.`
+        : `The domain “${domain}” already exists in the userdata.`,
+    );
+  }
   const planName = params.get('plan') ?? params.get('pkgname') ?? 'default';
   const pkg = ctx.state.packages.get(planName);
   if (!pkg) throw packageNotFound(planName);

@@ -10,8 +10,8 @@
 //   failures with HTTP 200 and `status: 0` / `metadata.result: 0`; the driver turns those into
 //   `rejected` with the panel's text in `detail` and, where it recognises the refusal, a
 //   `reason`: `weak_password` (the password-strength refusal), `bad_db_name` (prefix, length,
-//   characters, reserved), `bad_mailbox`, `exists` (the name is taken), `not_found`,
-//   `limit` (the account's package limit). Transport failures and 5xx are `unreachable` /
+//   characters, reserved), `bad_mailbox`, `exists` (the name is taken), `domain_taken` (an
+//   account's domain already on the server), `not_found`, `limit` (the account's package limit). Transport failures and 5xx are `unreachable` /
 //   `timeout` (retryable); 401/403 are `auth`.
 // - Names of databases and database users are full names, already prefixed by the caller with
 //   the account's prefix (`databasePrefix`); UAPI never adds it.
@@ -39,6 +39,11 @@ export interface WebAccountSpec {
   domain: string;
   package: string;
   password: string;
+  /**
+   * The account's contact e-mail, which WHM keeps per account and lists (`email`): the platform
+   * puts a name unique to the service in it, the marker by which a later attempt knows the
+   * account as its own (an account found with this username is adopted only when it carries it).
+   */
   contactEmail: string;
 }
 
@@ -52,6 +57,8 @@ export interface WebAccountInfo {
   diskUsedMb: number;
   /** null = unlimited. */
   diskLimitMb: number | null;
+  /** The contact e-mail (listaccts `email`); null when the account has none. */
+  contactEmail: string | null;
 }
 
 export interface WebDatabase {
@@ -118,9 +125,11 @@ export interface WebPanel extends NodeDriver {
   /** The account whose main domain is `domain`, or null (any username). */
   findAccountByDomain(domain: string): Promise<WebAccountInfo | null>;
   /**
-   * Create the account. When an account with `spec.username` and `spec.domain` exists (an earlier
-   * attempt whose answer was lost) it is returned as it is; a username taken by another domain is
-   * `rejected` with reason `exists`.
+   * Create the account. When an account with `spec.username`, `spec.domain` and the contact
+   * e-mail `spec.contactEmail` exists (an earlier attempt whose answer was lost) it is returned as
+   * it is. Any other account holding the username is `rejected` with reason `exists`; the domain
+   * held on the server by any other account (main, addon or parked) is `rejected` with reason
+   * `domain_taken`. An account is never adopted on its domain alone.
    */
   createAccount(spec: WebAccountSpec): Promise<WebAccountInfo>;
   suspend(username: string, reason: string): Promise<void>;

@@ -1,5 +1,6 @@
 // The server's accounts through WHM API 1 (upstreams.md §3.4): packages, accounts found by
-// username or main domain (listaccts), createacct made safe to repeat after a lost answer,
+// username or main domain (listaccts), createacct made safe to repeat after a lost answer (an
+// existing account is ours only when it carries the contact e-mail we created it with),
 // suspension, removal (already gone is success), passwords, one-time cPanel sessions, the
 // server's nameservers, and `version` as the health probe.
 
@@ -9,7 +10,7 @@ import type { CpanelClient, Params } from './client.ts';
 import { isRow, rows, strings, text, toAccountInfo } from './mapping.ts';
 
 /** The fields `findAccount` reads (WHM sends only these when it honours `want`). */
-const WANT = 'user,domain,plan,suspended,suspendreason,ip,diskused,disklimit';
+const WANT = 'user,domain,plan,suspended,suspendreason,ip,diskused,disklimit,email';
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
@@ -96,12 +97,48 @@ function taken(client: CpanelClient, spec: WebAccountSpec, holder: WebAccountInf
   });
 }
 
+/** The domain is on the server under another account; `said` is the panel's words when it refused. */
+function domainTaken(client: CpanelClient, spec: WebAccountSpec, said?: string): UpstreamError {
+  const detail = said ?? `The domain “${spec.domain}” is already the domain of another account on the server.`;
+  return new UpstreamError('rejected', `${client.label}: WHM createacct was refused (${detail})`, {
+    retryable: false,
+    detail,
+    reason: 'domain_taken',
+  });
+}
+
+/**
+ * Whether `account` is the one `spec` describes: its username, its domain and the contact e-mail
+ * the platform gave it. The domain alone proves nothing (staff, a migration or another billing
+ * system may have made an account for it), and neither does a username derived from the domain.
+ */
+function isOurs(account: WebAccountInfo, spec: WebAccountSpec): boolean {
+  return (
+    same(account.username, spec.username) &&
+    same(account.domain, spec.domain) &&
+    spec.contactEmail !== '' &&
+    account.contactEmail !== null &&
+    same(account.contactEmail, spec.contactEmail)
+  );
+}
+
+/**
+ * Whether a createacct refusal is about the domain: WHM names the domain when it refuses it
+ * ("The domain “x” already exists in the userdata…", "A DNS entry for “x” already exists…"), and a
+ * username never contains a dot, so a refusal naming the domain is not about the username. This
+ * also covers a domain another account holds as an addon or parked domain, which listaccts does
+ * not find by domain, and accounts of other resellers, which a reseller's token does not list.
+ */
+const namesDomain = (error: UpstreamError, domain: string) =>
+  error.reason === 'exists' && (error.detail ?? '').toLowerCase().includes(domain.toLowerCase());
+
 export async function createAccount(client: CpanelClient, spec: WebAccountSpec): Promise<WebAccountInfo> {
   const existing = await findAccount(client, spec.username);
   if (existing) {
-    if (same(existing.domain, spec.domain)) return existing;
+    if (isOurs(existing, spec)) return existing;
     throw taken(client, spec, existing);
   }
+  if (await findAccountByDomain(client, spec.domain)) throw domainTaken(client, spec);
   try {
     await client.whm(
       'createacct',
@@ -115,10 +152,12 @@ export async function createAccount(client: CpanelClient, spec: WebAccountSpec):
       { write: true, slow: true, area: 'account' },
     );
   } catch (error) {
-    // An earlier attempt may have finished meanwhile (its answer lost): that account is ours.
+    // An earlier attempt may have finished meanwhile (its answer lost): that account is ours
+    // when it carries our marker; otherwise the refusal says whether the name or the domain is taken.
     if (!isRefusal(error)) throw error;
     const again = await findAccount(client, spec.username).catch(() => null);
-    if (again && same(again.domain, spec.domain)) return again;
+    if (again && isOurs(again, spec)) return again;
+    if (namesDomain(error, spec.domain)) throw domainTaken(client, spec, error.detail);
     throw error;
   }
   const created = await findAccount(client, spec.username);

@@ -11,7 +11,15 @@ import { UpstreamError, type UpstreamErrorKind } from '../hypervisor.ts';
 /** What kind of object the refused call was about: decides how a name problem is read. */
 export type Area = 'account' | 'package' | 'database' | 'mailbox' | 'other';
 
-export type WebReason = 'weak_password' | 'bad_db_name' | 'bad_mailbox' | 'exists' | 'not_found' | 'limit';
+/** `domain_taken` is never read from a text alone: ./accounts.ts decides it for createacct. */
+export type WebReason =
+  | 'weak_password'
+  | 'bad_db_name'
+  | 'bad_mailbox'
+  | 'exists'
+  | 'domain_taken'
+  | 'not_found'
+  | 'limit';
 
 const clean = (text: string): string => text.trim().replace(/\s+/g, ' ');
 

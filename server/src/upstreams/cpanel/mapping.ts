@@ -60,7 +60,14 @@ export function toAccountInfo(acct: Row): WebAccountInfo {
     ip: text(acct.ip),
     diskUsedMb: sizeMb(acct.diskused) ?? 0,
     diskLimitMb: sizeMb(acct.disklimit, true),
+    contactEmail: contactEmail(acct.email),
   };
+}
+
+/** WHM lists an account without a contact e-mail as `*unknown*`. */
+function contactEmail(value: unknown): string | null {
+  const email = text(value).trim();
+  return email === '' || email === '*unknown*' ? null : email;
 }
 
 /** `Mysql::list_databases` row. */

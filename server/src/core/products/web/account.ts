@@ -1,7 +1,8 @@
 // The hosting account behind a web service: where it is kept (services.external, written by
-// provisioning: `{username, domain}`), how an action reaches the node's driver, and how the
-// panel's refusals read to a client (spec §7 web row: weak_password, bad_db_name, bad_mailbox,
-// node_unreachable; 409 limit_reached with the limit).
+// provisioning: `{claim, marker}` before the account is created, `{username, domain, marker}`
+// once it is), how an action reaches the node's driver, and how the panel's refusals read to a
+// client (spec §7 web row: weak_password, bad_db_name, bad_mailbox, node_unreachable; 409
+// limit_reached with the limit).
 
 import type { Service } from '../../../db/tables.ts';
 import { UpstreamError } from '../../../upstreams/hypervisor.ts';
@@ -12,6 +13,23 @@ import type { ActionContext } from '../actions.ts';
 export interface WebAccountRef {
   username: string;
   domain: string;
+}
+
+/**
+ * The username provisioning chose for the service and the marker (the account's contact e-mail)
+ * it creates the account with, both recorded before `createacct`: an account on the server is
+ * this service's only when it has that username and carries that marker.
+ */
+export interface WebClaim {
+  username: string;
+  marker: string;
+}
+
+/** The service's claim, or null: none recorded yet (or a service provisioned before markers). */
+export function claimOf(service: Pick<Service, 'external'>): WebClaim | null {
+  const ref = (service.external ?? {}) as { claim?: unknown; username?: unknown; marker?: unknown };
+  const username = typeof ref.claim === 'string' ? ref.claim : ref.username;
+  return typeof username === 'string' && typeof ref.marker === 'string' ? { username, marker: ref.marker } : null;
 }
 
 /** The hosting account a service points at, or null before provisioning created it. */

@@ -1,21 +1,25 @@
 // The worker's side of web hosting: provisioning as steps (the plan's package on the server, the
-// account's username and password chosen and stored before the panel sees them, the account),
-// and what suspending, lifting a suspension and terminating do on the panel. Every step is
-// idempotent: the username and password are stored first and reused, and an account already
-// holding the service's domain under its username is the one an earlier attempt made.
+// account's username, marker and password chosen and stored before the panel sees them, the
+// account), and what suspending, lifting a suspension and terminating do on the panel. Every
+// step is idempotent: the claim (username and marker, the account's contact e-mail) is recorded
+// first and reused, and an account on the server is adopted only when it has the claimed
+// username, the service's domain and the marker. Any other account is not ours: a candidate
+// name it holds is taken (the next one is tried), and the domain held by it fails the order with
+// 422 domain_taken (refunded), whatever the account's name.
 
 import type { Plan } from '../../../db/tables.ts';
 import { UpstreamError } from '../../../upstreams/hypervisor.ts';
-import type { WebPackageSpec, WebPanel } from '../../../upstreams/web-panel.ts';
+import type { WebAccountInfo, WebPackageSpec, WebPanel } from '../../../upstreams/web-panel.ts';
 import { AppError } from '../../errors.ts';
 import { recordEvent } from '../../services/events.ts';
 import * as services from '../../services/service.repository.ts';
 import { openCredentials, sealCredentials } from '../../services/service.service.ts';
+import { externalName } from '../../system/installation.ts';
 import type { JobEnv, ProductJobs } from '../jobs.ts';
 import type { Step } from '../steps.ts';
 import { generatePassword } from '../vps/machine.ts';
-import { accountOf, type WebAccountRef } from './account.ts';
-import { usernameCandidate } from './username.ts';
+import { accountOf, claimOf, type WebAccountRef, type WebClaim } from './account.ts';
+import { accountMarker, usernameCandidate } from './username.ts';
 
 /** Plan specs of a web plan (./index.ts specRules). */
 export interface WebSpecs {
@@ -33,6 +37,8 @@ export interface WebJob {
   panel: WebPanel | null;
   account: WebAccountRef | null;
   credentials?: { username: string; password: string };
+  /** The username and marker this attempt creates the account with (recorded first). */
+  claim?: WebClaim;
 }
 
 const panelOf = (c: WebJob): WebPanel => {
@@ -56,22 +62,58 @@ export function packageOf(plan: Plan): WebPackageSpec {
 
 const domainOf = (c: WebJob) => (c.env.service.config as { domain: string }).domain;
 
-async function storeCredentials(c: WebJob, credentials: { username: string; password: string }): Promise<void> {
+const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/** The marker of this service's account: its contact e-mail, unique to the installation and the service. */
+const markerOf = (c: WebJob) =>
+  accountMarker(externalName(c.env.deps.installation.id, 'svc', c.env.service.id), c.env.deps.config.publicUrl);
+
+/** Whether the account on the server is the one this service claimed: its name, its domain and our marker. */
+function isClaimed(account: WebAccountInfo, claim: WebClaim, domain: string): boolean {
+  return (
+    same(account.username, claim.username) &&
+    same(account.domain, domain) &&
+    account.contactEmail !== null &&
+    same(account.contactEmail, claim.marker)
+  );
+}
+
+/**
+ * Record the username and marker the account is about to be created with, and its credentials,
+ * before the panel sees them: a later attempt then adopts only the account that carries both.
+ */
+async function recordClaim(c: WebJob, claim: WebClaim, password: string): Promise<void> {
   const { deps, service } = c.env;
-  await services.setCredentials(deps.database.db, service.id, sealCredentials(deps.secretKey, service.id, credentials));
+  const credentials = { username: claim.username, password };
+  await deps.database.db.transaction().execute(async (trx) => {
+    await services.setExternal(trx, service.id, JSON.stringify({ claim: claim.username, marker: claim.marker }));
+    await services.setCredentials(trx, service.id, sealCredentials(deps.secretKey, service.id, credentials));
+  });
+  c.claim = claim;
   c.credentials = credentials;
 }
 
-/** The first candidate username the server does not have (or has for this very domain: ours). */
-async function freeUsername(c: WebJob, from: number): Promise<{ username: string; index: number }> {
-  for (let n = from; n < CANDIDATES; n++) {
-    const username = usernameCandidate(domainOf(c), n);
+/**
+ * The first candidate username from `from` on that no account on the server holds (or that this
+ * service's own account holds). An account under a candidate that does not carry our marker is
+ * someone else's, whatever its domain: the name is taken.
+ */
+async function freeUsername(c: WebJob, marker: string, from: number): Promise<string> {
+  const domain = domainOf(c);
+  for (let n = Math.max(0, from); n < CANDIDATES; n++) {
+    const username = usernameCandidate(domain, n);
     const existing = await panelOf(c).findAccount(username);
-    if (!existing || existing.domain === domainOf(c)) return { username, index: n };
+    if (!existing || isClaimed(existing, { username, marker }, domain)) return username;
   }
-  throw new UpstreamError('rejected', `no free username for ${domainOf(c)} after ${CANDIDATES} tries`, {
+  throw new UpstreamError('rejected', `no free username for ${domain} after ${CANDIDATES} tries`, {
     retryable: false,
   });
+}
+
+/** The position of `username` among the domain's candidates (-1: not one of them). */
+function candidateIndex(domain: string, username: string): number {
+  for (let n = 0; n < CANDIDATES; n++) if (usernameCandidate(domain, n) === username) return n;
+  return -1;
 }
 
 export const provisionSteps: readonly Step<WebJob>[] = [
@@ -82,12 +124,17 @@ export const provisionSteps: readonly Step<WebJob>[] = [
       const { deps, service, plan } = c.env;
       await panelOf(c).ensurePackage(packageOf(plan));
       const stored = openCredentials(deps.secretKey, service);
-      if (stored) {
+      const claim = claimOf(service);
+      if (claim && stored?.username === claim.username) {
+        c.claim = claim;
         c.credentials = stored;
         return;
       }
-      const { username } = await freeUsername(c, 0);
-      await storeCredentials(c, { username, password: generatePassword() });
+      // First attempt (or a service whose attempt began before markers were recorded): claim a
+      // free name now, under a marker that stays the service's for every later attempt.
+      const marker = claim?.marker ?? markerOf(c);
+      const username = claim?.username ?? (await freeUsername(c, marker, 0));
+      await recordClaim(c, { username, marker }, stored?.password ?? generatePassword());
     },
   },
   {
@@ -96,42 +143,38 @@ export const provisionSteps: readonly Step<WebJob>[] = [
     async run(c) {
       const { deps, service, plan } = c.env;
       const domain = domainOf(c);
-      const owner = await deps.database.db
-        .selectFrom('accounts')
-        .select('email')
-        .where('id', '=', service.account_id)
-        .executeTakeFirstOrThrow();
-      let credentials = c.credentials as { username: string; password: string };
-      const onServer = await panelOf(c).findAccountByDomain(domain);
-      if (onServer && onServer.username !== credentials.username) {
-        // Said to the client as it is (an AppError is never retried and keeps its words).
-        throw new AppError('bad_domain', {
-          message: `${domain} is already hosted on the server by another account; it cannot be set up here.`,
-        });
-      }
-      let index = 0;
+      let claim = c.claim as WebClaim;
+      const password = (c.credentials as { password: string }).password;
       for (;;) {
         try {
           await panelOf(c).createAccount({
-            username: credentials.username,
+            username: claim.username,
             domain,
             package: packageOf(plan).name,
-            password: credentials.password,
-            contactEmail: owner.email,
+            password,
+            contactEmail: claim.marker,
           });
           break;
         } catch (error) {
-          // Taken meanwhile by another domain (or its first 8 characters are): the next candidate.
-          if (!(error instanceof UpstreamError && error.reason === 'exists')) throw error;
-          const next = await freeUsername(c, index + 1);
-          index = next.index;
-          credentials = { username: next.username, password: credentials.password };
-          await storeCredentials(c, credentials);
+          if (!(error instanceof UpstreamError && error.kind === 'rejected')) throw error;
+          if (error.reason === 'domain_taken') {
+            // Said to the client as it is (an AppError is never retried and keeps its words);
+            // never which account holds it.
+            throw new AppError('domain_taken', {
+              message: `${domain} is already hosted on the server by another account; it cannot be set up here.`,
+            });
+          }
+          // The name is held by an account that is not ours (made meanwhile, or sharing its first
+          // 8 characters): the next candidate, claimed before it is tried.
+          if (error.reason !== 'exists') throw error;
+          const next = await freeUsername(c, claim.marker, candidateIndex(domain, claim.username) + 1);
+          claim = { username: next, marker: claim.marker };
+          await recordClaim(c, claim, password);
         }
       }
-      const account: WebAccountRef = { username: credentials.username, domain };
+      const account: WebAccountRef = { username: claim.username, domain };
       if (accountOf(service)?.username !== account.username) {
-        await services.setExternal(deps.database.db, service.id, JSON.stringify(account));
+        await services.setExternal(deps.database.db, service.id, JSON.stringify({ ...account, marker: claim.marker }));
         await recordEvent(
           deps.database.db,
           service.id,
@@ -142,12 +185,13 @@ export const provisionSteps: readonly Step<WebJob>[] = [
       }
       c.account = account;
     },
-    // Only an account of this domain under the stored username is ours to remove.
+    // Only the account this service claimed, of its domain and carrying its marker, is ours to
+    // remove; a service recorded before markers has nothing provably its own, so nothing goes.
     async undo(c) {
-      const username = c.credentials?.username ?? openCredentials(c.env.deps.secretKey, c.env.service)?.username;
-      if (!username) return;
-      const account = await panelOf(c).findAccount(username);
-      if (account && account.domain === domainOf(c)) await panelOf(c).removeAccount(username);
+      const claim = c.claim ?? claimOf(c.env.service);
+      if (!claim) return;
+      const account = await panelOf(c).findAccount(claim.username);
+      if (account && isClaimed(account, claim, domainOf(c))) await panelOf(c).removeAccount(claim.username);
     },
   },
 ];
