@@ -359,7 +359,8 @@ function resetPeak(pid: number): boolean {
 
 /** The emulator's copy of an uploaded file: checked against what was sent, then dropped. */
 function checkStored(ptero: PterodactylEmulator, serviceId: number, name: string, size: number): void {
-  const server = [...ptero.state.servers.values()].find((s) => s.externalId === `hp-svc-${serviceId}`);
+  // The platform names it `hp-<installation>-svc-<id>` (one installation on this emulator).
+  const server = [...ptero.state.servers.values()].find((s) => s.externalId?.endsWith(`-svc-${serviceId}`));
   if (!server) throw new Error(`the panel has no server for service ${serviceId}`);
   const tree = ptero.state.files.get(server.id);
   const key = `${DIRECTORY.slice(1)}/${name}`;

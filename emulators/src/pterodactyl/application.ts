@@ -2,7 +2,7 @@
 // StoreServerRequest's rules and the egg variables' rules, details/build/startup, suspend,
 // unsuspend, reinstall, delete), nodes and their allocations, locations, nests and eggs.
 
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID, scryptSync, timingSafeEqual } from 'node:crypto';
 import { activity, type Ctx, emit, type Req } from './context.ts';
 import { install, power } from './game.ts';
 import {
@@ -140,6 +140,22 @@ const USER_ATTRIBUTES = {
   root_admin: 'Root Administrator Status',
 };
 
+/** A password sent with a user is hashed and kept (UserUpdateService); an empty or absent one changes nothing. */
+function setPassword(user: User, password: unknown): void {
+  if (typeof password !== 'string' || password === '') return;
+  const salt = randomBytes(16);
+  user.passwordHash = `scrypt$${salt.toString('base64')}$${scryptSync(password, salt, 32).toString('base64')}`;
+}
+
+/** Whether `password` is the user's (what the panel's login form checks). */
+export function passwordMatches(user: User, password: string): boolean {
+  const [kind, salt, hash] = (user.passwordHash ?? '').split('$');
+  if (kind !== 'scrypt' || !salt || !hash) return false;
+  const expected = Buffer.from(hash, 'base64');
+  const actual = scryptSync(password, Buffer.from(salt, 'base64'), expected.length);
+  return timingSafeEqual(actual, expected);
+}
+
 function createUser(ctx: Ctx, req: Req): Answer {
   validate(req.body, userRules(ctx), USER_ATTRIBUTES);
   const id = ctx.state.next('user');
@@ -157,6 +173,7 @@ function createUser(ctx: Ctx, req: Req): Answer {
     createdAt: now,
     updatedAt: now,
   };
+  setPassword(user, req.body.password);
   ctx.state.users.set(id, user);
   ctx.state.save();
   return ok({ ...(appUser(user) as object), meta: { resource: `${ctx.panelUrl}${A}/users/${id}` } }, 201);
@@ -181,6 +198,7 @@ function updateUser(ctx: Ctx, req: Req, id: string): Answer {
   if ('external_id' in req.body) user.externalId = str(req.body, 'external_id') ?? null;
   if ('language' in req.body) user.language = str(req.body, 'language') ?? user.language;
   if ('root_admin' in req.body) user.rootAdmin = req.body.root_admin === true || req.body.root_admin === 1;
+  setPassword(user, req.body.password);
   user.updatedAt = atom();
   ctx.state.save();
   return ok(appUser(user));

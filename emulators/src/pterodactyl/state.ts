@@ -24,6 +24,8 @@ export interface User {
   externalId: string | null;
   language: string;
   rootAdmin: boolean;
+  /** The panel keeps only a hash of a user's password (bcrypt there; scrypt here); null: none set. */
+  passwordHash?: string | null;
   createdAt: string;
   updatedAt: string;
 }

@@ -41,8 +41,9 @@ export type PanelServerStatus =
 export type GamePowerState = 'offline' | 'starting' | 'running' | 'stopping';
 
 export interface PanelUserSpec {
-  /** The platform's stable name of the account on the panel, e.g. `hp-acct-42`. */
+  /** The platform's stable name of the account on the panel, e.g. `hp-k3v9x2ab-acct-42` (installation, account). */
   externalId: string;
+  /** The platform's own address for the user (never the customer's: an invite may hold that one). */
   email: string;
   /** Unique on the panel; letters, digits, `.`, `-`, `_`. */
   username: string;
@@ -50,8 +51,20 @@ export interface PanelUserSpec {
   lastName: string;
 }
 
+/** A panel user as the application API shows it. */
+export interface PanelUser {
+  id: number;
+  username: string;
+  email: string;
+  externalId: string | null;
+  rootAdmin: boolean;
+}
+
 export interface GameServerSpec {
-  /** Deterministic and unique per service (e.g. `hp-svc-42`): how a server is found again after a crash. */
+  /**
+   * Deterministic and unique per service (e.g. `hp-k3v9x2ab-svc-42`: installation, service): how a
+   * server is found again after a crash. The caller decides whether a server found by it is its own.
+   */
   externalId: string;
   name: string;
   description: string;
@@ -254,12 +267,17 @@ export interface GamePanel extends NodeDriver {
 
   /** The panel user with this external id, created when missing (safe to repeat). */
   ensureUser(spec: PanelUserSpec): Promise<{ id: number }>;
+  /** The panel user that owns the server: who signs in to manage it on the panel. */
+  serverOwner(ref: GameServerRef): Promise<PanelUser>;
+  /** Set a panel user's password (the panel keeps only its hash). */
+  setUserPassword(userId: number, password: string): Promise<void>;
   /** The server carrying this external id, or null. */
   findServer(externalId: string): Promise<GameServerInfo | null>;
   /**
-   * Make the server of `spec` exist: when one carries `spec.externalId` it is returned as it is;
-   * otherwise a free allocation of the configured panel node is taken and the server created
-   * (status `installing`). Calling it twice never creates a second server.
+   * Make the server of `spec` exist: when one carries `spec.externalId` it is returned as it is,
+   * unchanged (the caller judges whether it is its own); otherwise a free allocation of the
+   * configured panel node is taken and the server created (status `installing`). Calling it twice
+   * never creates a second server.
    */
   createServer(spec: GameServerSpec): Promise<GameServerInfo>;
   /** The server's lifecycle as the application API reports it; `not_found` when it is gone. */

@@ -1,8 +1,10 @@
 // Provisioning through the panel's application API (upstreams.md §1.9) with the ptla_ key:
 // panel users and servers, found again by the platform's external ids so that a job run again
 // after a crash or a lost answer continues what it started instead of creating a second one.
+// Those ids carry the installation; whether a server found by one is the caller's to take is
+// the caller's decision (core/products/extids.ts): a found server is answered unchanged.
 
-import type { GameServerInfo, GameServerRef, GameServerSpec, PanelUserSpec } from '../game-panel.ts';
+import type { GameServerInfo, GameServerRef, GameServerSpec, PanelUser, PanelUserSpec } from '../game-panel.ts';
 import { UpstreamError } from '../hypervisor.ts';
 import type { PterodactylClient } from './client.ts';
 import { related, toServerInfo } from './mapping.ts';
@@ -186,4 +188,38 @@ export async function ping(client: PterodactylClient): Promise<{ version: string
   }
   // Neither API states the panel's version; say so rather than guess.
   return { version: 'unknown (the panel API does not state its version)' };
+}
+
+/** The user that owns the server (the server's `user` attribute), read from the application API. */
+export async function serverOwner(client: PterodactylClient, ref: GameServerRef): Promise<PanelUser> {
+  client.check();
+  const attrs = await client.item<Attrs>('application', 'GET', `/servers/${ref.id}`);
+  if (ref.uuid && attrs.uuid !== ref.uuid) {
+    throw new UpstreamError('not_found', `${client.label}: server ${ref.id} is no longer ${ref.identifier}`, {
+      retryable: false,
+    });
+  }
+  const user = await client.item<Attrs>('application', 'GET', `/users/${Number(attrs.user)}`);
+  return {
+    id: Number(user.id),
+    username: String(user.username ?? ''),
+    email: String(user.email ?? ''),
+    externalId: typeof user.external_id === 'string' ? user.external_id : null,
+    rootAdmin: user.root_admin === true || user.root_admin === 1,
+  };
+}
+
+/** A new password for a panel user: the panel's update takes the user's other fields with it. */
+export async function setUserPassword(client: PterodactylClient, userId: number, password: string): Promise<void> {
+  client.check();
+  const user = await client.item<Attrs>('application', 'GET', `/users/${userId}`);
+  await client.item<Attrs>('application', 'PATCH', `/users/${userId}`, {
+    json: {
+      email: user.email,
+      username: user.username,
+      first_name: user.first_name,
+      last_name: user.last_name,
+      password,
+    },
+  });
 }

@@ -1,15 +1,28 @@
 // Game actions, spec 4.9 Startup, Users and Lifecycle: the egg's variables (checked against the
 // egg's own rules before the panel sees a value), subusers with the panel's permission names,
 // renaming, and a reinstall confirmed by the service's label.
+//
+// Subusers (security review 3, T3-M3): an invite of an unknown address makes a panel user, so
+// invites are limited per service (LIMITS game_invite_service), an address of the platform's
+// own panel users cannot be invited, and no answer names a subuser's panel username (an invite
+// of an address that already had a panel user would otherwise say whose it is).
 
 import { Type } from 'typebox';
-import { PANEL_PERMISSIONS } from '../../../upstreams/game-panel.ts';
+import { type GameSubuser, PANEL_PERMISSIONS } from '../../../upstreams/game-panel.ts';
 import { AppError } from '../../errors.ts';
 import * as services from '../../services/service.repository.ts';
 import { answer, gameAction, PlainText, UuidParam } from './action.ts';
 import { eggRuleProblem } from './rules.ts';
-import { ask } from './server.ts';
-import { subuserView, variableView } from './views.ts';
+import { ask, isPlatformPanelAddress } from './server.ts';
+import { variableView } from './views.ts';
+
+/**
+ * A subuser as the server's owner sees it: the address they gave and what it may do. Never the
+ * panel username, the user's age or its two-factor state: those belong to a panel user that may
+ * have existed before the invite (another customer's, on a server made before panel users got
+ * the platform's own addresses), and would say whose it is.
+ */
+const inviteeView = (user: GameSubuser) => ({ uuid: user.uuid, email: user.email, permissions: user.permissions });
 
 const Permissions = Type.Array(Type.Union(PANEL_PERMISSIONS.map((p) => Type.Literal(p))), {
   minItems: 1,
@@ -79,7 +92,7 @@ export const userActions = [
     params: {},
     handler: async (ctx) => {
       const users = await ask(ctx, (panel, ref) => panel.listSubusers(ref));
-      return answer('Users loaded.', { users: users.map(subuserView) });
+      return answer('Users loaded.', { users: users.map(inviteeView) });
     },
   }),
   gameAction({
@@ -93,12 +106,26 @@ export const userActions = [
     },
     example: () => ({ email: 'friend@example.net', permissions: ['control.console'] }),
     handler: async (ctx, p) => {
-      const user = await ask(
-        ctx,
-        (panel, ref) => panel.inviteSubuser(ref, String(p.email).toLowerCase(), p.permissions as string[]),
-        { email: 'email', permissions: 'permissions' },
-      );
-      return answer('User invited.', { user: subuserView(user) }, 201);
+      const email = String(p.email).toLowerCase();
+      if (isPlatformPanelAddress(ctx.publicUrl, email)) {
+        throw AppError.fields({ email: "is an address of the platform's own panel users and cannot be invited" });
+      }
+      // Counted before the panel is asked (each invite of a new address makes a panel user);
+      // one the panel refused (already a subuser, a bad address) made nothing and is given back.
+      const key = `service:${ctx.service.id}`;
+      await ctx.limits.consume('game_invite_service', key);
+      let user: GameSubuser;
+      try {
+        user = await ask(ctx, (panel, ref) => panel.inviteSubuser(ref, email, p.permissions as string[]), {
+          email: 'email',
+          permissions: 'permissions',
+        });
+      } catch (error) {
+        // The panel answered with a refusal (4xx): no user was made. Not after a timeout, which may have made one.
+        if (error instanceof AppError && error.status < 500) await ctx.limits.refund('game_invite_service', key);
+        throw error;
+      }
+      return answer('User invited.', { user: inviteeView(user) }, 201);
     },
   }),
   gameAction({
@@ -111,7 +138,7 @@ export const userActions = [
       const user = await ask(ctx, (panel, ref) => panel.updateSubuser(ref, String(p.uuid), p.permissions as string[]), {
         permissions: 'permissions',
       });
-      return answer('Permissions saved.', { user: subuserView(user) });
+      return answer('Permissions saved.', { user: inviteeView(user) });
     },
   }),
   gameAction({

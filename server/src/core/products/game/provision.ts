@@ -3,15 +3,19 @@
 // signals, and what suspending, lifting a suspension and terminating do on the panel. Every
 // step is idempotent: the user and the server are found by their external ids before anything
 // is created, so an attempt after a crash or a lost answer continues where the last one was.
+// Those ids carry the installation (`hp-<installation>-acct-<account>`, `-svc-<service>`), and a
+// server found by its id is taken only when it is this service's (../extids.ts): another
+// installation's server on the same panel is refused, never adopted.
 
 import type { Game } from '../../../db/tables.ts';
-import type { GamePanel, GameServerRef, GameServerSpec } from '../../../upstreams/game-panel.ts';
+import type { GamePanel, GameServerInfo, GameServerRef, GameServerSpec } from '../../../upstreams/game-panel.ts';
 import { UpstreamError } from '../../../upstreams/hypervisor.ts';
 import { recordEvent } from '../../services/events.ts';
 import * as services from '../../services/service.repository.ts';
+import { assertAdoptable, type FoundResource, isOurs } from '../extids.ts';
 import type { JobEnv, ProductJobs } from '../jobs.ts';
 import type { Step } from '../steps.ts';
-import { serverExternalId, serverRefOf, userExternalId } from './server.ts';
+import { panelUserEmail, serverExternalId, serverRefOf, userExternalId } from './server.ts';
 
 /** Plan specs of a game plan (core/products/game/index.ts specRules). */
 export interface GameSpecs {
@@ -60,6 +64,20 @@ async function gameOf(env: JobEnv): Promise<Game> {
   return game;
 }
 
+/** The name the service's server carries (or will): the recorded one, else this installation's. */
+const serverName = (env: JobEnv): string => serverExternalId(env.deps.installation.id, env.service);
+
+/** A server the panel holds under the service's name, as ../extids.ts judges it. */
+function foundServer(env: JobEnv, server: GameServerInfo): FoundResource {
+  const recorded = serverRefOf(env.service);
+  return {
+    label: `panel server ${server.id} (${server.identifier})`,
+    name: server.externalId,
+    recorded: recorded !== null && recorded.id === server.id && recorded.uuid === server.uuid,
+    identity: { uuid: server.uuid },
+  };
+}
+
 function serverSpec(c: GameJob): GameServerSpec {
   const { service, plan } = c.env;
   const specs = plan.specs as unknown as GameSpecs;
@@ -67,7 +85,7 @@ function serverSpec(c: GameJob): GameServerSpec {
   const config = service.config as { server_name?: string | null };
   const limits = featureLimits(specs);
   return {
-    externalId: serverExternalId(service),
+    externalId: serverName(c.env),
     name: config.server_name ?? service.label,
     description: `Hostplane service ${service.label} (${plan.name})`,
     userId: c.userId as number,
@@ -111,10 +129,14 @@ export const provisionSteps: readonly Step<GameJob>[] = [
         .where('id', '=', service.account_id)
         .executeTakeFirstOrThrow();
       const [first, ...rest] = account.name.trim().split(/\s+/);
+      // Name and address are the platform's own, namespaced by the installation: the customer's
+      // e-mail may already be on the panel (an invite), and another installation's account of
+      // the same id has its own user. Found by that external id, the user is this account's.
+      const externalId = userExternalId(deps.installation.id, account.id);
       const user = await panelOf(c).ensureUser({
-        externalId: userExternalId(account.id),
-        email: account.email,
-        username: `hp${account.id}`,
+        externalId,
+        email: panelUserEmail(deps.config.publicUrl, deps.installation.id, account.id),
+        username: externalId,
         firstName: first || 'Hostplane',
         lastName: rest.join(' ') || 'Client',
       });
@@ -126,21 +148,31 @@ export const provisionSteps: readonly Step<GameJob>[] = [
     progress: 20,
     async run(c) {
       const { deps, service } = c.env;
-      const server = await panelOf(c).createServer(serverSpec(c));
+      const spec = serverSpec(c);
+      // The panel answers the server already carrying the name when there is one (an earlier
+      // attempt's, or not ours at all): nothing is changed on it before it is judged ours.
+      const server = await panelOf(c).createServer(spec);
+      await assertAdoptable(c.env, foundServer(c.env, server));
       const ref: GameServerRef = { id: server.id, uuid: server.uuid, identifier: server.identifier };
-      if (serverRefOf(service)?.id !== ref.id) {
-        await services.setExternal(deps.database.db, service.id, JSON.stringify(ref));
+      const recorded = (service.external ?? {}) as { name?: unknown; user_id?: unknown };
+      const isNew = serverRefOf(service)?.id !== ref.id;
+      if (isNew || recorded.name !== spec.externalId || recorded.user_id !== c.userId) {
+        const external = { ...ref, name: spec.externalId, user_id: c.userId };
+        await services.setExternal(deps.database.db, service.id, JSON.stringify(external));
+      }
+      if (isNew) {
         await recordEvent(deps.database.db, service.id, 'server_created', `Game server ${ref.identifier} created`, {
           identifier: ref.identifier,
         });
       }
       c.ref = ref;
     },
-    // Found by its external id: the attempt that made it may have died before recording it. A
-    // failure here is reported to the runner, which keeps the service for a later cleanup.
+    // Found by its external id: the attempt that made it may have died before recording it. Only
+    // this service's server is deleted, never one it refused to adopt. A failure here is reported
+    // to the runner, which keeps the service for a later cleanup.
     async undo(c) {
-      const server = await panelOf(c).findServer(serverExternalId(c.env.service));
-      if (server) await panelOf(c).deleteServer(server);
+      const server = await panelOf(c).findServer(serverName(c.env));
+      if (server && (await isOurs(c.env, foundServer(c.env, server)))) await panelOf(c).deleteServer(server);
     },
   },
   installStep,

@@ -1,7 +1,8 @@
 // The panel server behind a game service: where its reference is kept (services.external, JSON
-// written by provisioning), how an action reaches the node's driver, and how the panel's
-// refusals read to a client (CONTRACT §6: node_unreachable 503, ptero_forbidden 403, 409 for
-// the server's state, 422 with the panel's field messages, 409 limit_reached with the limit).
+// written by provisioning: the server's ids, the name it carries, its owner's panel user id), the
+// platform's names and addresses on the panel, how an action reaches the node's driver, and how
+// the panel's refusals read to a client (CONTRACT §6: node_unreachable 503, ptero_forbidden 403,
+// 409 for the server's state, 422 with the panel's field messages, 409 limit_reached with the limit).
 
 import type { Kysely } from 'kysely';
 import type { DB, Service } from '../../../db/tables.ts';
@@ -9,12 +10,44 @@ import type { GamePanel, GameServerRef } from '../../../upstreams/game-panel.ts'
 import { UpstreamError } from '../../../upstreams/hypervisor.ts';
 import { AppError } from '../../errors.ts';
 import * as jobs from '../../jobs/job.repository.ts';
+import { externalName } from '../../system/installation.ts';
 import type { ActionContext } from '../actions.ts';
 
-/** The deterministic name of a service's server on the panel (its external_id). */
-export const serverExternalId = (service: Pick<Service, 'id'>) => `hp-svc-${service.id}`;
-/** The panel user of an account (its external_id). */
-export const userExternalId = (accountId: number) => `hp-acct-${accountId}`;
+/**
+ * The name of a service's server on the panel (its external_id): the one recorded with the
+ * server (a server made before names carried the installation keeps `hp-svc-<id>`, migration
+ * 0021), else this installation's `hp-<installation>-svc-<id>`.
+ */
+export function serverExternalId(installationId: string, service: Pick<Service, 'id' | 'external'>): string {
+  const recorded = (service.external ?? {}) as { name?: unknown };
+  return typeof recorded.name === 'string' && recorded.name !== ''
+    ? recorded.name
+    : externalName(installationId, 'svc', service.id);
+}
+
+/** The panel user of an account (its external_id, also its username): `hp-<installation>-acct-<id>`. */
+export const userExternalId = (installationId: string, accountId: number) =>
+  externalName(installationId, 'acct', accountId);
+
+/** Where the panel users' platform-owned addresses live: PUBLIC_URL's host when it is a DNS name. */
+export function panelMailDomain(publicUrl: string): string {
+  const host = new URL(publicUrl).hostname.toLowerCase();
+  // An IP address (or anything else no mailbox can be at) gets a name that can never be delivered.
+  return /^(?=.*[a-z])[a-z0-9-]+(\.[a-z0-9-]+)*$/.test(host) ? host : 'hostplane.invalid';
+}
+
+/**
+ * The address of an account's panel user: the platform's own (never the customer's), so no
+ * invite of the customer's address, made before or after, can stand in the way of the user.
+ */
+export const panelUserEmail = (publicUrl: string, installationId: string, accountId: number) =>
+  `${userExternalId(installationId, accountId)}@${panelMailDomain(publicUrl)}`;
+
+/** Addresses only the platform's own panel users have: an invite may not claim one. */
+export function isPlatformPanelAddress(publicUrl: string, email: string): boolean {
+  const at = email.lastIndexOf('@');
+  return at > 0 && /^hp-/i.test(email.slice(0, at)) && email.slice(at + 1).toLowerCase() === panelMailDomain(publicUrl);
+}
 
 /** The panel server a service points at, or null before provisioning created it. */
 export function serverRefOf(service: Pick<Service, 'external'>): GameServerRef | null {

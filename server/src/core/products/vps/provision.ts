@@ -2,12 +2,14 @@
 // snapshot changes, and what suspending, lifting a suspension and terminating do on the node.
 // Every step is idempotent (the VM is found by its deterministic name before anything is
 // created; the root password is generated once and stored before the node sees it), so an
-// attempt after a crash or a lost answer continues where the last one was.
+// attempt after a crash or a lost answer continues where the last one was. A VM found by that
+// name is taken (configured, started) only when it is this service's (../extids.ts).
 
 import type { Hypervisor, VmRef, VmSpec } from '../../../upstreams/hypervisor.ts';
 import { recordEvent } from '../../services/events.ts';
 import * as services from '../../services/service.repository.ts';
 import { openCredentials, sealCredentials } from '../../services/service.service.ts';
+import { assertAdoptable, type FoundResource, isOurs } from '../extids.ts';
 import type { JobEnv, ProductJobs } from '../jobs.ts';
 import type { Step } from '../steps.ts';
 import { generatePassword, vmName, vmRefOf } from './machine.ts';
@@ -55,7 +57,7 @@ async function vmSpec(env: JobEnv, osSlug: string, password: string): Promise<Vm
   const specs = plan.specs as { vcpu: number; ram_mb: number; disk_gb: number };
   const config = service.config as { hostname?: string; ssh_keys?: string[] };
   return {
-    name: vmName(service),
+    name: vmName(deps.installation.id, service),
     templateVmid: os.template_vmid,
     cores: specs.vcpu,
     memoryMb: specs.ram_mb,
@@ -69,6 +71,17 @@ async function vmSpec(env: JobEnv, osSlug: string, password: string): Promise<Vm
       nameservers: NAMESERVERS,
     },
     tags: ['hostplane', `svc-${service.id}`, `acct-${service.account_id}`],
+  };
+}
+
+/** A VM the node holds under the service's name, as ../extids.ts judges it. */
+function foundVm(env: JobEnv, vm: VmRef): FoundResource {
+  const recorded = vmRefOf(env.service);
+  return {
+    label: `VM ${vm.vmid} on ${vm.node}`,
+    name: vm.name,
+    recorded: recorded !== null && recorded.vmid === vm.vmid && recorded.node === vm.node,
+    identity: { name: vm.name, vmid: vm.vmid },
   };
 }
 
@@ -92,7 +105,12 @@ export const provisionSteps: readonly Step<VpsJob>[] = [
     progress: 20,
     async run(c) {
       const { deps, service } = c.env;
-      const vm = await driver(c).createVm(c.spec as VmSpec);
+      const spec = c.spec as VmSpec;
+      // createVm would configure a VM it finds by the name: judge it first (nothing is changed on
+      // one that is not ours).
+      const existing = await driver(c).findVm(spec.name);
+      if (existing) await assertAdoptable(c.env, foundVm(c.env, existing));
+      const vm = await driver(c).createVm(spec);
       const known = vmRefOf(service);
       if (known?.vmid === vm.vmid) {
         // Recorded by an earlier attempt: its MAC addresses too, unless that attempt predates them.
@@ -114,11 +132,11 @@ export const provisionSteps: readonly Step<VpsJob>[] = [
       c.vm = vm;
     },
     // A VM left half-made would otherwise keep a node slot (found by name: the attempt that made
-    // it may have died before recording it). A failure is reported to the runner, which keeps the
-    // service for a later cleanup.
+    // it may have died before recording it; one it refused to adopt is left alone). A failure is
+    // reported to the runner, which keeps the service for a later cleanup.
     async undo(c) {
-      const vm = await driver(c).findVm(vmName(c.env.service));
-      if (vm) await driver(c).destroy(vm);
+      const vm = await driver(c).findVm(vmName(c.env.deps.installation.id, c.env.service));
+      if (vm && (await isOurs(c.env, foundVm(c.env, vm)))) await driver(c).destroy(vm);
     },
   },
   start,
