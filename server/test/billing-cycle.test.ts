@@ -418,7 +418,11 @@ const cpanelAccount = (domain: string) => {
 };
 const pteroServer = (serviceId: number) => {
   assert.ok(u.ptero, 'the app has no game panel');
-  return [...u.ptero.state.servers.values()].find((s) => s.externalId === `hp-svc-${serviceId}`) ?? null;
+  return (
+    [...u.ptero.state.servers.values()].find(
+      (s) => s.externalId === `hp-${u.t.deps.installation.id}-svc-${serviceId}`,
+    ) ?? null
+  );
 };
 
 describe('every product through the cycle', () => {

@@ -5,7 +5,9 @@
 // overdue service is suspended on its panel (reason `overdue`), TERMINATE_DAYS after it is
 // terminated and its unpaid order cancelled. Paying (the client's `pay`, or automatically,
 // oldest first, when a deposit is approved or staff credit the wallet) renews it and lifts an
-// overdue suspension — never a suspension staff made or the client asked for.
+// overdue suspension — never a suspension staff made or the client asked for. The grace and
+// termination days count from paid_until; a client's renew pays what is owed first, and an
+// unpaid order the service is already paid past is cancelled (payments.ts).
 //
 // Exactly once: a renewal order names the period it pays for (`renews_from`), and the unique
 // index on (service, renews_from) decides — two runs at once, or a run after a crash, insert
@@ -16,7 +18,7 @@
 
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Logger } from 'pino';
-import type { DB, Order, Service } from '../../db/tables.ts';
+import type { DB } from '../../db/tables.ts';
 import { AppError } from '../errors.ts';
 import { publicId } from '../ids.ts';
 import type { AppJobs } from '../jobs/catalog.ts';
@@ -25,11 +27,10 @@ import type { JobQueue } from '../jobs/queue.ts';
 import { startJob } from '../jobs/service-jobs.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import { formatPaise } from '../money.ts';
-import { notify } from '../notifications/notification.service.ts';
-import { addMonth } from '../orders/order.service.ts';
 import { recordEvent } from '../services/events.ts';
 import * as services from '../services/service.repository.ts';
-import { balanceOf, lockWallet, post } from '../wallet/ledger.ts';
+import { balanceOf, lockWallet } from '../wallet/ledger.ts';
+import { createPayments, day, overtaken } from './payments.ts';
 
 export const REMINDER_DAYS = 3;
 const DAY_MS = 86_400_000;
@@ -41,6 +42,7 @@ export type BillingActionKind =
   | 'suspended'
   | 'unsuspended'
   | 'terminated'
+  | 'cancelled'
   | 'skipped';
 
 export interface BillingAction {
@@ -61,145 +63,11 @@ export interface BillingOptions {
   logger: Logger;
 }
 
-const day = (d: Date) => d.toISOString().slice(0, 10);
-
 export function createBilling(options: BillingOptions) {
   const { db, jobs, mailer, clock, graceDays, terminateDays } = options;
 
-  /** A notification and an e-mail to the service's owner, in the caller's transaction. */
-  async function tell(
-    trx: Kysely<DB>,
-    service: Pick<Service, 'id' | 'account_id'>,
-    kind: string,
-    subject: string,
-    paragraphs: string[],
-  ): Promise<void> {
-    const account = await trx
-      .selectFrom('accounts')
-      .select(['id', 'name', 'email'])
-      .where('id', '=', service.account_id)
-      .executeTakeFirstOrThrow();
-    await notify(trx, account.id, { kind, title: subject, body: paragraphs.join(' '), data: { service: service.id } });
-    await mailer.queue(
-      trx,
-      account.email,
-      { template: 'billing', name: account.name, subject, paragraphs },
-      account.id,
-    );
-  }
-
-  const unpaidOf = (trx: Kysely<DB>, serviceId: number) =>
-    trx
-      .selectFrom('orders')
-      .selectAll()
-      .where('service_id', '=', serviceId)
-      .where('kind', '=', 'renewal')
-      .where('status', '=', 'unpaid')
-      .orderBy('renews_from')
-      .execute();
-
-  /** Charge an unpaid renewal order and renew its service; throws insufficient_funds (nothing written). */
-  async function payOrder(trx: Transaction<DB>, given: Order, now: Date): Promise<{ order: Order; service: Service }> {
-    const order = await trx
-      .selectFrom('orders')
-      .selectAll()
-      .where('id', '=', given.id)
-      .forUpdate()
-      .executeTakeFirstOrThrow();
-    if (order.status !== 'unpaid') {
-      throw new AppError('conflict', {
-        message: `Order ${order.public_id} is ${order.status}; only unpaid orders are paid.`,
-      });
-    }
-    const service = await trx
-      .selectFrom('services')
-      .selectAll()
-      .where('id', '=', order.service_id as number)
-      .forUpdate()
-      .executeTakeFirstOrThrow();
-    // A service the cycle is deleting for non-payment is gone: paying it now would buy nothing.
-    const busy = await jobRepo.activeForService(trx, service.id);
-    if (busy?.type === 'terminate' || service.status === 'terminated') {
-      throw new AppError('conflict', {
-        message: `${service.label} is being terminated; order ${order.public_id} cannot be paid.`,
-      });
-    }
-    const debit = await post(trx, order.account_id, {
-      kind: 'renewal',
-      amountPaise: -BigInt(order.amount_paise),
-      referenceType: 'order',
-      referenceId: order.id,
-      note: `Renewal of ${service.label} (${order.public_id})`,
-    });
-    const paid = await trx
-      .updateTable('orders')
-      .set({ status: 'paid', paid_at: now, transaction_id: debit.id })
-      .where('id', '=', order.id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    const from = order.renews_from ?? service.period_end ?? now;
-    const until = addMonth(from);
-    const renewed =
-      service.period_end && service.period_end >= until
-        ? service
-        : await trx
-            .updateTable('services')
-            .set({ period_end: until })
-            .where('id', '=', service.id)
-            .returningAll()
-            .executeTakeFirstOrThrow();
-    await recordEvent(trx, service.id, 'renewed', `Renewed until ${day(until)}: ₹${formatPaise(order.amount_paise)}`, {
-      order: order.public_id,
-    });
-    await tell(trx, service, 'service_renewed', `${service.label} renewed until ${day(until)}`, [
-      `₹${formatPaise(order.amount_paise)} was taken from your wallet for ${service.label} (order ${order.public_id}).`,
-      `It is paid until ${day(until)}.`,
-    ]);
-    await liftOverdue(trx, renewed);
-    return { order: paid, service: renewed };
-  }
-
-  /** A service suspended for being overdue, with nothing left unpaid: its suspension is lifted. */
-  async function liftOverdue(trx: Transaction<DB>, service: Service): Promise<boolean> {
-    if (service.status !== 'suspended' || service.suspend_reason !== 'overdue') return false;
-    if ((await unpaidOf(trx, service.id)).length > 0) return false;
-    // Another job holds the service (it may be the suspension itself): the next run lifts it.
-    if (await jobRepo.activeForService(trx, service.id)) return false;
-    await startJob(trx, jobs, { accountId: service.account_id, serviceId: service.id, type: 'unsuspend' });
-    return true;
-  }
-
-  /** Pay the account's unpaid renewal orders, oldest first, while the wallet covers them. */
-  async function settle(trx: Transaction<DB>, accountId: number): Promise<Order[]> {
-    const now = clock();
-    await lockWallet(trx, accountId);
-    const unpaid = await trx
-      .selectFrom('orders')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('status', '=', 'unpaid')
-      .where('kind', '=', 'renewal')
-      .orderBy('created_at')
-      .orderBy('id')
-      .forUpdate()
-      .execute();
-    const paid: Order[] = [];
-    for (const order of unpaid) {
-      if (BigInt(await balanceOf(trx, accountId)) < BigInt(order.amount_paise)) break;
-      // A service being terminated is skipped (its order is cancelled when the termination is done).
-      const busy = await jobRepo.activeForService(trx, order.service_id as number);
-      if (busy?.type === 'terminate') continue;
-      try {
-        paid.push((await payOrder(trx, order, now)).order);
-      } catch (error) {
-        // Refused before anything was written (the order was settled meanwhile, or its service is
-        // now being terminated): the credit stands, only this order is left.
-        if (error instanceof AppError && error.code === 'conflict') continue;
-        throw error;
-      }
-    }
-    return paid;
-  }
+  const payments = createPayments({ db, jobs, mailer, clock });
+  const { tell, unpaidOf, payOrder, liftOverdue } = payments;
 
   /** One service at `at`: what the cycle does to it, in one transaction (nothing written on a dry run). */
   async function step(serviceId: number, at: Date, dryRun: boolean): Promise<BillingAction[]> {
@@ -223,6 +91,19 @@ export function createBilling(options: BillingOptions) {
       const did = (action: BillingActionKind, detail: string) =>
         out.push({ service: service.id, label: service.label, account: service.account_id, action, detail });
       let current = service;
+
+      // An unpaid order the service is already paid past (a renew bought that month beside it,
+      // before renew paid what is owed first) is cancelled: never charged, never a reason to
+      // suspend or terminate.
+      for (const order of await unpaidOf(trx, current.id)) {
+        if (!overtaken(order, current)) continue;
+        if (dryRun) {
+          did('cancelled', `would cancel order ${order.public_id}: paid until ${day(current.period_end as Date)}`);
+          continue;
+        }
+        await payments.cancelOvertaken(trx, order, current);
+        did('cancelled', `order ${order.public_id} cancelled: paid until ${day(current.period_end as Date)}`);
+      }
 
       // Renewals: one order per period, as many periods as have ended (a long outage of the cycle).
       while (current.period_end && current.period_end <= at) {
@@ -286,11 +167,13 @@ export function createBilling(options: BillingOptions) {
         for (const order of await unpaidOf(trx, current.id)) {
           if (BigInt(await balanceOf(trx, current.account_id)) < BigInt(order.amount_paise)) break;
           if (await jobRepo.activeForService(trx, current.id)) break;
-          current = (await payOrder(trx, order, at)).service;
-          did('renewed', `order ${order.public_id} paid from the wallet`);
+          const payment = await payOrder(trx, order, at);
+          current = payment.service;
+          if (payment.paid) did('renewed', `order ${order.public_id} paid from the wallet`);
         }
       }
-      const unpaid = await unpaidOf(trx, current.id);
+      // (On a dry run the overtaken orders are still there: they are not owed.)
+      const unpaid = (await unpaidOf(trx, current.id)).filter((o) => !overtaken(o, current));
       const first = unpaid[0];
       if (!first) {
         // The reminder, once per period, three days before.
@@ -322,8 +205,9 @@ export function createBilling(options: BillingOptions) {
         return;
       }
 
-      // Overdue: suspended after the grace days, terminated after the termination days.
-      const since = first.renews_from ?? (current.period_end as Date);
+      // Overdue: suspended after the grace days, terminated after the termination days, both
+      // counted from paid_until (what the service is paid until, whatever order is open).
+      const since = current.period_end as Date;
       const busy = await jobRepo.activeForService(trx, current.id);
       if (at.getTime() >= since.getTime() + terminateDays * DAY_MS) {
         if (busy) return void did('skipped', `termination waits for its ${busy.type} job`);
@@ -376,7 +260,8 @@ export function createBilling(options: BillingOptions) {
   }
 
   return {
-    settle,
+    /** Money came in (a staff credit, an approved deposit): pay unpaid renewal orders, oldest first. */
+    settle: payments.settle,
 
     /**
      * Run the cycle as at `at` (default now) for every service it concerns (of one account with
@@ -424,25 +309,10 @@ export function createBilling(options: BillingOptions) {
     },
 
     /** The client pays one of its unpaid orders (POST /orders/ {action: "pay", id}). */
-    async pay(accountId: number, orderId: number): Promise<{ order: Order; service: Service }> {
-      return db.transaction().execute(async (trx) => {
-        await lockWallet(trx, accountId);
-        const order = await trx
-          .selectFrom('orders')
-          .selectAll()
-          .where('id', '=', orderId)
-          .where('account_id', '=', accountId)
-          .forUpdate()
-          .executeTakeFirst();
-        if (!order) throw new AppError('not_owner');
-        if (order.status !== 'unpaid') {
-          throw new AppError('conflict', {
-            message: `Order ${order.public_id} is ${order.status}; only unpaid orders are paid.`,
-          });
-        }
-        return payOrder(trx, order, clock());
-      });
-    },
+    pay: payments.pay,
+
+    /** The client renews a service (POST /services/ {action: "renew"}): what is owed first. */
+    renew: payments.renew,
 
     /** What the account pays and owes: the monthly run-rate, unpaid orders with their total, the next renewals. */
     async summary(accountId: number) {

@@ -7,6 +7,7 @@
 
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB, Job, Location, Order, Plan, Service } from '../../db/tables.ts';
+import type { Billing } from '../billing/billing.service.ts';
 import { AppError } from '../errors.ts';
 import { publicId } from '../ids.ts';
 import type { AppJobs } from '../jobs/catalog.ts';
@@ -18,7 +19,7 @@ import { type Product, productOf, products } from '../products/index.ts';
 import { recordEvent } from '../services/events.ts';
 import * as services from '../services/service.repository.ts';
 import type { Clock } from '../time.ts';
-import { lockWallet, post } from '../wallet/ledger.ts';
+import { post } from '../wallet/ledger.ts';
 import {
   type CheckedConfig,
   checkOrderConfig,
@@ -114,8 +115,13 @@ async function takeNodeSlot(trx: Transaction<DB>, plan: Plan, location: Location
   return loads[0]?.id ?? null;
 }
 
-export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<AppJobs>; clock: Clock }) {
-  const { db, jobs, clock } = options;
+export function createOrderService(options: {
+  db: Kysely<DB>;
+  jobs: JobQueue<AppJobs>;
+  clock: Clock;
+  billing: Pick<Billing, 'renew'>;
+}) {
+  const { db, jobs, clock, billing } = options;
 
   /**
    * Everything about an order that needs no lock: plan, config, region, OS and whether the
@@ -270,67 +276,12 @@ export function createOrderService(options: { db: Kysely<DB>; jobs: JobQueue<App
     },
 
     /**
-     * Renew for one more month from the later of now and the paid-until date, charged to the
-     * wallet in one transaction (ledger row, renewal order, new period, event).
+     * Renew a service (CONTRACT §7): its unpaid renewal orders are paid first, oldest first, or
+     * one more month from paid_until is charged; the billing cycle's payments do it, under the
+     * same locks as `pay` and the cycle.
      */
-    async renew(accountId: number, serviceId: number): Promise<{ order: Order; service: Service }> {
-      return db.transaction().execute(async (trx) => {
-        // The wallet before the service, as every money path (lockWallet): the billing cycle
-        // holds the wallet and asks for the service, so the other way round they deadlock.
-        await lockWallet(trx, accountId);
-        const service = await services.lockOwn(trx, accountId, serviceId);
-        if (!service) throw new AppError('not_owner');
-        if (service.status !== 'active' && service.status !== 'suspended') {
-          throw new AppError('not_renewable', { message: `A ${service.status} service cannot be renewed.` });
-        }
-        const plan = await trx
-          .selectFrom('plans')
-          .select(['name'])
-          .where('id', '=', service.plan_id)
-          .executeTakeFirstOrThrow();
-        const now = clock();
-        const order = await trx
-          .insertInto('orders')
-          .values({
-            public_id: publicId('order'),
-            account_id: accountId,
-            plan_id: service.plan_id,
-            service_id: service.id,
-            kind: 'renewal',
-            status: 'paid',
-            amount_paise: service.price_paise,
-            location_id: service.location_id,
-            paid_at: now,
-          })
-          .returningAll()
-          .executeTakeFirstOrThrow();
-        const debit = await post(trx, accountId, {
-          kind: 'renewal',
-          amountPaise: -BigInt(service.price_paise),
-          referenceType: 'order',
-          referenceId: order.id,
-          note: `Renewal of ${service.label}: ${plan.name} (${order.public_id})`,
-        });
-        const from = service.period_end && service.period_end > now ? service.period_end : now;
-        const renewed = await services.setPeriodEnd(trx, service.id, addMonth(from));
-        const paid = await trx
-          .updateTable('orders')
-          .set({ transaction_id: debit.id })
-          .where('id', '=', order.id)
-          .returningAll()
-          .executeTakeFirstOrThrow();
-        await recordEvent(
-          trx,
-          service.id,
-          'renewed',
-          `Renewed until ${renewed.period_end?.toISOString().slice(0, 10)}: ₹${formatPaise(service.price_paise)}`,
-          {
-            order: order.public_id,
-          },
-        );
-        return { order: paid, service: renewed };
-      });
-    },
+    renew: (accountId: number, serviceId: number): Promise<{ order: Order; service: Service }> =>
+      billing.renew(accountId, serviceId),
 
     async list(accountId: number, page: number, perPage: number) {
       const [rows, count] = await Promise.all([
