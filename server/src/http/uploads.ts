@@ -2,9 +2,13 @@
 // a private temporary file with the size limit enforced on the bytes received, so a large
 // upload never sits in memory. The caller streams it on and the session plugin removes it when
 // the request ends, whatever the outcome.
+//
+// Before any file reaches that directory, the upload gate (T3-M4): at most UPLOADS_PER_ACCOUNT
+// uploads of one account in flight (429), and the directory's disk keeps a free-space floor
+// (UPLOAD_FREE_SPACE_FLOOR_MB; 507 insufficient_storage): it is the embedded database's disk.
 
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rm } from 'node:fs/promises';
+import { mkdir, open, rm, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -50,4 +54,80 @@ export async function receiveFile(
     await rm(tmpPath, { force: true });
     throw error;
   }
+}
+
+/** Uploads one account may have in flight at once (streaming in, or on to the panel). */
+export const UPLOADS_PER_ACCOUNT = 2;
+/** What a refused third upload tells the client to wait before trying again. */
+const BUSY_RETRY_SECONDS = 5;
+
+export interface UploadGate {
+  /**
+   * Take one of the account's upload slots and reserve `bytes` of the temporary directory's disk,
+   * before anything of the file is read: 429 rate_limited when the account has its uploads in
+   * flight, 507 insufficient_storage when the disk would go below the floor. Gives the release
+   * (safe to call more than once).
+   */
+  admit(accountId: number, bytes: number): Promise<() => void>;
+}
+
+/** Bytes free for this process's user on the disk holding `dir`. */
+async function freeBytes(dir: string): Promise<number> {
+  const stats = await statfs(dir);
+  return stats.bavail * stats.bsize;
+}
+
+/**
+ * The gate of one server's uploads (counted in this process: the temporary directory is this
+ * machine's disk). What an admitted upload may still write counts against the floor until it
+ * ends, so uploads started together cannot each see the same free space.
+ */
+export function createUploadGate(options: {
+  tmpDir: string;
+  floorBytes: number;
+  perAccount?: number;
+  /** The free space of the directory's disk (tests and platforms without statfs). */
+  free?: (dir: string) => Promise<number>;
+}): UploadGate {
+  const perAccount = options.perAccount ?? UPLOADS_PER_ACCOUNT;
+  const free = options.free ?? freeBytes;
+  const inFlight = new Map<number, number>();
+  let reserved = 0;
+  return {
+    async admit(accountId, bytes) {
+      // Counted before the first await, so uploads arriving together cannot all pass the check.
+      const running = inFlight.get(accountId) ?? 0;
+      if (running >= perAccount) {
+        throw new AppError('rate_limited', {
+          message: `You have ${running} uploads in progress; wait for one to finish.`,
+          retryAfter: BUSY_RETRY_SECONDS,
+          details: { uploads_in_flight: running, limit: perAccount },
+        });
+      }
+      inFlight.set(accountId, running + 1);
+      reserved += bytes;
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        reserved -= bytes;
+        const left = (inFlight.get(accountId) ?? 1) - 1;
+        if (left > 0) inFlight.set(accountId, left);
+        else inFlight.delete(accountId);
+      };
+      try {
+        await mkdir(options.tmpDir, { recursive: true, mode: 0o700 });
+        if ((await free(options.tmpDir)) - reserved < options.floorBytes) {
+          throw new AppError('insufficient_storage', {
+            message: 'The server is short of disk space for uploads; try again later.',
+            retryAfter: 60,
+          });
+        }
+      } catch (error) {
+        release();
+        throw error;
+      }
+      return release;
+    },
+  };
 }

@@ -7,6 +7,14 @@
 // Multipart bodies are parsed first (files only on routes marked `uploads`, streamed to a
 // temporary file), so a form's `csrf_token` field counts like a JSON one. onRoute: each route's
 // OpenAPI `security` says what it needs (cookie; cookie and CSRF header; or nothing).
+//
+// Uploads are decided before a byte of the file is read (T3-M4). preParsing, before the body is
+// touched: a multipart request to an upload route is refused if cross-site or with a wrong
+// X-CSRF-Token header; a route that takes any file (a game server's file_upload) needs that header,
+// as its own preParsing hook then decides the action, ownership, type and state. A payment proof
+// may carry its token as a form field instead, if the field comes before the file: onFile checks
+// it when the file part starts. Then, still before the file is read, the upload gate (../uploads.ts):
+// two uploads in flight per account, and a free-space floor on the temporary directory's disk.
 
 import { rm } from 'node:fs/promises';
 import cookie from '@fastify/cookie';
@@ -14,7 +22,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { csrfMatches, isSessionId, type LoadedSession, loadSession, SESSION_COOKIE } from '../../core/auth/sessions.ts';
 import { MAX_UPLOAD_BYTES, type ReceivedUpload, receiveUpload, uploadDirs } from '../../core/deposits/uploads.ts';
-import { type ReceivedFile, receiveFile } from '../uploads.ts';
+import { createUploadGate, type ReceivedFile, receiveFile, type UploadGate } from '../uploads.ts';
 
 /** The largest file any route takes (a game server's file_upload, CONTRACT §6); each route has its own cap. */
 export const MAX_ANY_FILE_BYTES = 100 * 1024 * 1024;
@@ -59,6 +67,10 @@ declare module 'fastify' {
     receivedFiles: Record<string, ReceivedUpload> | null;
     /** The file part of a route whose `uploads` takes any type, by field name. */
     receivedAnyFiles: Record<string, ReceivedFile> | null;
+    /** The X-CSRF-Token header was checked before the body was read (a multipart upload). */
+    csrfCheckedEarly: boolean;
+    /** Gives back this request's upload slot (the upload gate); null when it holds none. */
+    uploadRelease: (() => void) | null;
   }
   interface FastifyContextConfig {
     /** `client` routes need a signed-in session; `public` ones do not. */
@@ -67,7 +79,8 @@ declare module 'fastify' {
     csrf?: boolean;
     /**
      * Accepts a file part in a multipart body (streamed to a temporary file): `true` a payment
-     * proof (checked by content, 5 MiB), or any file up to `maxBytes` (request.receivedAnyFile).
+     * proof (checked by content, 5 MiB), or any file up to `maxBytes` (request.receivedAnyFile;
+     * the CSRF token must then come as the X-CSRF-Token header, checked before the body is read).
      */
     uploads?: boolean | { anyType: true; maxBytes: number };
     /** The same path also answers a bearer token (a twin route on the token surface): documented as such. */
@@ -90,9 +103,54 @@ async function removeUploads(request: FastifyRequest): Promise<void> {
   await Promise.all(files.map((file) => rm(file, { force: true })));
 }
 
+function releaseUpload(request: FastifyRequest): void {
+  const release = request.uploadRelease;
+  request.uploadRelease = null;
+  release?.();
+}
+
+/** Whether the request says it carries a multipart form (known before its body is parsed). */
+export function sentAsMultipart(request: FastifyRequest): boolean {
+  return /^multipart\/form-data\s*(;|$)/i.test(request.headers['content-type'] ?? '');
+}
+
+/** A form field parsed so far (before the file part), when sent once. */
+function fieldSoFar(fields: unknown, name: string): unknown {
+  const field = (fields as Record<string, unknown> | undefined)?.[name];
+  return field !== null && typeof field === 'object' && !Array.isArray(field) && 'value' in field
+    ? (field as { value: unknown }).value
+    : undefined;
+}
+
+/** Every surface of one server shares its upload gate (one per app, so tests' apps do not meet). */
+const gates = new WeakMap<Deps, UploadGate>();
+function gateOf(deps: Deps): UploadGate {
+  let gate = gates.get(deps);
+  if (!gate) {
+    gate = createUploadGate({
+      tmpDir: uploadDirs(deps.config.dataDir).tmp,
+      floorBytes: deps.config.uploadFreeSpaceFloorMb * 1024 * 1024,
+    });
+    gates.set(deps, gate);
+  }
+  return gate;
+}
+
+/** What an upload may write: its declared length, at most the route's cap (chunked: the cap). */
+function expectedBytes(request: FastifyRequest, cap: number): number {
+  const declared = Number(request.headers['content-length']);
+  return Number.isSafeInteger(declared) && declared > 0 ? Math.min(declared, cap) : cap;
+}
+
 async function sessionAuthPlugin(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   await app.register(cookie);
   const tmpDir = uploadDirs(deps.config.dataDir).tmp;
+  const gate = gateOf(deps);
+  /** Whether the request's token (header, or `csrf_token` in `body`) is its session's. */
+  const csrfValid = (request: FastifyRequest, body: unknown): boolean => {
+    const id = request.clientSession.id;
+    return id !== null && csrfMatches(deps.secretKey, id, presentedCsrf(body, request.headers['x-csrf-token']));
+  };
   await app.register(multipart, {
     attachFieldsToBody: 'keyValues',
     // The byte count is enforced while streaming (receiveUpload); busboy's own cap sits just above
@@ -111,6 +169,32 @@ async function sessionAuthPlugin(app: FastifyInstance, { deps }: { deps: Deps })
         part.file.resume();
         throw new AppError('unsupported_media_type', { message: 'This route takes no files.' });
       }
+      // Nothing of the file is read for a request that may not send it: a payment proof's token
+      // sent as a field must come before the file; any other file needs the header, checked (with
+      // the route's own decisions) before parsing.
+      const early = this.csrfCheckedEarly;
+      if (!early && (uploads !== true || !csrfValid(this, { csrf_token: fieldSoFar(part.fields, 'csrf_token') }))) {
+        part.file.destroy();
+        throw new AppError('csrf_failed', {
+          message: 'The CSRF token is missing or wrong (send it as X-CSRF-Token, or as a field before the file).',
+        });
+      }
+      const account = this.clientSession.loaded?.account.id;
+      if (account === undefined) {
+        part.file.destroy();
+        throw new AppError('unauthenticated');
+      }
+      if (this.uploadRelease === null) {
+        try {
+          this.uploadRelease = await gate.admit(
+            account,
+            expectedBytes(this, uploads === true ? MAX_UPLOAD_BYTES : uploads.maxBytes),
+          );
+        } catch (error) {
+          part.file.destroy();
+          throw error;
+        }
+      }
       if (uploads !== true) {
         const file = await receiveFile(part.file, tmpDir, uploads.maxBytes, part.filename ?? '');
         this.uploadTmpFiles = [...(this.uploadTmpFiles ?? []), file.tmpPath];
@@ -128,6 +212,8 @@ async function sessionAuthPlugin(app: FastifyInstance, { deps }: { deps: Deps })
   app.decorateRequest('uploadTmpFiles', null);
   app.decorateRequest('receivedFiles', null);
   app.decorateRequest('receivedAnyFiles', null);
+  app.decorateRequest('csrfCheckedEarly', false);
+  app.decorateRequest('uploadRelease', null);
 
   app.addHook('onRoute', (route) => {
     const schema = (route.schema ?? {}) as Record<string, unknown>;
@@ -136,31 +222,49 @@ async function sessionAuthPlugin(app: FastifyInstance, { deps }: { deps: Deps })
     route.schema = { ...schema, security } as typeof route.schema;
   });
 
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     const raw = request.cookies[SESSION_COOKIE];
     const id = isSessionId(raw) ? raw : null;
     const loaded = id === null ? null : await loadSession(deps.database.db, deps.clock, id, deps.sessionCache);
     request.clientSession = { id, loaded };
     const access = request.routeOptions.config.access ?? 'client';
     if (access === 'client' && loaded === null) throw new AppError('unauthenticated');
+    // An upload's slot goes back however the request ends (a client gone mid-upload included).
+    if (request.routeOptions.config.uploads) reply.raw.once('close', () => releaseUpload(request));
+  });
+
+  /** Fetch Metadata: a browser tells us when a request was started by another site. */
+  const refuseCrossSite = (request: FastifyRequest) => {
+    if (request.headers['sec-fetch-site'] === 'cross-site') {
+      throw new AppError('csrf_failed', { message: 'Cross-site requests are refused.' });
+    }
+  };
+
+  // A multipart upload, before its body is read (see the top of this file).
+  app.addHook('preParsing', async (request) => {
+    const uploads = request.routeOptions.config.uploads;
+    if (!uploads || SAFE_METHODS.has(request.method) || !sentAsMultipart(request)) return;
+    refuseCrossSite(request);
+    const header = request.headers['x-csrf-token'];
+    if (header === undefined && uploads === true) return; // a payment proof's field: onFile
+    if (!csrfValid(request, undefined)) {
+      throw new AppError('csrf_failed', {
+        message: 'Send the CSRF token as the X-CSRF-Token header with a file upload.',
+      });
+    }
+    request.csrfCheckedEarly = true;
   });
 
   app.addHook('preValidation', async (request) => {
     if (SAFE_METHODS.has(request.method)) return;
-    // Fetch Metadata: a browser tells us when a request was started by another site.
-    if (request.headers['sec-fetch-site'] === 'cross-site') {
-      throw new AppError('csrf_failed', { message: 'Cross-site requests are refused.' });
-    }
+    refuseCrossSite(request);
     const config = request.routeOptions.config;
     // Public routes take JSON without a token (spec §4.3), which a page of another site cannot send
     // without a CORS preflight. A form (multipart, or any other body that is not JSON) can be
     // posted cross-site by any page, so on a public route it needs the anonymous session's token.
     const needsCsrf = config.csrf ?? ((config.access ?? 'client') === 'client' || sentAsForm(request));
     if (!needsCsrf) return;
-    const id = request.clientSession.id;
-    if (id === null || !csrfMatches(deps.secretKey, id, presentedCsrf(request.body, request.headers['x-csrf-token']))) {
-      throw new AppError('csrf_failed');
-    }
+    if (!csrfValid(request, request.body)) throw new AppError('csrf_failed');
   });
 
   // Before the answer leaves (a kept upload was already moved, so this removes only leftovers),
@@ -169,7 +273,10 @@ async function sessionAuthPlugin(app: FastifyInstance, { deps }: { deps: Deps })
     await removeUploads(request);
     return payload;
   });
-  app.addHook('onResponse', removeUploads);
+  app.addHook('onResponse', async (request) => {
+    releaseUpload(request);
+    await removeUploads(request);
+  });
 }
 
 // Not encapsulated (what fastify-plugin does): the hooks apply to the scope that registers it.
