@@ -3,6 +3,7 @@
 // panels) add their own operations on top; ./registry.ts says which driver serves which kind.
 
 import type WebSocket from 'ws';
+import type { BudgetSpec } from './budgets.ts';
 import type { GameConsoleTicket } from './game-panel.ts';
 import type { ConsoleTicket } from './hypervisor.ts';
 
@@ -24,6 +25,11 @@ export interface DriverTiming {
   requestTimeoutMs?: number;
   taskTimeoutMs?: number;
   pollIntervalMs?: number;
+  /**
+   * Every node's call budget unless its settings say otherwise (`rate_per_minute`, `rate_burst`);
+   * default budgets.ts DEFAULT_NODE_BUDGET. Tests that drive emulators hard raise it.
+   */
+  budget?: BudgetSpec;
 }
 
 /** What the node's console tells the relay while it opens and once it runs. */

@@ -6,6 +6,9 @@
 // (`readLimit`, for callers that only want the first bytes of a file). `stream` sends a body as
 // it is produced (an upload of any size, memory bounded by the socket's buffer); its deadline
 // restarts whenever bytes move, so a large upload is not cut by the per-request deadline.
+//
+// Every request of a client built for a node (`metricsNode`) first takes a token of that node's
+// budget (budgets.ts): the one place every driver's calls pass, whatever the product.
 
 import {
   type ClientRequest,
@@ -16,6 +19,7 @@ import {
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { failureOfStatus, recordUpstreamCall, type UpstreamFailure } from '../metrics/metrics.ts';
+import { type NodeBudgets, nodeBudgets } from './budgets.ts';
 import { UpstreamError } from './hypervisor.ts';
 
 export interface TlsOptions {
@@ -78,8 +82,15 @@ export function createHttpClient(options: {
   label: string;
   /** The `node` label of this client's upstream-call metrics (our node name); the endpoint's host:port when absent. */
   metricsNode?: string | undefined;
+  /** Where the node's call budget is taken from (default: this process's, by node name). */
+  budgets?: NodeBudgets;
 }): HttpClient {
   const maxBytes = options.maxBytes ?? 4 * 1024 * 1024;
+  const budgets = options.budgets ?? nodeBudgets;
+  /** A token of the node's budget (waits, or throws rate_limited); a refused call is never sent nor counted. */
+  const budget = async (): Promise<void> => {
+    if (options.metricsNode !== undefined) await budgets.take(options.metricsNode);
+  };
   const http = new HttpAgent({ keepAlive: true, maxSockets: 16 });
   const https = new HttpsAgent({
     keepAlive: true,
@@ -148,7 +159,8 @@ export function createHttpClient(options: {
   };
 
   return {
-    send({ method, url, headers, body, readLimit }) {
+    async send({ method, url, headers, body, readLimit }) {
+      await budget();
       return new Promise((resolve, reject) => {
         let settled = false;
         const started = performance.now();
@@ -178,7 +190,8 @@ export function createHttpClient(options: {
       });
     },
 
-    stream({ method, url, headers, body, length }) {
+    async stream({ method, url, headers, body, length }) {
+      await budget();
       return new Promise((resolve, reject) => {
         let settled = false;
         const started = performance.now();

@@ -72,7 +72,19 @@ export async function createUpstreamApp(
     worker: true,
     ...options,
     overrides: {
-      driverTiming: { pollIntervalMs: 10, requestTimeoutMs: 1500, taskTimeoutMs: 5000 },
+      // Tests poll fast and walk one account through many actions: the nodes' call budget and the
+      // per-account panel limits are raised (security-budgets.test.ts runs with the real ones).
+      driverTiming: {
+        pollIntervalMs: 10,
+        requestTimeoutMs: 1500,
+        taskTimeoutMs: 5000,
+        budget: { perMinute: 600_000, burst: 10_000 },
+      },
+      limits: {
+        panel_read_account: { points: 100_000 },
+        panel_write_account: { points: 100_000 },
+        panel_sso_account: { points: 100_000 },
+      },
       queues: {
         'service.provision': { retryDelay: 1, retryBackoff: false, retryLimit: options.retryLimit ?? 3 },
         'service.action': { retryDelay: 1, retryBackoff: false, retryLimit: 1 },

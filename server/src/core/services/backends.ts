@@ -1,10 +1,12 @@
 // Builds the driver for a node from its row: endpoint, sealed credentials and settings, through
 // the driver registry (upstreams/registry.ts). Drivers keep connections open, so one is kept per
-// node and replaced when the node's row changes.
+// node and replaced when the node's row changes. Each node's call budget (upstreams/budgets.ts,
+// taken by every HTTP call its driver makes) is set here from the row's settings.
 
 import type WebSocket from 'ws';
 import type { NodeRow } from '../../db/tables.ts';
 import type { BareMetal } from '../../upstreams/bare-metal.ts';
+import { budgetOf, nodeBudgets } from '../../upstreams/budgets.ts';
 import type {
   ConsoleDialOptions,
   ConsoleEvents,
@@ -71,6 +73,8 @@ export function createBackends(
 
   /** The node's driver, from the cache while the row is unchanged. */
   function build(node: NodeRow, entry: DriverEntry): NodeDriver {
+    // The driver's HTTP client takes its tokens by the node's name (its metrics label).
+    nodeBudgets.configure(node.name, budgetOf(node.settings, timing.budget));
     const fingerprint = `${node.kind}|${node.endpoint}|${node.credentials_sealed}|${JSON.stringify(node.settings)}`;
     const cached = cache.get(node.id);
     if (cached?.fingerprint === fingerprint) return cached.driver;
