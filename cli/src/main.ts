@@ -9,7 +9,7 @@ import { accountCommands } from './commands/account.ts';
 import { authCommands } from './commands/auth.ts';
 import { instanceCommands } from './commands/instances.ts';
 import { CliError, UsageError } from './errors.ts';
-import { err } from './output.ts';
+import { err, jsonSafe, msg, note, paint } from './output.ts';
 import { DEFAULT_URL, type GlobalArgs, VERSION } from './session.ts';
 
 function parser(argv: string[]) {
@@ -24,6 +24,11 @@ function parser(argv: string[]) {
     })
     .option('context', { type: 'string', describe: 'use this saved login instead of the current one' })
     .option('url', { type: 'string', describe: `the server (else HOSTPLANE_URL, the context's, ${DEFAULT_URL})` })
+    .option('insecure', {
+      type: 'boolean',
+      default: false,
+      describe: 'allow http:// to a host other than this machine (the token then crosses the network in clear text)',
+    })
     .epilogue(
       'Environment: HOSTPLANE_TOKEN and HOSTPLANE_URL override the saved login; NO_COLOR turns colour off.\n' +
         'Exit codes: 0 done, 1 API or connection error, 2 bad usage.',
@@ -45,31 +50,31 @@ function parser(argv: string[]) {
 }
 
 function report(error: unknown, json: boolean): number {
+  const label = paint(err.red, 'error:');
   if (error instanceof HostplaneError) {
     if (json) {
-      process.stderr.write(`${JSON.stringify({ error: error.toJSON() })}\n`);
+      process.stderr.write(`${jsonSafe(JSON.stringify({ error: error.toJSON() }))}\n`);
       return 1;
     }
-    const where = error.status === 0 ? '' : ` (${error.code}, HTTP ${error.status}`;
-    const id = error.request_id ? `, request id ${error.request_id})` : where ? ')' : '';
+    // Every part but our own words is the server's (or the network's): one line each, escaped.
+    const where = error.status === 0 ? '' : msg` (${error.code}, HTTP ${error.status}`.text;
+    const id = error.request_id ? msg`, request id ${error.request_id})`.text : where ? ')' : '';
     const hint =
       error.code === 'unreachable'
         ? '\nIs the server running, and is the URL right (--url, hostplane context list)?'
         : '';
-    process.stderr.write(`${err.red('error:')} ${error.message}${where}${id}${hint}\n`);
+    note(`${msg`${label} ${error.message}`.text}${where}${id}${hint}`);
     return 1;
   }
   if (error instanceof UsageError) {
-    process.stderr.write(`${err.red('error:')} ${error.message}\nRun \`hostplane --help\` for usage.\n`);
+    note(`${label} ${error.message}\nRun \`hostplane --help\` for usage.`);
     return 2;
   }
   if (error instanceof CliError) {
-    process.stderr.write(`${err.red('error:')} ${error.message}\n`);
+    note(`${label} ${error.message}`);
     return error.exitCode;
   }
-  process.stderr.write(
-    `${err.red('error:')} ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-  );
+  note(`${label} ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   return 1;
 }
 

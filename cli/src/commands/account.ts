@@ -1,11 +1,11 @@
 // plans list, quote, ssh-keys, snapshots, billing, invoices.
 
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { Argv } from 'yargs';
 import { CliError, UsageError } from '../errors.ts';
-import { fields, json, note, out, rupees, state, table, write } from '../output.ts';
+import { fields, json, msg, note, out, paint, rupees, state, table, write } from '../output.ts';
 import { follow } from '../progress.ts';
 import { ask } from '../prompt.ts';
 import { type GlobalArgs, session } from '../session.ts';
@@ -18,6 +18,40 @@ function specs(s: Record<string, unknown>): string {
   if (s.disk_gb !== undefined) parts.push(`${s.disk_gb} GB disk`);
   for (const [k, v] of Object.entries(s)) if (!['vcpu', 'ram_mb', 'disk_gb'].includes(k)) parts.push(`${k} ${v}`);
   return parts.join(', ');
+}
+
+/** Larger than any OpenSSH public key line (an 16384-bit RSA key is about 2,800 characters). */
+const MAX_KEY_FILE = 16 * 1024;
+/** The key types OpenSSH writes to a .pub file: ssh-ed25519, ssh-rsa, ecdsa-sha2-*, sk-* (and their certificates). */
+const PUBLIC_KEY_LINE = /^(?:ssh-|ecdsa-|sk-)[a-z0-9@.-]+ [A-Za-z0-9+/]+={0,3}(?: .*)?$/;
+
+/**
+ * The one public-key line of `file`, or a refusal before any request: `ssh-keys add` sends what
+ * it reads, and the file next to `id_ed25519.pub` is the private key.
+ */
+function publicKeyLine(file: string): string {
+  let text: string;
+  try {
+    if (statSync(file).size > MAX_KEY_FILE) throw new UsageError(`${file} is too large to be an OpenSSH public key`);
+    text = readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+  }
+  if (/-----BEGIN|PRIVATE KEY|PuTTY-User-Key-File/.test(text)) {
+    throw new UsageError(
+      `${file} is a PRIVATE key: it was not sent. Never share it; add the public key instead (usually ${
+        file.endsWith('.pub') ? 'the .pub file beside it' : `${file}.pub`
+      }).`,
+    );
+  }
+  if (text.includes('\n') || !PUBLIC_KEY_LINE.test(text)) {
+    throw new UsageError(
+      `${file} is not an OpenSSH public key: expected one line such as "ssh-ed25519 AAAA… you@host" ` +
+        '(the .pub file ssh-keygen wrote). Nothing was sent.',
+    );
+  }
+  return text;
 }
 
 const waitOption = { type: 'boolean', default: true, describe: 'follow the job (--no-wait: return at once)' } as const;
@@ -46,7 +80,7 @@ export function accountCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
                   p.regions
                     .filter((r) => r.available)
                     .map((r) => r.code)
-                    .join(',') || out.dim('none open'),
+                    .join(',') || paint(out.dim, 'none open'),
                 ]),
               ),
             );
@@ -106,18 +140,14 @@ export function accountCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
               .positional('file', { type: 'string', describe: 'an OpenSSH .pub file' })
               .option('name', { type: 'string', describe: "default: the key's comment, else the file name" }),
           async (argv) => {
-            const { client } = session(argv);
             const file = argv.file ?? join(homedir(), '.ssh', 'id_ed25519.pub');
-            let line: string;
-            try {
-              line = readFileSync(file, 'utf8').trim();
-            } catch (error) {
-              throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? error}`);
-            }
+            // Looked at before anything is sent: a private key must never leave this machine.
+            const line = publicKeyLine(file);
+            const { client } = session(argv);
             const name = argv.name ?? (line.split(/\s+/).slice(2).join(' ') || basename(file));
             const key = await client.addSshKey(name, line);
             if (argv.output === 'json') return json(key);
-            write(`Added SSH key ${key.id} (${key.name}, ${key.fingerprint}).`);
+            write(msg`Added SSH key ${key.id} (${key.name}, ${key.fingerprint}).`);
           },
         )
         .command(
@@ -128,7 +158,7 @@ export function accountCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
             const { client } = session(argv);
             const key = await client.deleteSshKey(argv.id);
             if (argv.output === 'json') return json(key);
-            write(`Deleted SSH key ${key.id} (${key.name}).`);
+            write(msg`Deleted SSH key ${key.id} (${key.name}).`);
           },
         )
         .demandCommand(1, 'Name an ssh-keys command: list, add or delete.'),
@@ -151,7 +181,7 @@ export function accountCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
                 ),
               );
             }
-            note(`${snapshots.length} of ${limit} snapshots.`);
+            note(msg`${snapshots.length} of ${limit} snapshots.`);
           },
         )
         .command(
@@ -171,7 +201,7 @@ export function accountCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
             const { client } = session(argv);
             let job = await client.createSnapshot(argv.instance, argv.name, argv.description);
             if (argv.wait) job = await follow(client, job, `snapshot ${argv.name}`);
-            printJob(argv, job, `Snapshot ${argv.name} of instance ${argv.instance} taken.`);
+            printJob(argv, job, msg`Snapshot ${argv.name} of instance ${argv.instance} taken.`);
           },
         )
         .command(
@@ -187,13 +217,13 @@ export function accountCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
             const { client } = session(argv);
             if (!argv.yes) {
               const instance = await client.getInstance(argv.instance);
-              note(`This rolls the disks of ${instance.label} back to ${argv.snapshot}: later changes are lost.`);
-              const typed = await ask(`Type its label (${instance.label}) to confirm: `);
+              note(msg`This rolls the disks of ${instance.label} back to ${argv.snapshot}: later changes are lost.`);
+              const typed = await ask(msg`Type its label (${instance.label}) to confirm: `.text);
               if (typed !== instance.label) throw new CliError('the label does not match: nothing was restored');
             }
             let job = await client.restoreSnapshot(argv.instance, argv.snapshot);
             if (argv.wait) job = await follow(client, job, `restore ${argv.snapshot}`);
-            printJob(argv, job, `Instance ${argv.instance} restored to ${argv.snapshot}.`);
+            printJob(argv, job, msg`Instance ${argv.instance} restored to ${argv.snapshot}.`);
           },
         )
         .command(
@@ -208,7 +238,7 @@ export function accountCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
             const { client } = session(argv);
             let job = await client.deleteSnapshot(argv.instance, argv.snapshot);
             if (argv.wait) job = await follow(client, job, `delete ${argv.snapshot}`);
-            printJob(argv, job, `Snapshot ${argv.snapshot} deleted.`);
+            printJob(argv, job, msg`Snapshot ${argv.snapshot} deleted.`);
           },
         )
         .demandCommand(1, 'Name a snapshots command: list, create, restore or delete.'),

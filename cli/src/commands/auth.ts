@@ -4,7 +4,7 @@
 import type { Argv } from 'yargs';
 import { loadConfig, saveConfig } from '../config.ts';
 import { CliError, UsageError } from '../errors.ts';
-import { fields, json, note, out, rupees, table, write } from '../output.ts';
+import { err, fields, json, msg, note, out, paint, rupees, table, write } from '../output.ts';
 import { ask } from '../prompt.ts';
 import { checkUrl, client, DEFAULT_URL, type GlobalArgs, session } from '../session.ts';
 
@@ -17,23 +17,41 @@ export function authCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         c
           .option('token', {
             type: 'string',
-            describe: 'the token (else HOSTPLANE_TOKEN, else asked for without echo)',
+            describe:
+              'the token (else HOSTPLANE_TOKEN, else asked for without echo). Avoid: other users can read it in the process list',
           })
           .example('$0 login --url https://panel.example.in', 'asks for the token')
           .example('echo "$TOKEN" | $0 login --context ci', 'reads it from standard input'),
       async (argv) => {
         const config = loadConfig();
         const name = argv.context ?? config.current ?? 'default';
-        const url = checkUrl(argv.url ?? (process.env.HOSTPLANE_URL || config.contexts[name]?.url || DEFAULT_URL));
+        const url = checkUrl(
+          argv.url ?? (process.env.HOSTPLANE_URL || config.contexts[name]?.url || DEFAULT_URL),
+          argv.insecure,
+        );
+        if (argv.token !== undefined) {
+          // The command line is readable by every local user (ps, /proc/<pid>/cmdline) and is
+          // kept in the shell's history. It still works, for scripts that already use it.
+          note(
+            paint(
+              err.yellow,
+              'warning: --token puts the token where other users of this machine can read it (the process list) ' +
+                'and in your shell history. Run `hostplane login` to be asked for it without echo, pipe it in ' +
+                '(`hostplane login < token-file`), or set HOSTPLANE_TOKEN.',
+            ),
+          );
+        }
         let token = argv.token ?? process.env.HOSTPLANE_TOKEN ?? '';
-        if (token === '') token = await ask(`API token for ${url}: `, { silent: true });
+        if (token === '') token = await ask(msg`API token for ${url}: `.text, { silent: true });
         if (token === '') throw new UsageError('no token given');
         const me = await client(url, token).me();
         config.contexts[name] = { url, token };
         config.current = name;
         saveConfig(config);
         if (argv.output === 'json') return json({ context: name, url, account: me.account, token: me.token });
-        write(`Logged in to ${url} as ${out.bold(me.account.email)} (context ${name}; token ${me.token.name}).`);
+        write(
+          msg`Logged in to ${url} as ${paint(out.bold, me.account.email)} (context ${name}; token ${me.token.name}).`,
+        );
       },
     )
     .command(
@@ -48,7 +66,7 @@ export function authCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         if (config.current === name) config.current = Object.keys(config.contexts)[0] ?? null;
         saveConfig(config);
         if (argv.output === 'json') return json({ context: name, current: config.current });
-        write(`Logged out of ${name}.${config.current ? ` The current context is now ${config.current}.` : ''}`);
+        write(msg`Logged out of ${name}.${config.current ? msg` The current context is now ${config.current}.` : ''}`);
       },
     )
     .command(
@@ -103,12 +121,12 @@ export function authCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           (argv) => {
             const config = loadConfig();
             if (!config.contexts[argv.name]) {
-              throw new UsageError(`no context named ${argv.name} (hostplane context list)`);
+              throw new UsageError(msg`no context named ${argv.name} (hostplane context list)`.text);
             }
             config.current = argv.name;
             saveConfig(config);
             if (argv.output === 'json') return json({ current: argv.name });
-            write(`Now using ${argv.name} (${config.contexts[argv.name]?.url}).`);
+            write(msg`Now using ${argv.name} (${config.contexts[argv.name]?.url}).`);
           },
         )
         .demandCommand(1, 'Name a context command: list or use.'),

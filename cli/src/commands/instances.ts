@@ -3,7 +3,7 @@
 import type { Instance, InstanceDetail, Job } from '@hostplane/sdk';
 import type { Argv } from 'yargs';
 import { CliError, UsageError } from '../errors.ts';
-import { fields, json, note, out, rupees, state, table, write } from '../output.ts';
+import { type Cell, fields, json, msg, note, out, paint, rupees, type Safe, state, table, write } from '../output.ts';
 import { follow } from '../progress.ts';
 import { ask } from '../prompt.ts';
 import { type GlobalArgs, session } from '../session.ts';
@@ -14,7 +14,7 @@ function memory(bytes: number | null | undefined): string | null {
   return bytes === null || bytes === undefined ? null : `${(bytes / 2 ** 30).toFixed(1)} GiB`;
 }
 
-export function instanceFields(i: Instance | InstanceDetail): [string, string | number | null][] {
+export function instanceFields(i: Instance | InstanceDetail): [string, Cell][] {
   return [
     ['id', i.id],
     ['label', i.label],
@@ -39,14 +39,15 @@ export function instanceFields(i: Instance | InstanceDetail): [string, string | 
   ];
 }
 
-function jobLine(job: Job): string {
-  return `job ${job.id} (${job.type}) ${state(job.status)}${job.status === 'succeeded' || job.status === 'failed' ? '' : ` ${job.progress}%`}`;
+function jobLine(job: Job): Safe {
+  const finished = job.status === 'succeeded' || job.status === 'failed';
+  return msg`job ${job.id} (${job.type}) ${state(job.status)}${finished ? '' : msg` ${job.progress}%`}`;
 }
 
-/** Print a job as the answer of a command that started it. */
-export function printJob(argv: GlobalArgs, job: Job, done: string): void {
+/** Print a job as the answer of a command that started it (`done`: a message made with msg). */
+export function printJob(argv: GlobalArgs, job: Job, done: Safe): void {
   if (argv.output === 'json') json(job);
-  else write(job.status === 'succeeded' ? done : `${jobLine(job)}: follow it with --wait`);
+  else write(job.status === 'succeeded' ? done : msg`${jobLine(job)}: follow it with --wait`);
 }
 
 export function instanceCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
@@ -96,7 +97,7 @@ export function instanceCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
               ...instanceFields(instance),
               ['last job', instance.last_job ? jobLine(instance.last_job) : null],
               ['username', c?.username ?? null],
-              ['password', c ? (argv.showPassword ? c.password : out.dim('(hidden: --show-password)')) : null],
+              ['password', c ? (argv.showPassword ? c.password : paint(out.dim, '(hidden: --show-password)')) : null],
             ]),
           );
         },
@@ -125,10 +126,10 @@ export function instanceCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           let { region, image, type } = argv;
           if (!region || !image || !type) {
             const plan = (await client.listPlans()).find((p) => p.label === argv.plan);
-            if (!plan) throw new UsageError(`no KVM or bare-metal plan ${argv.plan} (hostplane plans list)`);
+            if (!plan) throw new UsageError(msg`no KVM or bare-metal plan ${argv.plan} (hostplane plans list)`.text);
             type ??= plan.type as 'kvm' | 'baremetal';
             region ??= plan.regions.find((r) => r.available)?.code;
-            if (!region) throw new CliError(`${plan.label} cannot be deployed in any region now`);
+            if (!region) throw new CliError(msg`${plan.label} cannot be deployed in any region now`.text);
             if (!image) {
               // The newest Ubuntu that installs on the type, else the first image that does.
               const images = (await client.listImages()).filter((i) => i.types.includes(type as string));
@@ -136,13 +137,13 @@ export function instanceCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
                 .filter((i) => i.family.toLowerCase() === 'ubuntu')
                 .sort((a, b) => b.version.localeCompare(a.version, 'en', { numeric: true }));
               image = (ubuntu[0] ?? images[0])?.id;
-              if (!image) throw new CliError(`no image installs on ${type}`);
+              if (!image) throw new CliError(msg`no image installs on ${type}`.text);
             }
           }
           const sshKeys = (argv.sshKey as (number | string)[]).map(Number);
           if (sshKeys.some((k) => !Number.isInteger(k) || k < 1)) throw new UsageError('--ssh-key takes key ids');
           if (argv.output !== 'json')
-            note(`Deploying ${argv.plan} (${type}) in ${region} with ${image} as ${argv.hostname}…`);
+            note(msg`Deploying ${argv.plan} (${type}) in ${region} with ${image} as ${argv.hostname}…`);
           const placed = await client.createInstance({
             type,
             plan: argv.plan,
@@ -160,7 +161,7 @@ export function instanceCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           }
           if (argv.output === 'json') return json({ instance, order: placed.order, job });
           write(fields(instanceFields(instance)));
-          if (!argv.wait) note(`${jobLine(job)}: see it with \`hostplane instances show ${instance.id}\``);
+          if (!argv.wait) note(msg`${jobLine(job)}: see it with \`hostplane instances show ${instance.id}\``);
         },
       )
       .command(
@@ -178,7 +179,7 @@ export function instanceCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
               ? await client.startInstance(argv.id)
               : await client.powerInstance(argv.id, argv.action);
           if (argv.wait) job = await follow(client, job, `${argv.action} ${argv.id}`);
-          printJob(argv, job, `Instance ${argv.id}: ${argv.action} done.`);
+          printJob(argv, job, msg`Instance ${argv.id}: ${argv.action} done.`);
         },
       )
       .command(
@@ -194,14 +195,14 @@ export function instanceCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
           const instance = await client.getInstance(argv.id);
           if (!argv.yes) {
             note(
-              `This deletes instance ${instance.id} (${instance.label}, ${instance.ipv4 ?? 'no IPv4'}) and its disks.`,
+              msg`This deletes instance ${instance.id} (${instance.label}, ${instance.ipv4 ?? 'no IPv4'}) and its disks.`,
             );
-            const typed = await ask(`Type its label (${instance.label}) to confirm: `);
+            const typed = await ask(msg`Type its label (${instance.label}) to confirm: `.text);
             if (typed !== instance.label) throw new CliError('the label does not match: nothing was deleted');
           }
           let job = await client.deleteInstance(instance.id, instance.label);
           if (argv.wait) job = await follow(client, job, `delete ${instance.label}`);
-          printJob(argv, job, `Instance ${instance.id} (${instance.label}) deleted.`);
+          printJob(argv, job, msg`Instance ${instance.id} (${instance.label}) deleted.`);
         },
       )
       .demandCommand(1, 'Name an instances command: list, show, create, power or delete.'),

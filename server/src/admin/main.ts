@@ -12,7 +12,7 @@ import { migrateToLatest } from '../db/migrator.ts';
 import { createLogger } from '../logging.ts';
 import { localInputs, recordingInputs } from './inputs.ts';
 import { type AdminResult, readCommandInputs, resolveCommand, runAdmin } from './run.ts';
-import { runRemote } from './socket.ts';
+import { AdminSocketError, runRemote } from './socket.ts';
 
 async function main(argv: string[]): Promise<number> {
   const config = loadConfig(process.env);
@@ -72,6 +72,10 @@ main(process.argv.slice(2)).then(
     if (error instanceof ConfigError || error instanceof DataDirLockedError) {
       console.error(`admin: ${error.message}`);
       process.exit(2);
+    }
+    if (error instanceof AdminSocketError) {
+      console.error(`admin: ${error.message}`);
+      process.exit(1);
     }
     console.error('admin: unexpected failure:', error);
     process.exit(1);

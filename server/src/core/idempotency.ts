@@ -20,16 +20,24 @@ export interface IdempotentAnswer {
   replayed: boolean;
 }
 
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.keys(value as object)
-        .sort()
-        .map((k) => [k, canonical((value as Record<string, unknown>)[k])]),
-    );
+/**
+ * How deep a payload may nest. Request schemas bound their bodies far below this; the limit makes
+ * the hash safe for any input (a JSON body nested 100,000 deep would otherwise overflow the
+ * stack here, a 500), and a payload past it is a client's mistake: 422.
+ */
+export const MAX_PAYLOAD_DEPTH = 32;
+
+function canonical(value: unknown, depth = 0): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= MAX_PAYLOAD_DEPTH) {
+    throw AppError.fields({ body: `nests more than ${MAX_PAYLOAD_DEPTH} levels of arrays or objects` });
   }
-  return value;
+  if (Array.isArray(value)) return value.map((item) => canonical(item, depth + 1));
+  return Object.fromEntries(
+    Object.keys(value as object)
+      .sort()
+      .map((k) => [k, canonical((value as Record<string, unknown>)[k], depth + 1)]),
+  );
 }
 
 /** Same payload, any key order or whitespace → same hash. */

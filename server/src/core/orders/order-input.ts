@@ -9,6 +9,7 @@
 // `hostname` its label (core/products/vps/order.ts), and an order without `server_name` (or a
 // hostname or domain to take it from) a generated label.
 
+import { Type } from 'typebox';
 import { AppError, type ErrorCode } from '../errors.ts';
 import type { Product } from '../products/index.ts';
 import { tryParsePublicKey } from '../ssh/keys.ts';
@@ -64,6 +65,57 @@ const RESERVED_TLDS = new Set([
   'localdomain',
 ]);
 
+/**
+ * The shape every order `config` has, whatever the plan: at most 20 keys, each value a scalar or
+ * a short list of scalars (ssh_keys is the only list). The session surface's schema takes `config`
+ * as an open record, so without this bound a body nested thousands of levels deep (well under the
+ * body limit) reached code that walks it.
+ */
+export const ORDER_CONFIG_LIMITS = { keys: 20, items: 50, text: 8192 } as const;
+
+type ConfigScalar = string | number | boolean | null;
+const SCALAR_TYPES = ['string', 'number', 'boolean', 'null'];
+
+/** The session surface's `config` (the token surfaces' deploy bodies are flat and closed). */
+export const OrderConfigSchema = Type.Record(
+  Type.String(),
+  Type.Unsafe<ConfigScalar | ConfigScalar[]>({
+    type: [...SCALAR_TYPES, 'array'],
+    maxLength: ORDER_CONFIG_LIMITS.text,
+    maxItems: ORDER_CONFIG_LIMITS.items,
+    items: { type: SCALAR_TYPES, maxLength: ORDER_CONFIG_LIMITS.text },
+  }),
+  {
+    maxProperties: ORDER_CONFIG_LIMITS.keys,
+    description:
+      `The plan's options: at most ${ORDER_CONFIG_LIMITS.keys} keys, each a string, number, boolean or null, ` +
+      `or a list of at most ${ORDER_CONFIG_LIMITS.items} of those (ssh_keys)`,
+  },
+);
+
+function isScalar(value: unknown): boolean {
+  return (
+    value === null ||
+    typeof value === 'number' ||
+    typeof value === 'boolean' ||
+    (typeof value === 'string' && value.length <= ORDER_CONFIG_LIMITS.text)
+  );
+}
+
+/** Why `config` is not of the shape every order's is (OrderConfigSchema), or null. Looks two levels deep at most. */
+export function configShapeProblem(config: Record<string, unknown>): string | null {
+  const values = Object.values(config);
+  const fits =
+    values.length <= ORDER_CONFIG_LIMITS.keys &&
+    values.every(
+      (v) => isScalar(v) || (Array.isArray(v) && v.length <= ORDER_CONFIG_LIMITS.items && v.every(isScalar)),
+    );
+  return fits
+    ? null
+    : `must hold at most ${ORDER_CONFIG_LIMITS.keys} options, each a string, number, true/false, null or a list of ` +
+        `at most ${ORDER_CONFIG_LIMITS.items} of those (no nested objects or lists)`;
+}
+
 /** Fields outside `config` keep their own name on every surface. */
 const TOP_LEVEL = new Set(['domain', 'plan', 'plan_id']);
 
@@ -110,7 +162,8 @@ export function orderFieldRules(config: unknown, domain: unknown, naming: FieldN
   if (config === null || typeof config !== 'object' || Array.isArray(config)) return {};
   const problems = new OrderProblems();
   checkOrderConfig(null, config as Record<string, unknown>, domain, problems);
-  return problems.fields(naming);
+  const shape = naming === 'nested' ? configShapeProblem(config as Record<string, unknown>) : null;
+  return { ...(shape === null ? {} : { config: shape }), ...problems.fields(naming) };
 }
 
 /**

@@ -3,8 +3,16 @@
 // the handshake: it sends `auth` with the ticket's JWT and calls `ready` on the first `auth
 // success`; `jwt error` before that is a refusal. When Wings says the token is expiring (or
 // expired), fresh credentials are fetched from the panel and `auth` is sent again on the same
-// socket. None of these frames reach the caller; every other frame goes to `events.output`.
-// Before `auth success`, `jwt error`, `daemon error` or silence for AUTH_TIMEOUT_MS is `refused`.
+// socket. None of these frames reach the caller; every other frame goes to `events.output`,
+// less what Wings keeps for panel administrators (below). Before `auth success`, `jwt error`,
+// `daemon error` or silence for AUTH_TIMEOUT_MS is `refused`.
+//
+// The JWT is minted for the platform's panel key, a root administrator's, so Wings sends this
+// socket what it sends only to administrators (`admin.websocket.*` permissions): the install
+// script's output, transfer logs and the detail of every daemon error. A customer's own panel
+// account would never see them, so the relay holds them back as Wings would for that account:
+// those events are dropped, and a daemon error keeps its reference but says only what Wings says
+// to everyone else, except the few texts Wings sends to every user (a busy power lock).
 
 import WebSocket from 'ws';
 import type { ConsoleDialOptions, ConsoleEvents } from '../driver.ts';
@@ -26,17 +34,47 @@ const AUTH_EVENTS = new Set(['auth success', 'token expiring', 'token expired', 
  */
 const REFUSALS = new Set(['jwt error', 'daemon error']);
 
-/** The `event` of a Wings frame, or null when it is not one (then it is passed on as it is). */
-function eventOf(data: WebSocket.RawData): string | null {
+/**
+ * What Wings sends only to a token with `admin.websocket.install` or `admin.websocket.transfer`:
+ * the install script's output (it may print the egg's variables and the image's internals) and
+ * a server transfer between nodes.
+ */
+const ADMIN_EVENTS = new Set(['install output', 'transfer logs', 'transfer status']);
+/** What Wings tells a user without `admin.websocket.errors` instead of an error's text. */
+const REDACTED_ERROR = 'an unexpected error was encountered while handling this request';
+/** Daemon errors Wings sends to every user as they are (not through its redacting error path). */
+const PUBLIC_ERRORS = new Set([
+  'another power action is currently being processed for this server, please try again later',
+  'server is currently in a suspended state',
+]);
+/** Wings prefixes an error with a reference for its own log: `Error Event [<uuid>]: <text>`. */
+const ERROR_REFERENCE = /^(Error Event \[[^\]]*\]: )([\s\S]*)$/;
+
+interface Frame {
+  event: string;
+  args?: unknown;
+}
+
+/** A Wings frame, or null when it is not one (then it is passed on as it is). */
+function frameOf(data: WebSocket.RawData): Frame | null {
   try {
     const frame: unknown = JSON.parse(data.toString());
     if (typeof frame === 'object' && frame !== null && typeof (frame as { event?: unknown }).event === 'string') {
-      return (frame as { event: string }).event;
+      return frame as Frame;
     }
   } catch {
     // Not JSON: not ours to read.
   }
   return null;
+}
+
+/** A daemon error as a customer's own panel account would get it: the reference, not the detail. */
+function redactedError(frame: Frame): Buffer {
+  const text = Array.isArray(frame.args) && typeof frame.args[0] === 'string' ? frame.args[0] : '';
+  const match = ERROR_REFERENCE.exec(text);
+  const detail = match ? (match[2] ?? '') : text;
+  const shown = PUBLIC_ERRORS.has(detail) ? detail : REDACTED_ERROR;
+  return Buffer.from(JSON.stringify({ event: 'daemon error', args: [`${match?.[1] ?? ''}${shown}`] }));
 }
 
 export function openPterodactylConsole(
@@ -94,8 +132,11 @@ export function openPterodactylConsole(
   up.on('close', () => clearTimeout(silence));
   up.on('message', (data, binary) => {
     if (refused) return;
-    const event = binary ? null : eventOf(data);
+    const frame = binary ? null : frameOf(data);
+    const event = frame?.event ?? null;
     if (!ready && event !== null && REFUSALS.has(event)) return refuse();
+    if (frame !== null && ADMIN_EVENTS.has(frame.event)) return;
+    if (frame !== null && frame.event === 'daemon error') return events.output(redactedError(frame), false);
     if (event === null || !AUTH_EVENTS.has(event)) return events.output(data, binary);
     if (event === 'auth success') {
       if (!ready) {

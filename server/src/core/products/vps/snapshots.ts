@@ -22,6 +22,21 @@ import type { VpsJob } from './provision.ts';
 /** How many snapshots a plan holds when its specs do not say (the `snapshots` spec rule's default). */
 export const DEFAULT_SNAPSHOT_LIMIT = 3;
 
+/**
+ * C0 and C1 controls (line breaks, ESC, the one-character CSI U+009B, DEL) and the bidi
+ * embeddings, overrides and isolates. A description is shown in the dashboard, on the node and in
+ * the owner's terminal (`hostplane snapshots list`), and any token with `instances.write` may set
+ * one: an escape sequence there could write the owner's clipboard or forge table rows.
+ */
+const UNSAFE_TEXT = /[\p{Cc}\u202a-\u202e\u2066-\u2069]/u;
+
+/** Why a snapshot description is refused, or null. */
+export function descriptionProblem(description: string): string | null {
+  return UNSAFE_TEXT.test(description)
+    ? 'must not contain control characters (line breaks, escape sequences) or text-direction overrides'
+    : null;
+}
+
 /** The product actions of the snapshot changes, by the `snapshot` job's `params.action`. */
 export const SNAPSHOT_ACTIONS = {
   create: 'snapshot_create',
@@ -123,7 +138,9 @@ export const snapshotActions: readonly ProductAction[] = [
     params: Type.Object(
       {
         name: Type.String({ maxLength: 64, description: 'a letter, then letters, digits, _ or -; 2 to 40' }),
-        description: Type.Optional(Type.String({ maxLength: 500 })),
+        description: Type.Optional(
+          Type.String({ maxLength: 500, description: 'free text; no control or text-direction characters' }),
+        ),
       },
       { additionalProperties: false },
     ),
@@ -135,7 +152,10 @@ export const snapshotActions: readonly ProductAction[] = [
       const name = idOf(params, 'name');
       const problem = snapshotNameProblem(name);
       if (problem) throw AppError.fields({ name: problem });
-      return { name, description: typeof params.description === 'string' ? params.description : '' };
+      const description = typeof params.description === 'string' ? params.description : '';
+      const unsafe = descriptionProblem(description);
+      if (unsafe) throw AppError.fields({ description: unsafe });
+      return { name, description };
     },
     async handler(ctx, params) {
       const [list, limit] = await Promise.all([listed(ctx), limitOf(ctx)]);
