@@ -283,9 +283,13 @@ describe('product action battery', () => {
         for (const route of routesOf(action)) {
           const status = action.states.includes('active') ? 'active' : (action.states[0] as ServiceStatus);
           const service = await twin(other.type, status, `type-${++n}`);
-          // A product that has no counterpart of the action says so (game: vnc is not_supported).
+          // A product that has no counterpart of the action says so (game: vnc is not_supported); on
+          // the shared routes any other product's action is not_supported too (CONTRACT §2), and
+          // only a management route answers its product's wrong-type refusal (not_game_service, …).
           const why: string | undefined = other.unsupported?.[action.name];
-          const expected: AppError = why ? new AppError('not_supported', { message: why }) : product.wrongType();
+          const panel = route.label.includes('/api/v1/client/') && !route.label.includes(SVC);
+          const expected: AppError =
+            why || !panel ? new AppError('not_supported', { message: why }) : product.wrongType();
           const jobs = await jobCount();
           const res = await route.call('owner', service);
           assert.equal(res.statusCode, expected.status, `${route.label} on a ${other.type} service: ${res.body}`);
@@ -299,8 +303,8 @@ describe('product action battery', () => {
     // Bare metal lists the VPS's snapshot actions (management route /api/v1/client/vps/) as unsupported.
     assert.ok(panelUnsupported > 0, 'a management-route action on a type that lists it unsupported was run');
 
-    // A throwaway product in place of the game one: its action on the VPS is its own refusal,
-    // with no side effect; on its own type the handler runs.
+    // A throwaway product in place of the game one: its action on the VPS is refused (422
+    // not_supported on these shared routes) with no side effect; on its own type the handler runs.
     let ran = 0;
     const game = productOf('game');
     const probe: ProductAction = {
@@ -321,7 +325,7 @@ describe('product action battery', () => {
       for (const route of routesOf(probe)) {
         const before = await state();
         const res = await route.call('owner', { id: serviceId, label: 'app' });
-        const expected = throwaway.wrongType();
+        const expected = new AppError('not_supported');
         assert.equal(res.statusCode, expected.status, `${route.label}: ${res.body}`);
         assert.equal(codeOf(res), expected.code, route.label);
         assert.deepEqual(await state(), before, `${route.label} changed something`);

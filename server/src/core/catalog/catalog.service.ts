@@ -71,7 +71,8 @@ export function createCatalogService({ db, bus }: { db: Kysely<DB>; bus: Bus }) 
     let query = db
       .selectFrom('plans')
       .selectAll()
-      .orderBy(sql`array_position(array['vps', 'game', 'web', 'baremetal'], type)`)
+      // Plan types in registry order (a type missing from the list would sort last, not vanish).
+      .orderBy(sql`array_position(array[${sql.join(products().map((p) => p.type))}]::text[], type::text)`)
       .orderBy('sort_order')
       .orderBy('price_paise')
       .orderBy('id');

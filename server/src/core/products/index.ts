@@ -101,11 +101,12 @@ export interface Product<R = any, C = any> {
   readonly unsupported?: Readonly<Record<string, string>>;
   /**
    * Single sign-on (CONTRACT §6 `sso`): `console` for one of our console tickets (vps), or a
-   * one-time sign-in URL into the service's panel; absent: none (409 sso_unavailable).
+   * sign-in into the service's panel (a one-time URL, or the panel's page and, where the panel
+   * has no one-time sign-in, the `username` to sign in as); absent: none (422 not_supported).
    */
   readonly sso?:
     | 'console'
-    | ((ctx: ActionContext) => Promise<{ url: string; expires_at: string | null; note: string }>);
+    | ((ctx: ActionContext) => Promise<{ url: string; expires_at: string | null; note: string; username?: string }>);
 }
 
 const REGISTRY = new Map<PlanType, Product>([

@@ -8,7 +8,7 @@ import { availableTypes } from '../../core/catalog/availability.ts';
 import type { Deps } from '../../core/deps.ts';
 import { CURRENCY } from '../../core/money.ts';
 import { sessionErrors } from '../schemas.ts';
-import { PlanSchema, planView } from '../views/plan.view.ts';
+import { PlanSchema, planView, TypeAvailabilitySchema } from '../views/plan.view.ts';
 import { okSchema } from './views.ts';
 
 export async function catalogRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
@@ -36,7 +36,7 @@ export async function catalogRoutes(root: FastifyInstance, { deps }: { deps: Dep
                   city: Type.String(),
                   country: Type.String(),
                   ipv4_free: Type.Integer(),
-                  available: Type.Object({ vps: Type.Boolean(), game: Type.Boolean(), web: Type.Boolean() }),
+                  available: TypeAvailabilitySchema,
                 }),
               ),
               os: Type.Array(

@@ -9,12 +9,16 @@ import { availableTypes } from '../../core/catalog/availability.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import { formatPaise } from '../../core/money.ts';
+import { products } from '../../core/products/index.ts';
 import { tokenErrors } from '../schemas.ts';
 import { sendAsIs } from '../surfaces.ts';
-import { PlanSchema, planView } from '../views/plan.view.ts';
+import { PlanSchema, planView, TypeAvailabilitySchema } from '../views/plan.view.ts';
 import { okSchema } from './views.ts';
 
 const tags = ['token: catalog'];
+const PLAN_TYPES = products()
+  .map((p) => p.type)
+  .join(', ');
 /** How long /plans' copy is served before it is refreshed. */
 const PLANS_FRESH_MS = 5_000;
 const OsSchema = Type.Object({
@@ -68,7 +72,7 @@ export async function catalogRoutes(root: FastifyInstance, { deps }: { deps: Dep
       schema: {
         operationId: 'listPlans',
         tags,
-        summary: 'Every active plan (vps, game, web) with specs and the monthly INR price',
+        summary: `Every active plan (${PLAN_TYPES}) with specs and the monthly INR price`,
         response: { 200: okSchema({ plans: Type.Array(PlanSchema) }), ...tokenErrors() },
       },
     },
@@ -100,7 +104,7 @@ export async function catalogRoutes(root: FastifyInstance, { deps }: { deps: Dep
                 city: Type.String(),
                 country: Type.String(),
                 ipv4_free: Type.Integer(),
-                available: Type.Object({ vps: Type.Boolean(), game: Type.Boolean(), web: Type.Boolean() }),
+                available: TypeAvailabilitySchema,
               }),
             ),
             os: Type.Array(OsSchema),

@@ -1,8 +1,28 @@
-// How a catalog plan (with its regions and live availability) looks, on every surface.
+// How a catalog plan (with its regions and live availability) looks, on every surface. The plan
+// types come from the product registry, never a list written out here: a schema that named three
+// types made the serializer drop the fourth (`available.baremetal`) from every answer.
 
-import { Type } from 'typebox';
+import { type TBoolean, Type } from 'typebox';
 import type { CatalogPlan } from '../../core/catalog/catalog.service.ts';
 import { formatPaise } from '../../core/money.ts';
+import { products } from '../../core/products/index.ts';
+import type { PlanType } from '../../db/tables.ts';
+
+const PLAN_TYPES = products().map((p) => p.type);
+
+/** A plan type: one of the registered products. */
+export const PlanTypeSchema = Type.Unsafe<PlanType>(
+  Type.Union(
+    PLAN_TYPES.map((t) => Type.Literal(t)),
+    { description: PLAN_TYPES.join(', ') },
+  ),
+);
+
+/** Per plan type, whether a location can take an order of it now (core/catalog availableTypes). */
+export const TypeAvailabilitySchema = Type.Object(
+  Object.fromEntries(PLAN_TYPES.map((t) => [t, Type.Boolean()])) as Record<PlanType, TBoolean>,
+  { description: 'one flag per plan type' },
+);
 
 const RegionSchema = Type.Object({
   code: Type.String(),
@@ -18,7 +38,7 @@ export const PlanSchema = Type.Object({
   id: Type.Integer(),
   label: Type.String({ description: 'usable instead of the id when ordering' }),
   name: Type.String(),
-  type: Type.Union([Type.Literal('vps'), Type.Literal('game'), Type.Literal('web'), Type.Literal('baremetal')]),
+  type: PlanTypeSchema,
   specs: Type.Record(Type.String(), Type.Unknown()),
   price: Type.Object({ monthly: Type.String({ description: 'INR, two decimals' }), currency: Type.Literal('INR') }),
   available: Type.Boolean(),

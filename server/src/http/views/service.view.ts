@@ -2,7 +2,7 @@
 
 import { type TSchema, Type } from 'typebox';
 import { formatPaise } from '../../core/money.ts';
-import { productOf } from '../../core/products/index.ts';
+import { productOf, products } from '../../core/products/index.ts';
 import type { LiveState } from '../../core/products/live.ts';
 import type { ServiceDetail } from '../../core/services/service.service.ts';
 import { isoWithOffset } from '../../core/time.ts';
@@ -59,12 +59,16 @@ export function orUnknown<T extends TSchema>(schema: T, description?: string) {
   return Type.Union([schema, Type.Null()], { description: description ? `${description}; ${why}` : why });
 }
 
+const PLAN_TYPES = products()
+  .map((p) => p.type)
+  .join(', ');
+
 export const POWER_STATES = ['running', 'stopped', 'starting', 'stopping', 'unknown'] as const;
 
 export const ServiceSchema = Type.Object({
   id: Type.Integer(),
   label: Type.String({ description: 'the name; DELETE and reinstall confirmations must equal it' }),
-  type: Type.String({ description: 'vps, game, web or baremetal' }),
+  type: Type.String({ description: `the plan type: ${PLAN_TYPES}` }),
   status: Type.String({ description: 'pending, provisioning, active, suspended, failed or terminated' }),
   power: Type.Union([Type.String({ description: 'running, stopped, starting, stopping or unknown' }), Type.Null()]),
   plan: Type.Object({ id: Type.Integer(), label: Type.String(), name: Type.String() }),

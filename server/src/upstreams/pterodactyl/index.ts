@@ -49,6 +49,8 @@ export function createPterodactylPanel(config: PterodactylConfig): GamePanel {
     close: () => client.close(),
 
     ensureUser: call(application.ensureUser),
+    serverOwner: call(application.serverOwner),
+    setUserPassword: call(application.setUserPassword),
     findServer: call(application.findServer),
     createServer: call(application.createServer),
     server: call(application.server),

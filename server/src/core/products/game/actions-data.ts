@@ -4,6 +4,7 @@
 // same. Cron fields are checked one by one (./rules.ts) so a refusal names the field.
 
 import { Type } from 'typebox';
+import type { GameSchedule } from '../../../upstreams/game-panel.ts';
 import { AppError } from '../../errors.ts';
 import { isoWithOffset } from '../../time.ts';
 import type { ActionContext } from '../actions.ts';
@@ -54,6 +55,16 @@ const ScheduleParams = {
   tasks: Type.Optional(Type.Array(Task, { maxItems: 10, description: 'run in order; replaces the existing ones' })),
 };
 
+// An update changes only what it names: no defaults here (the validator would fill them in and
+// an omitted field would be reset), and the name may be left out too.
+const ScheduleUpdateParams = {
+  ...ScheduleParams,
+  name: Type.Optional(PlainText({ minLength: 1, maxLength: 191 })),
+  ...Object.fromEntries(CRON_FIELDS.map((f) => [f, Type.Optional(Type.String({ minLength: 1, maxLength: 64 }))])),
+  is_active: Type.Optional(Type.Boolean()),
+  only_when_online: Type.Optional(Type.Boolean()),
+};
+
 interface TaskParam {
   action: 'command' | 'power' | 'backup';
   payload?: string;
@@ -94,6 +105,23 @@ function scheduleInput(p: Record<string, unknown>) {
     tasks: p.tasks === undefined ? null : tasks,
   };
 }
+
+/** A schedule as schedule_update's parameters (tasks left out: they are kept unless sent). */
+function currentParams(s: GameSchedule): Record<string, unknown> {
+  return {
+    name: s.name,
+    minute: s.cron.minute,
+    hour: s.cron.hour,
+    day_of_month: s.cron.dayOfMonth,
+    month: s.cron.month,
+    day_of_week: s.cron.dayOfWeek,
+    is_active: s.isActive,
+    only_when_online: s.onlyWhenOnline,
+  };
+}
+
+const definedOnly = (p: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(p).filter(([, v]) => v !== undefined));
 
 const ScheduleId = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 const DatabaseId = Type.String({ pattern: '^[A-Za-z0-9]{1,32}$', description: 'the id the list gave' });
@@ -279,11 +307,16 @@ export const scheduleActions = [
     name: 'schedule_update',
     group: 'schedules',
     method: 'mutate',
-    description: 'Change a schedule (`id` and the fields of schedule_create; `tasks`, when given, replaces its tasks)',
-    params: { id: ScheduleId, ...ScheduleParams },
+    description:
+      'Change a schedule (`id` and any fields of schedule_create): a field left out keeps its value; `tasks`, when given, replaces its tasks',
+    params: { id: ScheduleId, ...ScheduleUpdateParams },
     handler: async (ctx, p) => {
-      const { input, tasks } = scheduleInput(p);
-      const schedule = await ask(ctx, (panel, ref) => panel.updateSchedule(ref, Number(p.id), input, tasks));
+      // The panel's update takes every field, so what is not sent is read from the schedule as it is.
+      const id = Number(p.id);
+      const current = (await ask(ctx, (panel, ref) => panel.listSchedules(ref))).find((s) => s.id === id);
+      if (!current) throw new AppError('not_found', { message: `No schedule ${id} on this server.` });
+      const { input, tasks } = scheduleInput({ ...currentParams(current), ...definedOnly(p) });
+      const schedule = await ask(ctx, (panel, ref) => panel.updateSchedule(ref, id, input, tasks));
       return answer('Schedule saved.', { schedule: scheduleView(schedule) });
     },
   }),

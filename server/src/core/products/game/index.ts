@@ -2,8 +2,12 @@
 // limits, owned on the panel by the account's panel user. Managed through the product's own
 // route (/api/v1/client/game/, spec 4.9, CONTRACT §6) and the routes every product shares.
 
+import { randomBytes } from 'node:crypto';
+import type { GameServerRef, PanelUser } from '../../../upstreams/game-panel.ts';
 import { AppError } from '../../errors.ts';
+import type { ActionContext } from '../actions.ts';
 import type { Product } from '../index.ts';
+import { answer, gameAction } from './action.ts';
 import { backupActions, databaseActions, scheduleActions } from './actions-data.ts';
 import { fileActions } from './actions-files.ts';
 import { consoleActions, infoActions } from './actions-info.ts';
@@ -11,7 +15,56 @@ import { lifecycleActions, startupActions, userActions } from './actions-setting
 import { gameUnsupported, sharedActions } from './actions-shared.ts';
 import { createGameLive } from './live.ts';
 import { DEFAULT_BACKUPS, DEFAULT_DATABASES, type GameJob, gameJobs } from './provision.ts';
-import { gameRefused, refuseWhileInstalling, serverRefOf } from './server.ts';
+import { ask, gameRefused, refuseWhileInstalling, serverRefOf } from './server.ts';
+
+/** An account's own panel user, by its external id: `hp-acct-<id>`, or `hp-<installation>-acct-<id>`. */
+const accountUser = (accountId: number) => new RegExp(`^hp-(?:[a-z0-9]+-)?acct-${accountId}$`);
+
+/**
+ * The panel user a client signs in as: the owner of the service's server, and only when it is the
+ * account's own user (never a root admin, nor a user the server was moved to on the panel).
+ */
+async function panelLogin(ctx: ActionContext): Promise<{ user: PanelUser; base: string }> {
+  const ref = serverRefOf(ctx.service);
+  const node = await ctx.node();
+  if (!ref || !node) throw gameRefused(ctx.service);
+  const user = await ask(ctx, (panel, at) => panel.serverOwner(at));
+  const recorded = (ctx.service.external ?? {}) as { user_id?: unknown };
+  const own =
+    typeof recorded.user_id === 'number'
+      ? recorded.user_id === user.id
+      : accountUser(ctx.accountId).test(user.externalId ?? '');
+  if (user.rootAdmin || !own) {
+    throw new AppError('conflict', {
+      message: 'This game server is not held by your panel user; ask support to look at it.',
+    });
+  }
+  return { user, base: node.endpoint.replace(/\/+$/, '') };
+}
+
+const signInNote = (ctx: ActionContext, user: PanelUser) =>
+  `The game panel has no one-time sign-in: sign in as ${user.username} with your panel password. ` +
+  `Set a new one (shown once) with POST /api/v1/client/game/?service=${ctx.service.id}&action=panel_password; ` +
+  'it is the password of your panel user, the same for all your game servers on this panel.';
+
+const panelLoginActions = [
+  gameAction({
+    name: 'panel_password',
+    group: 'users',
+    method: 'mutate',
+    description:
+      'Set a new password for your own user on the game panel and show it once, with the username and the sign-in address (the panel has no one-time sign-in)',
+    params: {},
+    handler: async (ctx) => {
+      const { user, base } = await panelLogin(ctx);
+      const password = randomBytes(18).toString('base64url');
+      await ask(ctx, (panel) => panel.setUserPassword(user.id, password));
+      return answer('Panel password set; keep it, it is shown only now.', {
+        panel: { url: `${base}/auth/login`, username: user.username, password },
+      });
+    },
+  }),
+];
 
 export const gameProduct: Product<null, GameJob> = {
   type: 'game',
@@ -54,6 +107,7 @@ export const gameProduct: Product<null, GameJob> = {
     ...scheduleActions,
     ...startupActions,
     ...userActions,
+    ...panelLoginActions,
     ...lifecycleActions,
     ...sharedActions,
   ],
@@ -61,16 +115,16 @@ export const gameProduct: Product<null, GameJob> = {
   refused: gameRefused,
   ready: refuseWhileInstalling,
   unsupported: gameUnsupported,
-  // Pterodactyl has no sign-on tokens: the server's page on the panel, where the client signs in
-  // with the e-mail of their account (the panel mails new users a link to set a password).
+  // Pterodactyl has no one-time sign-in: the server's page on the panel, and how to sign in there
+  // (the account's panel user, whose password the client sets with panel_password).
   async sso(ctx) {
-    const ref = serverRefOf(ctx.service);
-    const node = await ctx.node();
-    if (!ref || !node) throw gameRefused(ctx.service);
+    const { user, base } = await panelLogin(ctx);
+    const ref = serverRefOf(ctx.service) as GameServerRef;
     return {
-      url: `${node.endpoint.replace(/\/+$/, '')}/server/${ref.identifier}`,
+      url: `${base}/server/${ref.identifier}`,
       expires_at: null,
-      note: 'Sign in with the e-mail address of your Hostplane account; the panel mailed you a link to set its password.',
+      username: user.username,
+      note: signInNote(ctx, user),
     };
   },
 };

@@ -35,7 +35,7 @@ export const vpsProduct: Product<Awaited<ReturnType<typeof vpsOrder.resolve>>, V
   jobs: vpsJobs,
   live: createVpsLive,
   actions: vpsActions,
-  wrongType: () => new AppError('hypervisor_not_configured', { message: 'This service is not a virtual server.' }),
+  wrongType: () => new AppError('not_supported', { message: 'This service is not a virtual server.' }),
   refused: vpsRefused,
   sso: 'console',
 };
