@@ -228,7 +228,7 @@ export interface paths {
         put?: never;
         /**
          * Report a UPI/bank deposit for staff approval (multipart/form-data)
-         * @description Fields: `amount` (rupees, > 0, at most 100000.00, two decimals at most), `txn_ref` (the UPI or bank reference, 4–64 characters, unique across all accounts regardless of case: reuse is 422), `screenshot` (PNG, JPEG, WebP or PDF by content, at most 5 MiB: 413 when larger, 415 for other content), `csrf_token` (or the X-CSRF-Token header). Limited to 5 an hour and 20 a day per account.
+         * @description Fields: `amount` (rupees, > 0, at most 100000.00, two decimals at most), `txn_ref` (the UPI or bank reference, 4–64 characters, unique across all accounts regardless of case: reuse is 422), `screenshot` (PNG, JPEG, WebP or PDF by content, at most 5 MiB: 413 when larger, 415 for other content), `csrf_token` (before the screenshot, or the X-CSRF-Token header: a file is refused before it is read without it). Limited to 5 an hour and 20 a day per account; 429 while 2 uploads of the account are in flight, 507 insufficient_storage when the server is short of disk space.
          */
         post: operations["submitDeposit"];
         delete?: never;
@@ -285,11 +285,14 @@ export interface paths {
         };
         /**
          * Your services with live power state; ?id= one; &action=credentials|events|sso
-         * @description credentials are secret: the answer is not cached (Cache-Control: no-store). sso: for web hosting a one-time cPanel session URL, for a game server its page on the game panel, for a virtual server a console ticket; 409 while the service is not active.
+         * @description credentials are secret: the answer is not cached (Cache-Control: no-store). A game server has no stored password: its credentials are the panel username, the sign-in address and a note on setting the panel password (POST /api/v1/client/game/?service=<id>&action=panel_password). sso: for web hosting a one-time cPanel session URL; for a game server its page on the game panel and the username (the panel has no one-time sign-in); for a virtual server a console ticket; 409 while the service is not active; 422 not_supported for a product without sign-on (bare metal).
          */
         get: operations["getServices"];
         put?: never;
-        /** renew (charged to the wallet), request_suspend or request_terminate (reviewed by staff) */
+        /**
+         * renew (charged to the wallet), request_suspend or request_terminate (reviewed by staff)
+         * @description renew pays the service's unpaid renewal orders first, oldest first (422 insufficient_funds with `details.unpaid_orders` when the wallet does not cover them all; nothing is charged then); with nothing owed, one more month from paid_until. 409 not_renewable when the service is not active or suspended, or while its termination is queued or running.
+         */
         post: operations["updateService"];
         delete?: never;
         options?: never;
@@ -389,8 +392,8 @@ export interface paths {
         get: operations["gameRead"];
         put?: never;
         /**
-         * game management, actions that change something: console_ws, command, power, eula_accept, file_write, file_upload, files_delete, files_rename, file_copy, files_compress, file_decompress, folder_create, backup_create, backup_restore, backup_delete, db_create, db_delete, db_rotate, schedule_create, schedule_update, schedule_delete, schedule_execute, startup_var, user_invite, user_update, user_remove, settings_rename, reinstall
-         * @description `POST /api/v1/client/game/?service=<id>&action=<name>` with the parameters as a JSON object (and `csrf_token`, or the X-CSRF-Token header); an upload action takes multipart/form-data (its fields first, then the file). A GET action sent as POST is 405.
+         * game management, actions that change something: console_ws, command, power, eula_accept, file_write, file_upload, files_delete, files_rename, file_copy, files_compress, file_decompress, folder_create, backup_create, backup_restore, backup_delete, db_create, db_delete, db_rotate, schedule_create, schedule_update, schedule_delete, schedule_execute, startup_var, user_invite, user_update, user_remove, panel_password, settings_rename, reinstall
+         * @description `POST /api/v1/client/game/?service=<id>&action=<name>` with the parameters as a JSON object (and `csrf_token`, or the X-CSRF-Token header); an upload action takes multipart/form-data (its fields first, then the file) with the X-CSRF-Token header, and is refused before its body is read (403 without the header, 422/404/409 for the action, ownership, type and state; 429 while 2 uploads of the account are in flight; 507 insufficient_storage when the server is short of disk space). A GET action sent as POST is 405.
          *
          *     **console**
          *     - `console_ws`: A one-time ticket (60 s) for the server's console WebSocket: {ticket, url, expires_at}. Parameters: no parameters.
@@ -416,7 +419,7 @@ export interface paths {
          *     - `db_rotate`: Give a database (`id`) a new password; the answer shows it once. Parameters: `id` (string).
          *     **schedules**
          *     - `schedule_create`: Create a schedule: `name`, cron fields (`minute`, `hour`, `day_of_month`, `month`, `day_of_week`, UTC), `is_active`, `only_when_online`, `tasks` [{action: command|power|backup, payload, time_offset}]. Parameters: `name` (string), `minute` (string, optional), `hour` (string, optional), `day_of_month` (string, optional), `month` (string, optional), `day_of_week` (string, optional), `is_active` (boolean, optional), `only_when_online` (boolean, optional), `tasks` (array, optional).
-         *     - `schedule_update`: Change a schedule (`id` and the fields of schedule_create; `tasks`, when given, replaces its tasks). Parameters: `id` (integer), `name` (string), `minute` (string, optional), `hour` (string, optional), `day_of_month` (string, optional), `month` (string, optional), `day_of_week` (string, optional), `is_active` (boolean, optional), `only_when_online` (boolean, optional), `tasks` (array, optional).
+         *     - `schedule_update`: Change a schedule (`id` and any fields of schedule_create): a field left out keeps its value; `tasks`, when given, replaces its tasks. Parameters: `id` (integer), `name` (string, optional), `minute` (string, optional), `hour` (string, optional), `day_of_month` (string, optional), `month` (string, optional), `day_of_week` (string, optional), `is_active` (boolean, optional), `only_when_online` (boolean, optional), `tasks` (array, optional).
          *     - `schedule_delete`: Delete a schedule (`id`). Parameters: `id` (integer).
          *     - `schedule_execute`: Run a schedule (`id`) now. Parameters: `id` (integer).
          *     **startup**
@@ -425,6 +428,7 @@ export interface paths {
          *     - `user_invite`: Give someone (`email`) access with `permissions` (panel names, e.g. control.console, file.read). Parameters: `email` (string), `permissions` (array).
          *     - `user_update`: Replace a user's (`uuid`) permissions. Parameters: `uuid` (string), `permissions` (array).
          *     - `user_remove`: Take a user's (`uuid`) access away. Parameters: `uuid` (string).
+         *     - `panel_password`: Set a new password for your own user on the game panel and show it once, with the username and the sign-in address (the panel has no one-time sign-in). Parameters: no parameters.
          *     **lifecycle**
          *     - `settings_rename`: Rename the server on the panel (`name`, optional `description`); the service label stays. Parameters: `name` (string), `description` (string, optional).
          *     - `reinstall`: Reinstall the game (the panel runs the install script again; files may be replaced). `confirm` must be the service's label. Parameters: `confirm` (string).
@@ -567,7 +571,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/search": {
+    "/api/v1/search/": {
         parameters: {
             query?: never;
             header?: never;
@@ -611,7 +615,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every active plan (vps, game, web) with specs and the monthly INR price */
+        /** Every active plan (vps, game, web, baremetal) with specs and the monthly INR price */
         get: operations["listPlans"];
         put?: never;
         post?: never;
@@ -684,7 +688,7 @@ export interface paths {
         put?: never;
         /**
          * Deploy: order and pay from the wallet; 201 with order, instance and job (Location: the job)
-         * @description Required: plan, server_name, eula, idempotency_key (or the Idempotency-Key header). 402 insufficient_funds (details: balance, required, shortfall, deposit_url); 409 unavailable:<reason>, idempotency_conflict, idempotency_in_progress; 422 bad_config_<field> (the first failing field; details.fields names every one as this body names it), domain_required, bad_domain; 429 after 10 deploys in an hour (decided before any charge).
+         * @description Required: plan, server_name, eula, idempotency_key (or the Idempotency-Key header). 402 insufficient_funds (details: balance, required, shortfall, deposit_url); 409 unavailable:<reason>, idempotency_conflict, idempotency_in_progress; 422 bad_config_<field> (the first failing field; details.fields names every one as this body names it), domain_required, bad_domain, domain_taken (also the job's error, refunded, when the web server holds the domain under an account that is not ours); 429 after 10 deploys in an hour (decided before any charge).
          */
         post: operations["deployInstance"];
         delete?: never;
@@ -1098,6 +1102,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Request headers too large (over 16 KiB), refused before routing */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"] | components["schemas"]["SessionError"];
+                };
+            };
             /** @description Default Response */
             503: {
                 headers: {
@@ -1216,6 +1229,33 @@ export interface operations {
                     "application/json": components["schemas"]["SessionError"];
                 };
             };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
             /** @description Validation failed; see the per-field reasons */
             422: {
                 headers: {
@@ -1323,6 +1363,24 @@ export interface operations {
                     "application/json": components["schemas"]["SessionError"];
                 };
             };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
             /** @description Validation failed; see the per-field reasons */
             422: {
                 headers: {
@@ -1423,6 +1481,33 @@ export interface operations {
                     "application/json": components["schemas"]["SessionError"];
                 };
             };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
             /** @description Validation failed; see the per-field reasons */
             422: {
                 headers: {
@@ -1492,6 +1577,33 @@ export interface operations {
                     "application/json": components["schemas"]["SessionError"];
                 };
             };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
             /** @description Validation failed; see the per-field reasons */
             422: {
                 headers: {
@@ -1554,6 +1666,33 @@ export interface operations {
             };
             /** @description Malformed request */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1638,6 +1777,33 @@ export interface operations {
                     "application/json": components["schemas"]["SessionError"];
                 };
             };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
             /** @description Validation failed; see the per-field reasons */
             422: {
                 headers: {
@@ -1689,6 +1855,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
             /** @description Not authenticated */
             401: {
                 headers: {
@@ -1700,6 +1875,24 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1839,6 +2032,24 @@ export interface operations {
                     "application/json": components["schemas"]["SessionError"];
                 };
             };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
             /** @description Validation failed; see the per-field reasons */
             422: {
                 headers: {
@@ -1896,6 +2107,7 @@ export interface operations {
                             /** @description usable instead of the id when ordering */
                             label: string;
                             name: string;
+                            /** @description vps, game, web, baremetal */
                             type: "vps" | "game" | "web" | "baremetal";
                             specs: {
                                 [key: string]: unknown;
@@ -1922,10 +2134,12 @@ export interface operations {
                             city: string;
                             country: string;
                             ipv4_free: number;
+                            /** @description one flag per plan type */
                             available: {
                                 vps: boolean;
                                 game: boolean;
                                 web: boolean;
+                                baremetal: boolean;
                             };
                         }[];
                         os: {
@@ -1947,6 +2161,7 @@ export interface operations {
                             /** @description usable instead of the id when ordering */
                             label: string;
                             name: string;
+                            /** @description vps, game, web, baremetal */
                             type: "vps" | "game" | "web" | "baremetal";
                             specs: {
                                 [key: string]: unknown;
@@ -2139,7 +2354,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Your deposits, or one (?id=); with action=screenshot its proof file, as an attachment */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2202,6 +2417,10 @@ export interface operations {
                             reviewed_at: string | null;
                         };
                     };
+                    "image/png": string;
+                    "image/jpeg": string;
+                    "image/webp": string;
+                    "application/pdf": string;
                 };
             };
             /** @description Not authenticated */
@@ -2370,6 +2589,15 @@ export interface operations {
                     "application/json": components["schemas"]["SessionError"];
                 };
             };
+            /** @description Insufficient storage: the server is short of disk space for uploads */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
         };
     };
     listNotifications: {
@@ -2496,6 +2724,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
             /** @description Not authenticated */
             401: {
                 headers: {
@@ -2516,6 +2753,24 @@ export interface operations {
             };
             /** @description Not found (also for rows owned by another account) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2674,8 +2929,9 @@ export interface operations {
                     id?: number;
                     /** @description required to place an order */
                     plan_id?: number;
+                    /** @description The plan's options: at most 20 keys, each a string, number, boolean or null, or a list of at most 50 of those (ssh_keys) */
                     config?: {
-                        [key: string]: unknown;
+                        [key: string]: string | number | boolean | null | (string | number | boolean | null)[];
                     };
                     domain?: string | null;
                     idempotency_key?: string;
@@ -2754,7 +3010,7 @@ export interface operations {
                             id: number;
                             /** @description the name; DELETE and reinstall confirmations must equal it */
                             label: string;
-                            /** @description vps, game, web or baremetal */
+                            /** @description the plan type: vps, game, web, baremetal */
                             type: string;
                             /** @description pending, provisioning, active, suspended, failed or terminated */
                             status: string;
@@ -2879,6 +3135,24 @@ export interface operations {
                     "application/json": components["schemas"]["SessionError"];
                 };
             };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
             /** @description Validation failed; see the per-field reasons */
             422: {
                 headers: {
@@ -2936,7 +3210,7 @@ export interface operations {
                             id: number;
                             /** @description the name; DELETE and reinstall confirmations must equal it */
                             label: string;
-                            /** @description vps, game, web or baremetal */
+                            /** @description the plan type: vps, game, web, baremetal */
                             type: string;
                             /** @description pending, provisioning, active, suspended, failed or terminated */
                             status: string;
@@ -3005,7 +3279,7 @@ export interface operations {
                             id: number;
                             /** @description the name; DELETE and reinstall confirmations must equal it */
                             label: string;
-                            /** @description vps, game, web or baremetal */
+                            /** @description the plan type: vps, game, web, baremetal */
                             type: string;
                             /** @description pending, provisioning, active, suspended, failed or terminated */
                             status: string;
@@ -3066,9 +3340,14 @@ export interface operations {
                         message: string;
                         credentials: {
                             username: string;
-                            password: string;
+                            /** @description null for a game server: the client sets its panel password (game action panel_password) */
+                            password: string | null;
                             ipv4: string | null;
                             ssh: string | null;
+                            /** @description where to sign in (a game server: its page on the panel) */
+                            url?: string;
+                            /** @description how to sign in, when there is no stored password */
+                            note?: string;
                         };
                     } | {
                         /** @enum {boolean} */
@@ -3093,6 +3372,8 @@ export interface operations {
                             expires_at: string | null;
                             note: string;
                             password: string | null;
+                            /** @description whom to sign in as, where the panel asks */
+                            username?: string;
                         };
                     };
                 };
@@ -3133,8 +3414,26 @@ export interface operations {
                     "application/json": components["schemas"]["SessionError"];
                 };
             };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
             /** @description Internal error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3207,6 +3506,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
             /** @description Not authenticated */
             401: {
                 headers: {
@@ -3236,6 +3544,24 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3533,6 +3859,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
             /** @description Not authenticated */
             401: {
                 headers: {
@@ -3562,6 +3897,24 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3627,8 +3980,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
             /** @description Not authenticated */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3902,6 +4273,15 @@ export interface operations {
                     "application/json": components["schemas"]["SessionError"];
                 };
             };
+            /** @description Insufficient storage: the server is short of disk space for uploads */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
         };
     };
     webRead: {
@@ -3933,8 +4313,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
             /** @description Not authenticated */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4233,8 +4631,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
             /** @description Not authenticated */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4714,6 +5130,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
             /** @description Not authenticated */
             401: {
                 headers: {
@@ -4743,6 +5168,24 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4892,6 +5335,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
             /** @description Not authenticated */
             401: {
                 headers: {
@@ -4921,6 +5373,24 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4964,7 +5434,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The session envelope with a session cookie, the token envelope with a bearer token */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4987,6 +5457,22 @@ export interface operations {
                                 url: string;
                             }[];
                         }[];
+                    } | {
+                        /** @enum {boolean} */
+                        ok: true;
+                        q: string;
+                        kind: string;
+                        took_ms: number;
+                        groups: {
+                            type: string;
+                            label: string;
+                            total: number;
+                            items: {
+                                id: string;
+                                title: string;
+                                url: string;
+                            }[];
+                        }[];
                     };
                 };
             };
@@ -4996,7 +5482,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SessionError"];
+                    "application/json": components["schemas"]["SessionError"] | components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
                 };
             };
             /** @description Validation failed; see the per-field reasons */
@@ -5005,7 +5500,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SessionError"];
+                    "application/json": components["schemas"]["SessionError"] | components["schemas"]["TokenError"];
                 };
             };
             /** @description Rate limited; see Retry-After */
@@ -5014,7 +5509,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SessionError"];
+                    "application/json": components["schemas"]["SessionError"] | components["schemas"]["TokenError"];
                 };
             };
             /** @description Internal error */
@@ -5023,7 +5518,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SessionError"];
+                    "application/json": components["schemas"]["SessionError"] | components["schemas"]["TokenError"];
                 };
             };
         };
@@ -5130,6 +5625,7 @@ export interface operations {
                             /** @description usable instead of the id when ordering */
                             label: string;
                             name: string;
+                            /** @description vps, game, web, baremetal */
                             type: "vps" | "game" | "web" | "baremetal";
                             specs: {
                                 [key: string]: unknown;
@@ -5215,10 +5711,12 @@ export interface operations {
                             city: string;
                             country: string;
                             ipv4_free: number;
+                            /** @description one flag per plan type */
                             available: {
                                 vps: boolean;
                                 game: boolean;
                                 web: boolean;
+                                baremetal: boolean;
                             };
                         }[];
                         os: {
@@ -5363,6 +5861,7 @@ export interface operations {
                             /** @description usable instead of the id when ordering */
                             label: string;
                             name: string;
+                            /** @description vps, game, web, baremetal */
                             type: "vps" | "game" | "web" | "baremetal";
                             specs: {
                                 [key: string]: unknown;
@@ -5391,6 +5890,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
             /** @description Not authenticated */
             401: {
                 headers: {
@@ -5411,6 +5919,24 @@ export interface operations {
             };
             /** @description Not found (also for rows owned by another account) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5472,7 +5998,7 @@ export interface operations {
                             id: number;
                             /** @description the name; DELETE and reinstall confirmations must equal it */
                             label: string;
-                            /** @description vps, game, web or baremetal */
+                            /** @description the plan type: vps, game, web, baremetal */
                             type: string;
                             /** @description pending, provisioning, active, suspended, failed or terminated */
                             status: string;
@@ -5648,7 +6174,7 @@ export interface operations {
                             id: number;
                             /** @description the name; DELETE and reinstall confirmations must equal it */
                             label: string;
-                            /** @description vps, game, web or baremetal */
+                            /** @description the plan type: vps, game, web, baremetal */
                             type: string;
                             /** @description pending, provisioning, active, suspended, failed or terminated */
                             status: string;
@@ -5728,6 +6254,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
             /** @description Not authenticated */
             401: {
                 headers: {
@@ -5757,6 +6292,24 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5817,7 +6370,7 @@ export interface operations {
                             id: number;
                             /** @description the name; DELETE and reinstall confirmations must equal it */
                             label: string;
-                            /** @description vps, game, web or baremetal */
+                            /** @description the plan type: vps, game, web, baremetal */
                             type: string;
                             /** @description pending, provisioning, active, suspended, failed or terminated */
                             status: string;
@@ -5881,6 +6434,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
             /** @description Not authenticated */
             401: {
                 headers: {
@@ -5901,6 +6463,15 @@ export interface operations {
             };
             /** @description Not found (also for rows owned by another account) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5979,6 +6550,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
             /** @description Not authenticated */
             401: {
                 headers: {
@@ -6008,6 +6588,24 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6080,6 +6678,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
             /** @description Not authenticated */
             401: {
                 headers: {
@@ -6109,6 +6716,15 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6155,7 +6771,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     os?: string;
@@ -6212,6 +6828,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
             /** @description Not authenticated */
             401: {
                 headers: {
@@ -6241,6 +6866,24 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6331,6 +6974,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
             /** @description Not authenticated */
             401: {
                 headers: {
@@ -6351,6 +7003,15 @@ export interface operations {
             };
             /** @description Not found (also for rows owned by another account) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6960,6 +7621,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
             /** @description Not authenticated */
             401: {
                 headers: {
@@ -6989,6 +7659,24 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7126,6 +7814,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
             /** @description Not authenticated */
             401: {
                 headers: {
@@ -7146,6 +7843,15 @@ export interface operations {
             };
             /** @description Not found (also for rows owned by another account) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7224,6 +7930,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
             /** @description Not authenticated */
             401: {
                 headers: {
@@ -7253,6 +7968,24 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7340,6 +8073,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
             /** @description Not authenticated */
             401: {
                 headers: {
@@ -7369,6 +8111,24 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7459,6 +8219,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
             /** @description Not authenticated */
             401: {
                 headers: {
@@ -7479,6 +8248,15 @@ export interface operations {
             };
             /** @description Not found (also for rows owned by another account) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7537,6 +8315,15 @@ export interface operations {
                         }[];
                         limit: number;
                     };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
                 };
             };
             /** @description Not authenticated */
@@ -7670,6 +8457,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
             /** @description Not authenticated */
             401: {
                 headers: {
@@ -7699,6 +8495,24 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7790,6 +8604,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
             /** @description Not authenticated */
             401: {
                 headers: {
@@ -7819,6 +8642,24 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7973,6 +8814,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
             /** @description Not authenticated */
             401: {
                 headers: {
@@ -7993,6 +8843,24 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8063,6 +8931,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
             /** @description Not authenticated */
             401: {
                 headers: {
@@ -8083,6 +8960,33 @@ export interface operations {
             };
             /** @description Not found (also for rows owned by another account) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

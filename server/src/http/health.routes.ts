@@ -19,6 +19,15 @@ const HealthData = Type.Object({
 
 const HealthEnvelope = (status: 'success' | 'error') => Type.Object({ status: Type.Literal(status), data: HealthData });
 
+/**
+ * Request headers over 16 KiB never reach a route: Node's HTTP parser refuses them, for this
+ * path as for any other, and the answer carries the fields of both API error envelopes (the
+ * surface is unknown then: see clientErrorHandler in server.ts).
+ */
+const HeadersTooLarge = Type.Union([Type.Ref('TokenError'), Type.Ref('SessionError')], {
+  description: 'Request headers too large (over 16 KiB), refused before routing',
+});
+
 export async function healthRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const probe = createHealthProbe(deps.database);
@@ -30,7 +39,7 @@ export async function healthRoutes(root: FastifyInstance, { deps }: { deps: Deps
         security: [],
         tags: ['health'],
         summary: 'Service and database health',
-        response: { 200: HealthEnvelope('success'), 503: HealthEnvelope('error') },
+        response: { 200: HealthEnvelope('success'), 431: HeadersTooLarge, 503: HealthEnvelope('error') },
       },
     },
     async (_request, reply) => {

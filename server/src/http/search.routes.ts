@@ -7,7 +7,7 @@
 
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { type TSchema, Type } from 'typebox';
 import type { Deps } from '../core/deps.ts';
 import { AppError } from '../core/errors.ts';
 import { parseSearch, type SearchType, typeFilterOf } from '../core/search/query.ts';
@@ -58,6 +58,22 @@ const Group = Type.Object({
   items: Type.Array(Type.Object({ id: Type.String(), title: Type.String(), url: Type.String() })),
 });
 const Result = { q: Type.String(), kind: Type.String(), took_ms: Type.Integer(), groups: Type.Array(Group) };
+const SessionResult = Type.Object({ success: Type.Literal(true), message: Type.String(), ...Result });
+const TokenResult = Type.Object({ ok: Type.Literal(true), ...Result });
+
+/**
+ * The one documented operation answers in the envelope of the surface the credentials chose
+ * (OpenAPI has one operation per path and method): each status lists the envelopes it can take.
+ */
+function eitherEnvelope(session: Record<number, TSchema>, token: Record<number, TSchema>): Record<number, TSchema> {
+  const out: Record<number, TSchema> = {};
+  for (const status of new Set([...Object.keys(session), ...Object.keys(token)].map(Number))) {
+    const branches = [session[status], token[status]].filter((s): s is TSchema => s !== undefined);
+    const description = (branches[0] as { description?: string }).description;
+    out[status] = branches.length === 1 ? (branches[0] as TSchema) : Type.Union(branches, { description });
+  }
+  return out;
+}
 
 const DESCRIPTION =
   'Shapes of q (the answer names it in `kind`): IPv4/IPv6 addresses, prefixes and CIDRs (containment), MAC ' +
@@ -92,6 +108,8 @@ export async function searchRoutes(app: FastifyInstance, { deps }: { deps: Deps 
     scope.withTypeProvider<TypeBoxTypeProvider>().get(
       '/',
       {
+        // Documented (and served) as /api/v1/search/, like the session surface's paths (CONTRACT §8).
+        prefixTrailingSlash: 'slash',
         constraints: { auth: 'session' } as never,
         config: { alsoBearer: true },
         schema: {
@@ -101,20 +119,18 @@ export async function searchRoutes(app: FastifyInstance, { deps }: { deps: Deps 
           description: `${DESCRIPTION} With a session cookie: the session envelope; with \`Authorization: Bearer\` and a token holding \`read\`: the token envelope.`,
           querystring: Query,
           response: {
-            200: Type.Object({ success: Type.Literal(true), message: Type.String(), ...Result }),
-            ...sessionErrors(401, 422, 429),
+            200: Type.Union([SessionResult, TokenResult], {
+              description: 'The session envelope with a session cookie, the token envelope with a bearer token',
+            }),
+            ...eitherEnvelope(sessionErrors(401, 422, 429), tokenErrors(422, 429)),
           },
         },
       },
       async (request, reply) => {
         const session = signedIn(request);
-        const result = await run(
-          deps,
-          request,
-          { accountId: session.account.id },
-          `session:${request.clientSession.id}`,
-          reply,
-        );
+        // Keyed by the session id's hash, as the sessions table keeps it: a limit store (a shared
+        // Redis, the rate_limits table) must never hold a cookie value (T3-M6).
+        const result = await run(deps, request, { accountId: session.account.id }, `session:${session.idHash}`, reply);
         return {
           success: true as const,
           message: `${result.groups.reduce((n, g) => n + g.total, 0)} found.`,
@@ -128,6 +144,7 @@ export async function searchRoutes(app: FastifyInstance, { deps }: { deps: Deps 
     scope.withTypeProvider<TypeBoxTypeProvider>().get(
       '/',
       {
+        prefixTrailingSlash: 'slash',
         constraints: { auth: 'bearer' } as never,
         config: { scope: 'read', tokenLimits: ['search'] },
         schema: {
@@ -135,7 +152,7 @@ export async function searchRoutes(app: FastifyInstance, { deps }: { deps: Deps 
           hide: true,
           operationId: 'searchWithToken',
           querystring: Query,
-          response: { 200: Type.Object({ ok: Type.Literal(true), ...Result }), ...tokenErrors(422, 429) },
+          response: { 200: TokenResult, ...tokenErrors(422, 429) },
         },
       },
       async (request, reply) => {

@@ -2,8 +2,10 @@
 // wires them) on a fresh database of its own, with requests injected and logs captured.
 // Each test file calls createTestApp() once (or more) and closes what it opened.
 
+import { AssertionError } from 'node:assert';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -14,9 +16,11 @@ import { type Config, loadConfig } from '../../src/config.ts';
 import { closeDeps, createDeps, type Deps, type DepsOverrides } from '../../src/core/deps.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrator.ts';
+import { OPENAPI_PATH } from '../../src/http/plugins/openapi.ts';
 import { buildServer } from '../../src/http/server.ts';
 import { createLogger } from '../../src/logging.ts';
 import { startWorker } from '../../src/worker/worker.ts';
+import { type DocumentValidator, validatorFor } from './openapi-validate.ts';
 import { withDatabase } from './template.ts';
 
 /** Every log line the app wrote, raw, for assertions such as "no secret was logged". */
@@ -94,6 +98,90 @@ export interface TestAppOptions {
   extend?: (app: FastifyInstance, deps: Deps) => void;
 }
 
+/**
+ * HOSTPLANE_OPENAPI_REPORT=FILE: every mismatch is appended to FILE instead of failing its test,
+ * so that one run of the suite lists them all (a test stops at its first failure).
+ */
+const REPORT_TO = process.env.HOSTPLANE_OPENAPI_REPORT;
+function report(problem: string | null): void {
+  if (problem !== null && REPORT_TO !== undefined) appendFileSync(REPORT_TO, `${JSON.stringify(problem)}\n`);
+}
+
+/** The validator of the app's own OpenAPI document (GET /api/v1/openapi.json), made on first use. */
+function documentValidatorOf(app: FastifyInstance): () => Promise<DocumentValidator> {
+  let validator: Promise<DocumentValidator> | null = null;
+  return () =>
+    (validator ??= app.inject({ method: 'GET', url: OPENAPI_PATH }).then((res) => {
+      if (res.statusCode !== 200) throw new Error(`GET ${OPENAPI_PATH} answered ${res.statusCode}: ${res.body}`);
+      return validatorFor(res.body);
+    }));
+}
+
+/**
+ * `inject`, checked: every answer must be one the app's own OpenAPI document allows (status
+ * listed for the operation, body matching its schema and media type), else the request throws
+ * an AssertionError and the test that made it fails (openapi-validate.ts).
+ */
+function checkedInject(
+  app: FastifyInstance,
+  validator: () => Promise<DocumentValidator>,
+  hidden: Set<string>,
+): (options: InjectOptions) => Promise<LightMyRequestResponse> {
+  return async (options) => {
+    const res = await app.inject(options);
+    const request = res.raw.req;
+    const received = {
+      method: request.method ?? 'GET',
+      url: request.url ?? '/',
+      statusCode: res.statusCode,
+      contentType: res.headers['content-type'] as string | undefined,
+      body: res.body,
+    };
+    const id = String(res.headers['x-request-id']);
+    const hiddenRoute = hidden.delete(id);
+    if (REPORT_TO === undefined) (await validator()).assert(received, hiddenRoute);
+    else report((await validator()).problem(received, hiddenRoute));
+    return res;
+  };
+}
+
+/**
+ * Which requests a route hidden from the document answered (by request id, for checkedInject),
+ * and the same check for answers sent over a real socket (tests that listen: the CLI, signed
+ * download links). Those cannot throw where the request was made, so what is wrong is kept and
+ * fails the app's close(). Streamed bodies are not read: their status and media type are checked.
+ */
+function checkSocketAnswers(
+  app: FastifyInstance,
+  validator: () => Promise<DocumentValidator>,
+  problems: string[],
+  hidden: Set<string>,
+) {
+  app.addHook('onSend', (request, reply, payload, done) => {
+    const hiddenRoute = (request.routeOptions?.schema as { hide?: boolean } | undefined)?.hide === true;
+    if (!(request.raw.socket instanceof Socket)) {
+      if (hiddenRoute) hidden.add(request.id);
+      return done(null, payload);
+    }
+    const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
+    const received = {
+      method: request.method,
+      url: request.url,
+      statusCode: reply.statusCode,
+      contentType: reply.getHeader('content-type') as string | undefined,
+      body: payload === undefined || payload === null ? '' : body,
+    };
+    validator()
+      .then((v) => {
+        const problem = v.problem(received, hiddenRoute);
+        if (REPORT_TO !== undefined) report(problem);
+        else if (problem !== null) problems.push(problem);
+      })
+      .catch((error: unknown) => problems.push(String(error)))
+      .finally(() => done(null, payload));
+  });
+}
+
 export interface TestApp {
   app: FastifyInstance;
   deps: Deps;
@@ -127,6 +215,10 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   if (options.worker) await startWorker(deps);
   const app = buildServer(deps);
   options.extend?.(app, deps);
+  const validator = documentValidatorOf(app);
+  const socketProblems: string[] = [];
+  const hidden = new Set<string>();
+  checkSocketAnswers(app, validator, socketProblems, hidden);
   await app.ready();
   let closed = false;
   return {
@@ -135,7 +227,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     config,
     logs,
     dataDir,
-    inject: (injectOptions) => app.inject(injectOptions),
+    inject: checkedInject(app, validator, hidden),
     async close() {
       if (closed) return;
       closed = true;
@@ -143,6 +235,12 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       await closeDeps(deps);
       await testDb.drop();
       rmSync(dataDir, { recursive: true, force: true });
+      if (socketProblems.length > 0) {
+        throw new AssertionError({
+          message: `Answers sent over a socket do not match the OpenAPI document:\n${socketProblems.join('\n')}`,
+          operator: 'openapi',
+        });
+      }
     },
   };
 }

@@ -44,6 +44,8 @@ const DepositSchema = Type.Object({
   reviewed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 });
 
+const ProofFile = Type.String({ format: 'binary', description: 'the payment proof, as uploaded' });
+
 function transactionView(t: LedgerRow) {
   return {
     id: t.id,
@@ -130,7 +132,9 @@ export async function walletRoutes(root: FastifyInstance, { deps }: { deps: Deps
           'Fields: `amount` (rupees, > 0, at most 100000.00, two decimals at most), `txn_ref` (the UPI or bank ' +
           'reference, 4–64 characters, unique across all accounts regardless of case: reuse is 422), `screenshot` ' +
           '(PNG, JPEG, WebP or PDF by content, at most 5 MiB: 413 when larger, 415 for other content), `csrf_token` ' +
-          '(or the X-CSRF-Token header). Limited to 5 an hour and 20 a day per account.',
+          '(before the screenshot, or the X-CSRF-Token header: a file is refused before it is read without it). ' +
+          'Limited to 5 an hour and 20 a day per account; 429 while 2 uploads of the account are in flight, 507 ' +
+          'insufficient_storage when the server is short of disk space.',
         consumes: ['multipart/form-data'],
         body: Type.Object(
           {
@@ -143,7 +147,10 @@ export async function walletRoutes(root: FastifyInstance, { deps }: { deps: Deps
           },
           { additionalProperties: false },
         ),
-        response: { 201: okSchema({ deposit: DepositSchema }), ...sessionErrors(400, 401, 403, 413, 415, 422, 429) },
+        response: {
+          201: okSchema({ deposit: DepositSchema }),
+          ...sessionErrors(400, 401, 403, 413, 415, 422, 429, 507),
+        },
       },
     },
     async (request, reply) => {
@@ -194,10 +201,19 @@ export async function walletRoutes(root: FastifyInstance, { deps }: { deps: Deps
           { additionalProperties: false },
         ),
         response: {
-          200: Type.Union([
-            okSchema({ deposits: Type.Array(DepositSchema), pagination: PaginationSchema }),
-            okSchema({ deposit: DepositSchema }),
-          ]),
+          // JSON, or with action=screenshot the proof file as it was uploaded.
+          200: {
+            description: 'Your deposits, or one (?id=); with action=screenshot its proof file, as an attachment',
+            content: {
+              'application/json': {
+                schema: Type.Union([
+                  okSchema({ deposits: Type.Array(DepositSchema), pagination: PaginationSchema }),
+                  okSchema({ deposit: DepositSchema }),
+                ]),
+              },
+              ...Object.fromEntries(Object.values(CONTENT_TYPES).map((type) => [type, { schema: ProofFile }])),
+            },
+          },
           ...sessionErrors(401, 404, 422),
         },
       },

@@ -7,27 +7,71 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import { SessionError, TokenError } from '../schemas.ts';
+import { SessionError, sessionErrors, TokenError, tokenErrors } from '../schemas.ts';
+import { surfaceOf } from '../surfaces.ts';
 
 export const OPENAPI_PATH = '/api/v1/openapi.json';
 
 type DocumentedSchema = { hide?: boolean; operationId?: string; security?: unknown };
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The route takes a bare request as an empty body (the token surfaces read no body as `{}`,
+     * plugins/validation.ts emptyBodyAsObject): its request body is documented as optional.
+     */
+    optionalBody?: boolean;
+  }
+}
+
+/** `/a/:id` as OpenAPI writes it: `/a/{id}`. */
+const openApiPath = (url: string) => url.replace(/:(\w+)/g, '{$1}');
+
 function methodsOf(route: RouteOptions): string[] {
   return (Array.isArray(route.method) ? route.method : [route.method]).map(String);
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * The refusals the shared plumbing makes before a route's handler runs: a path parameter that
+ * does not decode (400 bad_request); parameters, query or body that fail the route's schema (422
+ * validation_failed); on a route that takes a body, a body that does not parse (400), one over
+ * the size limit (413) or of a type the route does not take (415, multipart included), and on the
+ * session surface a mutation without its CSRF token or from another site (403 csrf_failed;
+ * public routes included). Added to the route's responses, in its surface's envelope, where the
+ * route does not list them itself.
+ */
+function withPlumbingRefusals(route: RouteOptions): void {
+  const schema = route.schema as
+    | { response?: Record<string, unknown>; params?: unknown; querystring?: unknown; body?: unknown }
+    | undefined;
+  const surface = surfaceOf(route.url);
+  if (schema === undefined || surface === 'health') return;
+  const takesBody = methodsOf(route).some((m) => BODY_METHODS.has(m));
+  const statuses = takesBody ? (surface === 'session' ? [400, 403, 413, 415] : [400, 413, 415]) : [];
+  if (route.url.includes(':')) statuses.push(400);
+  if (schema.params !== undefined || schema.querystring !== undefined || schema.body !== undefined) statuses.push(422);
+  if (statuses.length === 0) return;
+  const refusals = surface === 'session' ? sessionErrors(...statuses) : tokenErrors(...statuses);
+  const response = { ...schema.response };
+  for (const status of statuses) if (!(status in response)) response[status] = refusals[status];
+  route.schema = { ...schema, response };
 }
 
 /**
  * Refuse, at boot, a documented route without an operationId, a duplicate one, or (once every
  * plugin has seen the routes) one that declares no security. HEAD routes mirror their GET.
  */
-function checkOperations(app: FastifyInstance): void {
+function checkOperations(app: FastifyInstance, optionalBodies: Set<string>): void {
   const seen = new Map<string, string>();
   const documented: RouteOptions[] = [];
   app.addHook('onRoute', (route) => {
     const methods = methodsOf(route).filter((m) => m !== 'HEAD');
     const schema = route.schema as DocumentedSchema | undefined;
     if (methods.length === 0 || schema?.hide) return;
+    if (route.config?.optionalBody) for (const m of methods) optionalBodies.add(`${m} ${openApiPath(route.url)}`);
+    withPlumbingRefusals(route);
     const name = `${methods.join(',')} ${route.url}`;
     const id = schema?.operationId;
     if (id === undefined) {
@@ -48,8 +92,21 @@ function checkOperations(app: FastifyInstance): void {
 }
 
 /** Registers on the root instance (not a child scope), so routes of every surface are seen. */
+/** Request bodies of the routes that take none as `{}` are not required (fastify-swagger says they all are). */
+function markOptionalBodies(document: Record<string, unknown>, optionalBodies: Set<string>): void {
+  const paths = (document.paths ?? {}) as Record<string, Record<string, { requestBody?: { required?: boolean } }>>;
+  for (const [path, item] of Object.entries(paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      if (operation.requestBody && optionalBodies.has(`${method.toUpperCase()} ${path}`)) {
+        operation.requestBody.required = false;
+      }
+    }
+  }
+}
+
 export function registerOpenApi(app: FastifyInstance, publicUrl: string, altBasePath = '/cloud'): void {
-  checkOperations(app);
+  const optionalBodies = new Set<string>();
+  checkOperations(app, optionalBodies);
   app.addSchema(TokenError);
   app.addSchema(SessionError);
   app.register(swagger, {
@@ -67,6 +124,8 @@ export function registerOpenApi(app: FastifyInstance, publicUrl: string, altBase
           'one-time codes, forgot, reset, verify) take JSON without a CSRF token; sent as a form ' +
           "(multipart or any other non-JSON body) they need the anonymous session's token from " +
           '`GET /api/v1/client/auth/csrf/`, else 403 csrf_failed. Money is a decimal string in INR.',
+        // The project is not published under an open licence (an SPDX reference of its own).
+        license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
       },
       servers: [{ url: publicUrl }],
       components: {
@@ -107,6 +166,11 @@ export function registerOpenApi(app: FastifyInstance, publicUrl: string, altBase
     },
     // Shared schemas keep their $id as the component name, so errors read `#/components/schemas/TokenError`.
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transformObject: (documentObject) => {
+      const document = (documentObject as { openapiObject: Record<string, unknown> }).openapiObject;
+      markOptionalBodies(document, optionalBodies);
+      return document as never;
+    },
   });
   app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
   app.get(OPENAPI_PATH, { schema: { tags: ['meta'], summary: 'This OpenAPI document', hide: true } }, async () =>

@@ -190,7 +190,8 @@ export async function instanceRoutes(root: FastifyInstance, { deps }: { deps: De
           'Required: plan, server_name, eula, idempotency_key (or the Idempotency-Key header). ' +
           '402 insufficient_funds (details: balance, required, shortfall, deposit_url); 409 unavailable:<reason>, ' +
           'idempotency_conflict, idempotency_in_progress; 422 bad_config_<field> (the first failing field; ' +
-          'details.fields names every one as this body names it), domain_required, bad_domain; ' +
+          'details.fields names every one as this body names it), domain_required, bad_domain, domain_taken (also ' +
+          "the job's error, refunded, when the web server holds the domain under an account that is not ours); " +
           '429 after 10 deploys in an hour (decided before any charge).',
         body: DeployBody,
         response: {
@@ -266,7 +267,8 @@ export async function instanceRoutes(root: FastifyInstance, { deps }: { deps: De
               uptime_seconds: orUnknown(Type.Integer()),
             }),
           }),
-          ...tokenErrors(404, 409, 503),
+          // 422 not_supported: a product with no live figures (web hosting).
+          ...tokenErrors(404, 409, 422, 503),
         },
       },
     },
@@ -291,7 +293,8 @@ export async function instanceRoutes(root: FastifyInstance, { deps }: { deps: De
   app.post(
     '/instances/:id/:action',
     {
-      config: { scope: 'instances.write' },
+      // Power actions take no parameters: a bare POST is one (read as `{}`).
+      config: { scope: 'instances.write', optionalBody: true },
       schema: {
         tags,
         operationId: 'runInstanceAction',
