@@ -38,6 +38,8 @@ export interface Config {
   metricsHost: string;
   /** Bearer token that opens GET /metrics on the main port, or null for no /metrics route there. */
   metricsToken: string | null;
+  /** Free space (MB) the upload temporary directory keeps: an upload that would go below it is 507. */
+  uploadFreeSpaceFloorMb: number;
 }
 
 export class ConfigError extends Error {
@@ -104,6 +106,12 @@ export const VARIABLES: readonly Variable[] = [
     name: 'METRICS_TOKEN',
     description: 'serve GET /metrics on the main port to `Authorization: Bearer <token>` (at least 16 characters)',
     default: 'unset (no /metrics there)',
+  },
+  {
+    name: 'UPLOAD_FREE_SPACE_FLOOR_MB',
+    description:
+      'free space (MB) the disk of DATA_DIR/uploads/tmp keeps: an upload that could go below it is refused 507',
+    default: '1024',
   },
 ];
 
@@ -250,6 +258,15 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     );
   }
 
+  // Uploads stream to DATA_DIR/uploads/tmp, the embedded database's disk: refused before they fill it.
+  let uploadFreeSpaceFloorMb = 1024;
+  const floorRaw = get('UPLOAD_FREE_SPACE_FLOOR_MB');
+  if (floorRaw !== undefined) {
+    if (!/^\d{1,10}$/.test(floorRaw) || Number(floorRaw) > 1_000_000_000)
+      fail('UPLOAD_FREE_SPACE_FLOOR_MB', floorRaw, 'must be a whole number of megabytes from 0 to 1000000000');
+    else uploadFreeSpaceFloorMb = Number(floorRaw);
+  }
+
   if (terminateDays <= graceDays) {
     problems.push(`TERMINATE_DAYS (${terminateDays}) must be more than GRACE_DAYS (${graceDays})`);
   }
@@ -279,6 +296,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     metricsPort,
     metricsHost,
     metricsToken,
+    uploadFreeSpaceFloorMb,
   };
 }
 

@@ -169,7 +169,7 @@ describe('crash during provisioning', () => {
       vms: { name: string }[];
       calls: Record<string, number>;
     };
-    assert.equal(state.vms.filter((vm) => vm.name === `hp-svc-${serviceId}`).length, 1, 'exactly one VM');
+    assert.equal(state.vms.filter((vm) => vm.name.endsWith(`-svc-${serviceId}`)).length, 1, 'exactly one VM');
     assert.equal(state.calls['POST /nodes/:/qemu/:/clone'], 1, 'cloned once');
     const wallet = await client.call<{ wallet: { balance: string } }>('GET', '/wallet/');
     assert.equal(wallet.wallet.balance, '701.00');

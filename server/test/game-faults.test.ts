@@ -206,7 +206,9 @@ async function settled(placed: Placed, app: UpstreamApp = u) {
 }
 
 const serversOf = (serviceId: number, app: UpstreamApp = u) =>
-  [...(app.ptero?.state.servers.values() ?? [])].filter((s) => s.externalId === `hp-svc-${serviceId}`);
+  [...(app.ptero?.state.servers.values() ?? [])].filter(
+    (s) => s.externalId === `hp-${app.t.deps.installation.id}-svc-${serviceId}`,
+  );
 
 const statusOf = async (serviceId: number, app: UpstreamApp = u) =>
   (
@@ -657,6 +659,7 @@ describe('fuzz', () => {
         url: `${GAME}?service=${c.serviceId}&action=file_upload`,
         headers: {
           'content-type': form.contentType,
+          'x-csrf-token': c.browser.csrfToken ?? '',
           cookie: [...c.browser.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
         },
         remoteAddress: c.browser.ip,

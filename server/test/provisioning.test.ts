@@ -61,7 +61,7 @@ describe('provisioning', () => {
     assert.equal(active.last_job.progress, 100);
     assert.match(active.ipv4, /^203\.0\.113\.\d+$/);
     assert.ok(active.paid_until);
-    const [vm] = vmsNamed(`hp-svc-${placed.service.id}`);
+    const [vm] = vmsNamed(`hp-${u.t.deps.installation.id}-svc-${placed.service.id}`);
     assert.ok(vm);
     assert.equal(vm.config.ipconfig0, `ip=${active.ipv4}/26,gw=203.0.113.1`);
     assert.equal(vm.status, 'running');
@@ -106,7 +106,7 @@ describe('provisioning', () => {
     await u.pve.setFaults({ down: false });
     const active = await settled(browser, placed.service.id);
     assert.equal(active.status, 'active');
-    assert.equal(vmsNamed(`hp-svc-${placed.service.id}`).length, 1);
+    assert.equal(vmsNamed(`hp-${u.t.deps.installation.id}-svc-${placed.service.id}`).length, 1);
   });
 
   test('the clone happened but its answer was lost: the retry continues the same VM', async () => {
@@ -116,7 +116,7 @@ describe('provisioning', () => {
     const placed = await orderVps(browser);
     const active = await settled(browser, placed.service.id);
     assert.equal(active.status, 'active');
-    assert.equal(vmsNamed(`hp-svc-${placed.service.id}`).length, 1);
+    assert.equal(vmsNamed(`hp-${u.t.deps.installation.id}-svc-${placed.service.id}`).length, 1);
     assert.equal((u.pve.calls.get('POST /nodes/:/qemu/:/clone') ?? 0) - clonesBefore, 1);
   });
 
@@ -147,7 +147,7 @@ describe('provisioning', () => {
       .where('service_id', '=', placed.service.id)
       .execute();
     assert.equal(ip.length, 0, 'the address went back to the pool');
-    assert.equal(vmsNamed(`hp-svc-${placed.service.id}`).length, 0);
+    assert.equal(vmsNamed(`hp-${u.t.deps.installation.id}-svc-${placed.service.id}`).length, 0);
     const notes = (await browser.get('/api/v1/client/notifications/')).json().notifications;
     assert.ok(notes.some((x: { kind: string; body: string }) => x.kind === 'service_failed' && /299\.00/.test(x.body)));
     assert.ok(account);
@@ -206,14 +206,14 @@ describe('provisioning', () => {
     });
     await u.pve.setFaults({ hang: false });
     assert.equal((await settled(browser, placed.service.id)).status, 'active');
-    assert.equal(vmsNamed(`hp-svc-${placed.service.id}`).length, 1);
+    assert.equal(vmsNamed(`hp-${u.t.deps.installation.id}-svc-${placed.service.id}`).length, 1);
   });
 
   test("a VM deleted behind the platform's back: clients get a plain message, staff and the logs the node's words", async () => {
     const { browser } = await client();
     const placed = await orderVps(browser);
     assert.equal((await settled(browser, placed.service.id)).status, 'active');
-    const [vm] = vmsNamed(`hp-svc-${placed.service.id}`);
+    const [vm] = vmsNamed(`hp-${u.t.deps.installation.id}-svc-${placed.service.id}`);
     assert.ok(vm);
     u.pve.state.vms.delete(vm.vmid);
     const stop = await browser.post(

@@ -240,7 +240,7 @@ describe('instances', () => {
     assert.equal(again.json().error, 'no_vm');
     assert.match(again.json().message, /already terminated/);
     assert.equal(
-      [...u.pve.state.vms.values()].some((vm) => vm.name === `hp-svc-${instanceId}`),
+      [...u.pve.state.vms.values()].some((vm) => vm.name === `hp-${u.t.deps.installation.id}-svc-${instanceId}`),
       false,
     );
   });

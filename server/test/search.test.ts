@@ -106,7 +106,9 @@ describe('search', () => {
   test('a MAC address in any notation finds the server whose NIC has it (as its node shows it), and its addresses', async () => {
     /** The MAC of a service's VM as the Proxmox node has it (`virtio=BC:24:11:…,bridge=vmbr0`). */
     const macOf = (serviceId: number) => {
-      const vm = [...u.pve.state.vms.values()].find((v) => v.name === `hp-svc-${serviceId}`);
+      const vm = [...u.pve.state.vms.values()].find(
+        (v) => v.name === `hp-${u.t.deps.installation.id}-svc-${serviceId}`,
+      );
       const mac = /=((?:[0-9A-F]{2}:){5}[0-9A-F]{2}),/i.exec(vm?.config.net0 ?? '')?.[1];
       assert.ok(mac, `service ${serviceId}: ${vm?.config.net0}`);
       return mac.toUpperCase();

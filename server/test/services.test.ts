@@ -280,7 +280,7 @@ describe('requests reviewed by staff', () => {
     const svc = await detail(owner.browser);
     assert.equal(svc.status, 'terminated');
     assert.equal(
-      [...u.pve.state.vms.values()].some((vm) => vm.name === `hp-svc-${serviceId}`),
+      [...u.pve.state.vms.values()].some((vm) => vm.name === `hp-${u.t.deps.installation.id}-svc-${serviceId}`),
       false,
     );
     const ip = await u.t.deps.database.db

@@ -6,7 +6,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
+import { Type } from 'typebox';
 import { principalOf, tokenAuth } from '../src/http/plugins/token-auth.ts';
+import { tokenErrors } from '../src/http/schemas.ts';
 import { signedInBrowser } from './support/factories.ts';
 import { createTestApp, type TestApp } from './support/harness.ts';
 import { type ApiClient, apiClient } from './support/rest.ts';
@@ -21,10 +23,12 @@ before(async () => {
       app.register(
         async (alt) => {
           await alt.register(tokenAuth, { deps });
-          alt.get('/whoami', { config: { scope: 'read' }, schema: { operationId: 'altWhoami' } }, async (request) => ({
-            ok: true,
-            account: principalOf(request).accountId,
-          }));
+          const response = { 200: Type.Object({ ok: Type.Literal(true), account: Type.Integer() }), ...tokenErrors() };
+          alt.get(
+            '/whoami',
+            { config: { scope: 'read' }, schema: { operationId: 'altWhoami', response } },
+            async (request) => ({ ok: true as const, account: principalOf(request).accountId }),
+          );
         },
         { prefix: ALT },
       );

@@ -19,7 +19,12 @@ import { createMailer, type Mailer } from './mail/mailer.ts';
 import { createNodeService, type NodeService } from './nodes/node.service.ts';
 import { createNotificationService, type NotificationService } from './notifications/notification.service.ts';
 import { createOrderService, type OrderService } from './orders/order.service.ts';
-import { createRateLimits, type RateLimitStore, type RateLimits } from './ratelimit/rate-limits.ts';
+import {
+  createRateLimits,
+  type LimitOverrides,
+  type RateLimitStore,
+  type RateLimits,
+} from './ratelimit/rate-limits.ts';
 import { createSearch, type Search } from './search/search.service.ts';
 import { type Backends, createBackends, type DriverTiming } from './services/backends.ts';
 import { type Consoles, createConsoles } from './services/consoles.ts';
@@ -75,8 +80,10 @@ export interface DepsOverrides {
   rateLimitPrefix?: string;
   /** Per-queue policy changes (tests shorten retry delays). */
   queues?: Partial<Record<keyof AppJobs, Partial<QueueDefinition>>>;
-  /** Upstream driver timing (tests poll faster). */
+  /** Upstream driver timing (tests poll faster) and the nodes' default call budget (tests raise it). */
   driverTiming?: DriverTiming;
+  /** Numbers of some rate limits (tests that drive one account hard raise the panel limits). */
+  limits?: LimitOverrides;
 }
 
 /** Connections of the PostgreSQL rate-limit store's own pool. */
@@ -118,7 +125,11 @@ export async function createDeps(
   const secretKey = overrides.secretKey ?? resolveSecretKey(config);
   const db = database.db;
   const installation: { id: string } = { id: await loadInstallationId(db) };
-  const limits = createRateLimits(rateLimitStore(config, database), overrides.rateLimitPrefix ?? config.redisPrefix);
+  const limits = createRateLimits(
+    rateLimitStore(config, database),
+    overrides.rateLimitPrefix ?? config.redisPrefix,
+    overrides.limits,
+  );
   const bus = await createBus(database, logger);
   const mailer = createMailer({
     db,
@@ -171,7 +182,7 @@ export async function createDeps(
     }),
   });
   const sshKeys = createSshKeyService({ db });
-  const orders = createOrderService({ db, jobs, clock });
+  const orders = createOrderService({ db, jobs, clock, billing });
   const services = createServiceService({
     db,
     secretKey,

@@ -27,6 +27,7 @@ const CATALOGUE = {
   // ordering and billing
   domain_required: { status: 422, message: 'A domain is required for this plan.' },
   bad_domain: { status: 422, message: 'The domain is not valid.' },
+  domain_taken: { status: 422, message: 'The domain is already hosted by another account.' },
   insufficient_funds: { status: 422, message: 'The wallet balance does not cover the price.' },
   idempotency_conflict: { status: 409, message: 'This idempotency key was used with a different request.' },
   idempotency_in_progress: { status: 409, message: 'A request with this idempotency key is still running.' },
@@ -44,7 +45,6 @@ const CATALOGUE = {
   locked: { status: 409, message: 'Another job is running on this service.' },
   hypervisor_not_configured: { status: 409, message: 'No hypervisor is configured for this service.' },
   no_vm: { status: 409, message: 'This service has no virtual machine yet.' },
-  sso_unavailable: { status: 409, message: 'This service has no single sign-on.' },
   limit_reached: { status: 409, message: 'A limit of your plan is reached.' },
   not_supported: { status: 422, message: 'This service does not support that.' },
   node_unreachable: { status: 503, message: 'The upstream node did not answer.' },
@@ -63,6 +63,7 @@ const CATALOGUE = {
   bad_mailbox: { status: 422, message: 'The mailbox is not valid.' },
   // the server itself
   service_unavailable: { status: 503, message: 'The service is temporarily unavailable.' },
+  insufficient_storage: { status: 507, message: 'The server is short of disk space for uploads; try again later.' },
   internal_error: { status: 500, message: 'Something went wrong on our side.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

@@ -42,6 +42,7 @@ const DESCRIPTIONS: Record<number, string> = {
   429: 'Rate limited; see Retry-After',
   500: 'Internal error',
   503: 'A dependency is unavailable',
+  507: 'Insufficient storage: the server is short of disk space for uploads',
 };
 
 function errorResponses(schema: TSchema & { $id?: string }, statuses: number[]): Record<number, TSchema> {

@@ -64,6 +64,7 @@ export async function gameClient(
         url: `${GAME}?service=${serviceId}&action=file_upload`,
         headers: {
           'content-type': form.contentType,
+          'x-csrf-token': browser.csrfToken ?? '',
           cookie: [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
         },
         remoteAddress: browser.ip,
@@ -112,11 +113,12 @@ export async function orderGame(
   return { serviceId: res.json().service.id, label, jobId };
 }
 
-/** The emulator's server of a service (by its external id `hp-svc-<id>`). */
+/** The emulator's server of a service (by its external id `hp-<installation>-svc-<id>`). */
 export function panelServer(u: UpstreamApp, serviceId: number) {
   const ptero = u.ptero;
   assert.ok(ptero, 'the app has no game panel');
-  const server = [...ptero.state.servers.values()].find((s) => s.externalId === `hp-svc-${serviceId}`);
+  const name = `hp-${u.t.deps.installation.id}-svc-${serviceId}`;
+  const server = [...ptero.state.servers.values()].find((s) => s.externalId === name);
   assert.ok(server, `no panel server for service ${serviceId}`);
   return server;
 }

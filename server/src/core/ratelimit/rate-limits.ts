@@ -62,6 +62,20 @@ export const LIMITS = {
   search: { points: 30, duration: 10, description: 'searches, per session or token (CONTRACT §8)' },
   live_status_account: { points: 60, duration: 60, description: 'live power/status reads, per account' },
   live_graph_account: { points: 20, duration: 60, description: 'live graph reads, per account' },
+  game_invite_service: { points: 10, duration: 3600, description: 'game subuser invites, per service' },
+  // Panel actions (T3-M5): all customers of a node share its panel key's allowance (Pterodactyl:
+  // 720 a minute for the one panel user), so each account gets a share well below it.
+  panel_read_account: { points: 120, duration: 60, description: 'panel reads (GET game/web/vps actions), per account' },
+  panel_write_account: {
+    points: 30,
+    duration: 60,
+    description: 'panel actions that change something (POST game/web/vps actions), per account',
+  },
+  panel_sso_account: {
+    points: 10,
+    duration: 60,
+    description: 'panel sign-in links (services ?action=sso), per account',
+  },
 } as const satisfies Record<string, LimitSpec>;
 
 export type LimitName = keyof typeof LIMITS;
@@ -91,6 +105,11 @@ export interface RateLimits {
   block(name: LimitName, key: string, seconds: number): Promise<void>;
   /** Forget a key (e.g. the failure count after a successful login). */
   reset(name: LimitName, key: string): Promise<void>;
+  /**
+   * Every key the store holds under this instance's prefix, for audits (no key may hold a session
+   * id, token or code: T3-M6): a SCAN of Redis, the `rate_limits` rows, the memory limiters' keys.
+   */
+  storedKeys(): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -241,7 +260,14 @@ function batchedCounter(redis: Redis): BatchedCount {
     });
 }
 
-export function createRateLimits(store: RateLimitStore, keyPrefix = 'hp'): RateLimits {
+/** Numbers of some limits changed for this instance (tests that drive one account hard); README lists LIMITS. */
+export type LimitOverrides = Partial<Record<LimitName, Partial<Pick<LimitSpec, 'points' | 'duration'>>>>;
+
+export function createRateLimits(store: RateLimitStore, keyPrefix = 'hp', overrides: LimitOverrides = {}): RateLimits {
+  const specOf = (name: LimitName): LimitSpec => {
+    const changed = overrides[name];
+    return changed === undefined ? LIMITS[name] : { ...LIMITS[name], ...changed };
+  };
   const redis =
     store.kind === 'redis'
       ? new Redis(store.url, {
@@ -265,7 +291,7 @@ export function createRateLimits(store: RateLimitStore, keyPrefix = 'hp'): RateL
   counting?.on('error', () => {});
   const count = counting ? batchedCounter(counting) : null;
   const baseOf = (name: LimitName) => {
-    const spec: LimitSpec = LIMITS[name];
+    const spec = specOf(name);
     return {
       points: spec.points,
       duration: spec.duration,
@@ -317,7 +343,7 @@ export function createRateLimits(store: RateLimitStore, keyPrefix = 'hp'): RateL
 
   type Counts = Pick<RateLimiterRes, 'remainingPoints' | 'msBeforeNext'>;
   const state = (name: LimitName, res: Counts): LimitState => ({
-    limit: LIMITS[name].points,
+    limit: specOf(name).points,
     remaining: Math.max(0, res.remainingPoints),
     reset: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
   });
@@ -363,7 +389,7 @@ export function createRateLimits(store: RateLimitStore, keyPrefix = 'hp'): RateL
     lease.points -= points;
     lease.used = now;
     return state(name, {
-      remainingPoints: LIMITS[name].points - (lease.consumed - lease.points),
+      remainingPoints: specOf(name).points - (lease.consumed - lease.points),
       msBeforeNext: lease.until - now,
     });
   };
@@ -415,7 +441,7 @@ export function createRateLimits(store: RateLimitStore, keyPrefix = 'hp'): RateL
   return {
     async consume(name, key, options = {}) {
       const points = options.points ?? 1;
-      const spec: LimitSpec = LIMITS[name];
+      const spec = specOf(name);
       // Limits with a lockout (blockDuration) keep rate-limiter-flexible's own consume.
       if (count !== null && spec.blockDuration === undefined) {
         const full = keyOf(name, key);
@@ -471,7 +497,7 @@ export function createRateLimits(store: RateLimitStore, keyPrefix = 'hp'): RateL
     async check(name, key, code = 'rate_limited') {
       const got = await limiter(name).get(key);
       if (got === null)
-        return { limit: LIMITS[name].points, remaining: LIMITS[name].points, reset: LIMITS[name].duration };
+        return { limit: specOf(name).points, remaining: specOf(name).points, reset: specOf(name).duration };
       // What this process's lease still holds is counted in the store but not used.
       const res = { remainingPoints: got.remainingPoints + heldBy(name, key), msBeforeNext: got.msBeforeNext };
       if (res.remainingPoints <= 0 && res.msBeforeNext > 0) throw refuse(name, res, code);
@@ -493,6 +519,27 @@ export function createRateLimits(store: RateLimitStore, keyPrefix = 'hp'): RateL
     async reset(name, key) {
       dropLease(name, key);
       await limiter(name).delete(key);
+    },
+    async storedKeys() {
+      // rate-limiter-flexible keeps a memory limiter's counts in a Map it does not expose.
+      const inMemory = [...limiters.values(), ...insurance.values()].flatMap((l) => {
+        const storage = (l as unknown as { _memoryStorage?: { _storage?: Map<string, unknown> } })._memoryStorage;
+        return [...(storage?._storage?.keys() ?? [])];
+      });
+      if (redis !== null) {
+        const found: string[] = [];
+        for await (const keys of redis.scanStream({ match: `${keyPrefix}:*`, count: 1000 }))
+          found.push(...(keys as string[]));
+        return [...found, ...inMemory];
+      }
+      if (store.kind === 'postgres') {
+        const rows = await store.pool.query<{ key: string }>('select key from rate_limits where left(key, $1) = $2', [
+          keyPrefix.length + 1,
+          `${keyPrefix}:`,
+        ]);
+        return rows.rows.map((row) => row.key);
+      }
+      return inMemory;
     },
     async close() {
       if (sweep !== null) clearInterval(sweep);

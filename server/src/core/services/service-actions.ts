@@ -4,10 +4,16 @@
 // and the live power and utilisation of many services at once for lists (one cached probe per
 // node, core/products/live.ts: a list never counts against the live-read allowance). Live reads
 // give up after a few seconds rather than hang a request on a slow node.
+//
+// Panel budgets (T3-M5): every panel action counts against its account's reads or writes a minute
+// and every sign-in link against its SSO allowance (LIMITS panel_*), and a customer's action takes
+// its node calls as a customer's from the node's shared budget (upstreams/budgets.ts): one that
+// would wait too long for its node is 429 rate_limited with Retry-After, whatever the product.
 
 import type { Kysely } from 'kysely';
 import type { TProperties } from 'typebox';
 import type { DB, Job, NodeRow, Service } from '../../db/tables.ts';
+import { onBehalfOfClient } from '../../upstreams/budgets.ts';
 import type { UpstreamConsoleTicket } from '../../upstreams/driver.ts';
 import type { MetricPoint, PowerState, VmStatus } from '../../upstreams/hypervisor.ts';
 import type { Bus } from '../bus.ts';
@@ -29,6 +35,21 @@ import type { RateLimits } from '../ratelimit/rate-limits.ts';
 import type { Backends } from './backends.ts';
 import type { ReadCache } from './list-cache.ts';
 import type { ServiceScope, ServiceService } from './service.service.ts';
+
+/** The limit a panel action counts against: reads (GET actions) and writes apart. */
+export const panelLimitOf = (action: ProductAction) =>
+  action.method === 'read' ? ('panel_read_account' as const) : ('panel_write_account' as const);
+
+/** Run a customer's request to a node: refused for the node's budget, it is a 429 on every surface. */
+const asClient = <T>(work: () => Promise<T>): Promise<T> =>
+  onBehalfOfClient(
+    work,
+    (seconds) =>
+      new AppError('rate_limited', {
+        message: `The panel of this service is busy; try again in ${seconds} s.`,
+        retryAfter: seconds,
+      }),
+  );
 
 /** What a list shows of a service whose product reports no utilisation. */
 const NOT_REPORTED: LiveState = { power: null, utilisation: null, gap: 'not_reported', measuredAt: null };
@@ -125,7 +146,7 @@ export function createServiceActions(options: {
   /** What runs the service, to be asked live; 409 when it has nothing running. */
   async function live(product: Product, service: Service): Promise<LiveTarget> {
     const state = liveOf(product);
-    if (!state) throw product.wrongType();
+    if (!state) throw new AppError('not_supported', { message: `A ${product.type} service has nothing live to ask.` });
     return state.target(service, await nodeOf(service));
   }
 
@@ -182,7 +203,9 @@ export function createServiceActions(options: {
     const ctx = contextOf(accountId, service, product, { ...opts, unknown: () => product.wrongType() });
     const shaped = opts.validate ? opts.validate(params) : params;
     const checked = action.check ? await action.check(ctx, shaped) : shaped;
-    return { service, result: await action.handler(ctx, checked) };
+    // Counted once the request would reach the panel (a refusal before it costs the panel nothing).
+    await limits.consume(panelLimitOf(action), `account:${accountId}`);
+    return { service, result: await asClient(() => action.handler(ctx, checked)) };
   }
 
   /** Run the action `name` on the caller's service (see core/products/actions.ts for the checks). */
@@ -205,9 +228,11 @@ export function createServiceActions(options: {
     };
     const refuseType = () => {
       if (own === product) return;
-      const why = own.unsupported?.[name];
-      if (why) throw new AppError('not_supported', { message: why });
-      throw product.wrongType();
+      // Outside a product's own management route, another product's action is one this service
+      // cannot do: 422 not_supported, whichever product the name belongs to (CONTRACT §2).
+      throw new AppError('not_supported', {
+        message: own.unsupported?.[name] ?? `A ${own.type} service has no ${name} action.`,
+      });
     };
     if (action.method === 'mutate') {
       refuseState();
@@ -216,7 +241,7 @@ export function createServiceActions(options: {
       refuseType();
       refuseState();
     }
-    return { service, result: await action.handler(ctx, checked) };
+    return { service, result: await asClient(() => action.handler(ctx, checked)) };
   }
 
   const badSignal = () =>
@@ -269,9 +294,12 @@ export function createServiceActions(options: {
   async function sso(accountId: number, serviceId: number) {
     const service = await services.own(accountId, serviceId);
     const product = productOf(service.type);
-    if (typeof product.sso !== 'function') throw new AppError('sso_unavailable');
+    if (typeof product.sso !== 'function')
+      throw new AppError('not_supported', { message: `A ${service.type} service has no single sign-on.` });
     if (service.status !== 'active') throw product.refused(service);
-    return product.sso(contextOf(accountId, service, product, { unknown: () => product.wrongType() }));
+    await limits.consume('panel_sso_account', `account:${accountId}`);
+    const sso = product.sso.bind(product);
+    return asClient(() => sso(contextOf(accountId, service, product, { unknown: () => product.wrongType() })));
   }
 
   return {
@@ -357,3 +385,27 @@ export type ServiceActions = ReturnType<typeof createServiceActions>;
 
 /** What the power actions and reinstall do (both surfaces' OpenAPI descriptions), from the registry. */
 export const POWER_DESCRIPTION = describeActions('session', 'action');
+
+/**
+ * The checks of runPanel that need none of the action's parameters: ownership (404 not_owner) →
+ * type (the product's wrongType, or not_supported) → state → the product's readiness. For a
+ * route that must decide before it reads a request's body (an upload, T3-M4: nothing of a file
+ * is read for a caller who may not send it); runPanel runs them again when the action runs.
+ */
+export async function authorisePanel(
+  deps: { db: Kysely<DB>; services: ServiceService },
+  accountId: number,
+  serviceId: number,
+  product: Product,
+  action: ProductAction,
+): Promise<Service> {
+  const service = await deps.services.own(accountId, serviceId);
+  if (service.type !== product.type) {
+    const why = productOf(service.type).unsupported?.[action.name];
+    if (why) throw new AppError('not_supported', { message: why });
+    throw product.wrongType();
+  }
+  if (!action.states.includes(service.status)) throw action.refused?.(service) ?? product.refused(service);
+  await product.ready?.(deps.db, service);
+  return service;
+}

@@ -11,7 +11,7 @@ import { keyFieldRule, requestKey } from '../../core/idempotency.ts';
 import { formatPaise } from '../../core/money.ts';
 import { deploy } from '../../core/orders/deploy.ts';
 import { DEFAULT_OS_SLUG, type Placed } from '../../core/orders/order.service.ts';
-import { orderFieldRules } from '../../core/orders/order-input.ts';
+import { OrderConfigSchema, orderFieldRules } from '../../core/orders/order-input.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import { deployDeps } from '../deploy.ts';
 import { sessionErrors } from '../schemas.ts';
@@ -106,7 +106,7 @@ export async function orderRoutes(root: FastifyInstance, { deps }: { deps: Deps 
           ),
           id: Type.Optional(Type.Integer({ minimum: 1, description: 'with action pay: the order' })),
           plan_id: Type.Optional(Type.Integer({ minimum: 1, description: 'required to place an order' })),
-          config: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { maxProperties: 20 })),
+          config: Type.Optional(OrderConfigSchema),
           domain: Type.Optional(Type.Union([Type.String({ maxLength: 253 }), Type.Null()])),
           idempotency_key: Type.Optional(Type.String({ maxLength: 300 })),
         }),

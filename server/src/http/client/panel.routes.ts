@@ -6,6 +6,8 @@
 // Then, in order: ownership (404 not_owner) → type (the product's wrongType) → state → the
 // action's parameters (422, every failing field) → the panel (core/services/service-actions.ts
 // runPanel). The OpenAPI entry lists every action with its parameters, from the registry.
+// An upload (multipart, the X-CSRF-Token header checked by the session plugin) has the action,
+// ownership, type and state decided in preParsing, before a byte of its body is read (T3-M4).
 
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -14,8 +16,9 @@ import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import { type ProductAction, sessionRoutes } from '../../core/products/actions.ts';
 import type { Product } from '../../core/products/index.ts';
+import { authorisePanel } from '../../core/services/service-actions.ts';
 import { validationFields } from '../plugins/errors.ts';
-import { MAX_ANY_FILE_BYTES } from '../plugins/session-auth.ts';
+import { MAX_ANY_FILE_BYTES, sentAsMultipart } from '../plugins/session-auth.ts';
 import { compileValidator } from '../plugins/validation.ts';
 import { sessionErrors } from '../schemas.ts';
 import { jobView } from '../views/service.view.ts';
@@ -178,6 +181,32 @@ export function panelRoutes(product: Product, path: string) {
       compileValidator(schema, true, { nulInDeclaredOnly: true });
     const bodyValidator = ({ schema }: { schema: object }) =>
       compileValidator(schema, false, { nulInDeclaredOnly: true });
+    const checkQuery = queryValidator({ schema: Query });
+
+    /**
+     * A multipart POST (an upload), before its body is read: the query as the route's schema has
+     * it, the action (an upload action: any other takes JSON), then ownership, type and state.
+     * runPanel checks them all again when the request runs.
+     */
+    async function authoriseUpload(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+      if (!sentAsMultipart(request)) return;
+      const query = { ...(request.query as Record<string, unknown>) };
+      if (!checkQuery(query)) throw AppError.fields(validationFields(checkQuery.errors ?? [], 'querystring'));
+      const found = chosen(request, reply, 'mutate');
+      if (!found.action.upload) {
+        throw new AppError('unsupported_media_type', {
+          message: `${found.action.name} takes its parameters as JSON, not a form.`,
+        });
+      }
+      const db = deps.database.db;
+      await authorisePanel(
+        { db, services: deps.services },
+        signedIn(request).account.id,
+        query.service as number,
+        product,
+        found.action,
+      );
+    }
 
     app.get(
       path,
@@ -192,7 +221,8 @@ export function panelRoutes(product: Product, path: string) {
             `A POST action sent as GET is 405.\n\n${describeAll(actions, 'read')}`,
           'x-actions': actionCatalogue(actions, 'read'),
           querystring: Query,
-          response: { 200: Answer, ...sessionErrors(401, 404, 405, 409, 413, 415, 422, 429, 503) },
+          // 400: path_traversal from the file reads (file_read, file_download…); 403 ptero_forbidden.
+          response: { 200: Answer, ...sessionErrors(400, 401, 403, 404, 405, 409, 413, 415, 422, 429, 503) },
         },
       },
       async (request, reply) => {
@@ -210,6 +240,7 @@ export function panelRoutes(product: Product, path: string) {
         // A 1 MiB text in JSON may take several times that on the wire (escapes).
         bodyLimit: 8 * 1024 * 1024,
         config: maxUpload > 0 ? { uploads: { anyType: true, maxBytes: maxUpload } } : {},
+        ...(maxUpload > 0 ? { preParsing: authoriseUpload } : {}),
         schema: {
           tags: [product.type],
           operationId: `${product.type}Mutate`,
@@ -217,7 +248,14 @@ export function panelRoutes(product: Product, path: string) {
           description:
             `\`POST ${label}?service=<id>&action=<name>\` with the parameters as a JSON object ` +
             '(and `csrf_token`, or the X-CSRF-Token header)' +
-            `${maxUpload > 0 ? '; an upload action takes multipart/form-data (its fields first, then the file)' : ''}. ` +
+            `${
+              maxUpload > 0
+                ? '; an upload action takes multipart/form-data (its fields first, then the file) with the ' +
+                  'X-CSRF-Token header, and is refused before its body is read (403 without the header, 422/404/409 ' +
+                  'for the action, ownership, type and state; 429 while 2 uploads of the account are in flight; ' +
+                  '507 insufficient_storage when the server is short of disk space)'
+                : ''
+            }. ` +
             `A GET action sent as POST is 405.\n\n${describeAll(actions, 'mutate')}`,
           'x-actions': actionCatalogue(actions, 'mutate'),
           querystring: Query,
@@ -232,7 +270,7 @@ export function panelRoutes(product: Product, path: string) {
             200: Answer,
             201: Answer,
             202: Answer,
-            ...sessionErrors(400, 401, 403, 404, 405, 409, 413, 415, 422, 429, 503),
+            ...sessionErrors(400, 401, 403, 404, 405, 409, 413, 415, 422, 429, 503, ...(maxUpload > 0 ? [507] : [])),
           },
         },
       },

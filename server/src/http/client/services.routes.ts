@@ -40,9 +40,13 @@ const EventSchema = Type.Object({
 });
 const CredentialsSchema = Type.Object({
   username: Type.String(),
-  password: Type.String(),
+  password: Type.Union([Type.String(), Type.Null()], {
+    description: 'null for a game server: the client sets its panel password (game action panel_password)',
+  }),
   ipv4: Type.Union([Type.String(), Type.Null()]),
   ssh: Type.Union([Type.String(), Type.Null()]),
+  url: Type.Optional(Type.String({ description: 'where to sign in (a game server: its page on the panel)' })),
+  note: Type.Optional(Type.String({ description: 'how to sign in, when there is no stored password' })),
 });
 const LiveSchema = Type.Object({
   power: Type.String(),
@@ -78,6 +82,24 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
       ...(withJob ? { lastJob: detail.lastJob } : {}),
     });
 
+  /**
+   * The service's login. A product that keeps none and signs in on its own panel (game: the
+   * panel has no one-time sign-in, the client sets the panel password) answers how to sign in
+   * there, not 409 no_vm.
+   */
+  async function credentialsOf(accountId: number, id: number) {
+    try {
+      return await deps.services.credentials(accountId, id);
+    } catch (error) {
+      if (!(error instanceof AppError && error.code === 'no_vm')) throw error;
+      const { service } = await deps.services.detail(accountId, id);
+      if (service.status !== 'active' || typeof productOf(service.type).sso !== 'function') throw error;
+      const signOn = await deps.serviceActions.sso(accountId, id);
+      if (signOn.username === undefined) throw error;
+      return { username: signOn.username, password: null, ipv4: null, ssh: null, url: signOn.url, note: signOn.note };
+    }
+  }
+
   app.get(
     '/services/',
     {
@@ -86,7 +108,12 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
         operationId: 'getServices',
         summary: 'Your services with live power state; ?id= one; &action=credentials|events|sso',
         description:
-          'credentials are secret: the answer is not cached (Cache-Control: no-store). sso: for web hosting a one-time cPanel session URL, for a game server its page on the game panel, for a virtual server a console ticket; 409 while the service is not active.',
+          'credentials are secret: the answer is not cached (Cache-Control: no-store). A game server has no stored ' +
+          'password: its credentials are the panel username, the sign-in address and a note on setting the panel ' +
+          'password (POST /api/v1/client/game/?service=<id>&action=panel_password). sso: for web hosting a one-time ' +
+          'cPanel session URL; for a game server its page on the game panel and the username (the panel has no ' +
+          'one-time sign-in); for a virtual server a console ticket; 409 while the service is not active; 422 ' +
+          'not_supported for a product without sign-on (bare metal).',
         querystring: Type.Object(
           {
             ...PAGE_QUERY,
@@ -110,10 +137,12 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
                 expires_at: Type.Union([Type.String(), Type.Null()]),
                 note: Type.String(),
                 password: Type.Union([Type.String(), Type.Null()]),
+                username: Type.Optional(Type.String({ description: 'whom to sign in as, where the panel asks' })),
               }),
             }),
           ]),
-          ...sessionErrors(401, 404, 409, 422),
+          // 503 node_unreachable: sso asks the panel for its one-time sign-in.
+          ...sessionErrors(401, 404, 409, 422, 429, 503),
         },
       },
     },
@@ -139,7 +168,7 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
         return {
           success: true as const,
           message: 'Credentials loaded.',
-          credentials: await deps.services.credentials(accountId, q.id),
+          credentials: await credentialsOf(accountId, q.id),
         };
       }
       if (q.action === 'events') {
@@ -196,6 +225,11 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
         tags,
         operationId: 'updateService',
         summary: 'renew (charged to the wallet), request_suspend or request_terminate (reviewed by staff)',
+        description:
+          "renew pays the service's unpaid renewal orders first, oldest first (422 insufficient_funds with " +
+          '`details.unpaid_orders` when the wallet does not cover them all; nothing is charged then); with nothing ' +
+          'owed, one more month from paid_until. 409 not_renewable when the service is not active or suspended, ' +
+          'or while its termination is queued or running.',
         body: mutationBody({
           id: Type.Integer({ minimum: 1 }),
           action: Type.Union([
