@@ -17,7 +17,7 @@ export type PowerState = 'running' | 'stopped' | 'starting' | 'stopping' | 'unkn
 export type Timeframe = 'hour' | 'day' | 'week' | 'month' | 'year';
 export const TIMEFRAMES: readonly Timeframe[] = ['hour', 'day', 'week', 'month', 'year'];
 
-/** Where a VM lives. `name` is the platform's deterministic name (e.g. `hp-svc-42`), its identity. */
+/** Where a VM lives. `name` is the platform's deterministic name (e.g. `hp-<installation>-svc-42`, core/system/installation.ts), its identity. */
 export interface VmRef {
   node: string;
   vmid: number;
