@@ -389,8 +389,9 @@ describe('the session surface management route', () => {
       .select((eb) => eb.fn.countAll<string>().as('n'))
       .executeTakeFirstOrThrow();
     assert.equal(after.n, jobs.n);
-    // A type with no such entry keeps the product's own refusal (a game server on the VPS route).
+    // Any other type on the VPS route is the same one code (issue 32: 422 not_supported everywhere).
     const game = await owner.browser.get(`/api/v1/client/vps/?service=${gameId}&action=snapshots`);
-    assert.equal(game.statusCode, 409, game.body);
+    assert.equal(game.statusCode, 422, game.body);
+    assert.equal(game.json().code, 'not_supported');
   });
 });
