@@ -147,6 +147,9 @@ const partFiles = (dir = tmpDir()) => readdirSync(dir).filter((f) => f.endsWith(
  */
 async function madeDuring<T>(work: () => Promise<T>, dir = tmpDir()): Promise<{ value: T; made: string[] }> {
   mkdirSync(dir, { recursive: true });
+  // Files already there (uploads held open by the test) still report writes as 'change' events:
+  // only a name that was not there before counts as made.
+  const before = new Set(readdirSync(dir));
   const seen: string[] = [];
   const watcher: FSWatcher = watch(dir, (_event, name) => {
     if (name) seen.push(String(name));
@@ -156,7 +159,7 @@ async function madeDuring<T>(work: () => Promise<T>, dir = tmpDir()): Promise<{ 
     const marker = `marker-${randomBytes(4).toString('hex')}`;
     writeFileSync(join(dir, marker), '');
     await waitFor('the marker event', async () => seen.includes(marker));
-    return { value, made: [...new Set(seen)].filter((n) => !n.startsWith('marker-')) };
+    return { value, made: [...new Set(seen)].filter((n) => !n.startsWith('marker-') && !before.has(n)) };
   } finally {
     watcher.close();
   }
@@ -258,6 +261,18 @@ describe('T3-M4: a game upload is decided before its body is read', () => {
     await retire(suspended.id);
   });
 
+  test('an account over its panel-write limit: 429 before the file is read', async () => {
+    const key = `account:${c.accountId}`;
+    const { limit } = await u.t.deps.limits.check('panel_write_account', key);
+    await u.t.deps.limits.consume('panel_write_account', key, { points: limit });
+    try {
+      const body = await refusedUnread(c.browser, gameUpload(c.serviceId), c.browser.csrfToken, 429, 'rate_limited');
+      assert.match(String(body.message), /.+/);
+    } finally {
+      await u.t.deps.limits.reset('panel_write_account', key);
+    }
+  });
+
   test('a legitimate upload still lands on the panel, and leaves no temporary file', async () => {
     const data = randomBytes(2 * MIB);
     const res = await c.upload('/plugins', { name: 'legit.jar', data });
@@ -267,7 +282,7 @@ describe('T3-M4: a game upload is decided before its body is read', () => {
     assert.deepEqual(partFiles(), []);
   });
 
-  test('at most 2 uploads of an account in flight: the third is 429 before its file is read', async () => {
+  test('at most 2 uploads of an account in flight: the third is 429 before its file is read', async (t) => {
     const size = 4 * MIB;
     // Two uploads that stop half-way: their temporary files exist, their slots are taken.
     const held = [0, 1].map((i) => {
@@ -290,6 +305,13 @@ describe('T3-M4: a game upload is decided before its body is read', () => {
         },
       };
     });
+    // Whatever fails below, the held uploads end, so their slots do not hold up the next tests.
+    let finished = false;
+    t.after(async () => {
+      if (finished) return;
+      for (const h of held) h.finish();
+      await Promise.allSettled(held.map((h) => h.answer));
+    });
     await waitFor('two uploads streaming', async () => partFiles().length === 2);
 
     const third = lazyBody({ directory: '/held' }, BIG);
@@ -305,6 +327,7 @@ describe('T3-M4: a game upload is decided before its body is read', () => {
     const proof = lazyBody({ amount: '10', txn_ref: `UTROTHER${Date.now()}` }, 1024, DEPOSIT_FILE, PNG);
     assert.equal((await post(other.browser, DEPOSIT, proof, proof)).res.statusCode, 201);
 
+    finished = true;
     for (const h of held) h.finish();
     for (const [i, h] of held.entries()) {
       const { res } = await h.answer;

@@ -16,7 +16,7 @@ import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import { type ProductAction, sessionRoutes } from '../../core/products/actions.ts';
 import type { Product } from '../../core/products/index.ts';
-import { authorisePanel } from '../../core/services/service-actions.ts';
+import { authorisePanel, panelLimitOf } from '../../core/services/service-actions.ts';
 import { validationFields } from '../plugins/errors.ts';
 import { MAX_ANY_FILE_BYTES, sentAsMultipart } from '../plugins/session-auth.ts';
 import { compileValidator } from '../plugins/validation.ts';
@@ -199,13 +199,11 @@ export function panelRoutes(product: Product, path: string) {
         });
       }
       const db = deps.database.db;
-      await authorisePanel(
-        { db, services: deps.services },
-        signedIn(request).account.id,
-        query.service as number,
-        product,
-        found.action,
-      );
+      const accountId = signedIn(request).account.id;
+      await authorisePanel({ db, services: deps.services }, accountId, query.service as number, product, found.action);
+      // An account over its panel-write limit is refused before its file is read too (the
+      // request is counted when it runs, as every panel write is).
+      await deps.limits.check(panelLimitOf(found.action), `account:${accountId}`);
     }
 
     app.get(
