@@ -15,6 +15,7 @@ const BENCHES: Record<
   startup: () => import('./startup.ts'),
   upload: () => import('./upload.ts'),
   search: () => import('./search.ts'),
+  panel: () => import('./panel.ts'),
 };
 
 async function main(): Promise<void> {

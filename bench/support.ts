@@ -149,7 +149,9 @@ export async function startHostplane(
 }
 
 /** The baseline: bench/raw-server.ts answering fixed bytes per path on plain node:http. */
-export async function startRaw(responses: Record<string, { status: number; body: string }>): Promise<Started> {
+export async function startRaw(
+  responses: Record<string, { status: number; body: string; type?: string }>,
+): Promise<Started> {
   const port = await freePort();
   const { child, output } = spawnNode('bench/raw-server.ts', {
     PORT: String(port),

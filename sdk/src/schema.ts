@@ -2250,6 +2250,11 @@ export interface operations {
                             balance: string;
                             /** @enum {string} */
                             currency: "INR";
+                            /** @description null when the operator has not configured a UPI ID */
+                            upi: {
+                                vpa: string;
+                                payee_name: string;
+                            } | null;
                         };
                         billing: {
                             monthly_run_rate: {

@@ -4,6 +4,7 @@
 
 import { isIP } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseCidr } from './core/net/ip.ts';
 
 export type Engine = 'pglite' | 'postgresql';
@@ -40,6 +41,10 @@ export interface Config {
   metricsToken: string | null;
   /** Free space (MB) the upload temporary directory keeps: an upload that would go below it is 507. */
   uploadFreeSpaceFloorMb: number;
+  /** The built client panel (web/dist), served at /; null: no panel on this process. */
+  panelDir: string | null;
+  /** Where customers pay deposits by UPI (shown as a upi://pay QR code), or null when not configured. */
+  upi: { vpa: string; payeeName: string } | null;
 }
 
 export class ConfigError extends Error {
@@ -112,6 +117,17 @@ export const VARIABLES: readonly Variable[] = [
     description:
       'free space (MB) the disk of DATA_DIR/uploads/tmp keeps: an upload that could go below it is refused 507',
     default: '1024',
+  },
+  {
+    name: 'UPI_VPA',
+    description: 'the UPI ID (VPA, name@bank) customers pay deposits to; the panel shows it and a upi://pay QR code',
+    default: 'unset (no UPI details shown; demo mode: demo@hostplane)',
+  },
+  { name: 'UPI_PAYEE_NAME', description: 'the payee name shown with UPI_VPA', default: 'Hostplane' },
+  {
+    name: 'PANEL_DIR',
+    description: 'the built client panel served at / (`npm ci` builds it); `off` serves no panel',
+    default: 'web/dist of this checkout',
   },
 ];
 
@@ -271,6 +287,27 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     problems.push(`TERMINATE_DAYS (${terminateDays}) must be more than GRACE_DAYS (${graceDays})`);
   }
 
+  const panelRaw = get('PANEL_DIR');
+  const panelDir =
+    panelRaw === 'off'
+      ? null
+      : panelRaw === undefined
+        ? fileURLToPath(new URL('../../web/dist', import.meta.url))
+        : isAbsolute(panelRaw)
+          ? panelRaw
+          : resolve(cwd, panelRaw);
+
+  // NPCI's VPA shape: a handle, "@", the PSP's handle. Demo mode shows a handle no PSP has.
+  const vpaRaw = get('UPI_VPA') ?? (demo ? 'demo@hostplane' : undefined);
+  const payeeName = get('UPI_PAYEE_NAME') ?? 'Hostplane';
+  if (vpaRaw !== undefined && !/^[A-Za-z0-9._-]{2,256}@[A-Za-z][A-Za-z0-9.-]{1,63}$/.test(vpaRaw)) {
+    fail('UPI_VPA', vpaRaw, 'not a UPI ID such as payments@okaxis');
+  }
+  if (payeeName.length > 99 || /\p{Cc}/u.test(payeeName)) {
+    fail('UPI_PAYEE_NAME', payeeName, 'at most 99 printable characters');
+  }
+  const upi = vpaRaw === undefined ? null : { vpa: vpaRaw, payeeName };
+
   if (problems.length > 0) {
     throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
   }
@@ -297,6 +334,8 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     metricsHost,
     metricsToken,
     uploadFreeSpaceFloorMb,
+    panelDir,
+    upi,
   };
 }
 

@@ -85,6 +85,22 @@ describe('configuration', () => {
     );
   });
 
+  test('UPI: UPI_VPA and UPI_PAYEE_NAME; a demo handle in demo mode only; a bad VPA is refused', () => {
+    assert.deepEqual(loadConfig({ DEMO: '0' }).upi, null);
+    assert.deepEqual(loadConfig({}).upi, { vpa: 'demo@hostplane', payeeName: 'Hostplane' });
+    assert.deepEqual(
+      loadConfig({ DEMO: '0', UPI_VPA: 'pay.hostplane@okaxis', UPI_PAYEE_NAME: 'Hostplane Pvt Ltd' }).upi,
+      {
+        vpa: 'pay.hostplane@okaxis',
+        payeeName: 'Hostplane Pvt Ltd',
+      },
+    );
+    for (const bad of ['no-at-sign', 'a@', '@bank', 'x@1bank', 'pay me@okaxis']) {
+      assert.throws(() => loadConfig({ UPI_VPA: bad }), /UPI_VPA/, bad);
+    }
+    assert.throws(() => loadConfig({ UPI_VPA: 'a.b@upi', UPI_PAYEE_NAME: 'x'.repeat(100) }), /UPI_PAYEE_NAME/);
+  });
+
   test('PUBLIC_URL loses its trailing slash; TRUST_PROXY keeps valid CIDRs', () => {
     const config = loadConfig({ PUBLIC_URL: 'https://panel.example.in/', TRUST_PROXY: '10.0.0.0/8,::1' });
     assert.equal(config.publicUrl, 'https://panel.example.in');

@@ -47,6 +47,24 @@ const tmpFiles = () => {
   return existsSync(dir) ? readdirSync(dir) : [];
 };
 
+describe('where to pay', () => {
+  test('the wallet names the UPI ID and payee the operator configured, or null', async () => {
+    const { browser } = await signedInBrowser(t, freshIp());
+    const none = await browser.get('/api/v1/client/wallet/');
+    assert.equal(none.json().wallet.upi, null);
+    const configured = await createTestApp({
+      env: { UPI_VPA: 'pay.hostplane@okaxis', UPI_PAYEE_NAME: 'Hostplane Pvt Ltd' },
+    });
+    try {
+      const signed = await signedInBrowser(configured, freshIp());
+      const wallet = (await signed.browser.get('/api/v1/client/wallet/')).json().wallet;
+      assert.deepEqual(wallet.upi, { vpa: 'pay.hostplane@okaxis', payee_name: 'Hostplane Pvt Ltd' });
+    } finally {
+      await configured.close();
+    }
+  });
+});
+
 describe('deposit submission', () => {
   test('a PNG, JPEG, WebP or PDF proof with amount and reference: 201 pending; listed and readable by its owner', async () => {
     const { browser } = await signedInBrowser(t, freshIp());

@@ -22,6 +22,7 @@ import { cloudSurface } from './cloud/plugin.ts';
 import { consoleRoutes } from './console.ts';
 import { healthRoutes } from './health.routes.ts';
 import { pageRoutes } from './pages.ts';
+import { loadPanel, registerPanel } from './panel.ts';
 import { registerErrorHandling, toAppError } from './plugins/errors.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
 import { underTokenPrefix } from './plugins/token-auth.ts';
@@ -256,6 +257,12 @@ export function buildServer(deps: Deps): FastifyInstance {
   // The second token surface (spec 4.12), mounted where the operator says (ALT_BASE_PATH).
   app.register(cloudSurface, { deps, prefix: `${config.altBasePath}/v1` });
   app.register(consoleRoutes, { deps });
-  app.register(pageRoutes);
+  // The client panel at / (web/dist); without a build, the two pages mail links open.
+  const panel = loadPanel(config.panelDir);
+  if (panel !== null) registerPanel(app, panel, config.altBasePath);
+  else {
+    deps.logger.warn({ panelDir: config.panelDir }, 'no client panel build: run `npm run build:web`');
+    app.register(pageRoutes);
+  }
   return app;
 }

@@ -93,7 +93,20 @@ export async function walletRoutes(root: FastifyInstance, { deps }: { deps: Deps
         querystring: Type.Object(PAGE_QUERY, { additionalProperties: false }),
         response: {
           200: okSchema({
-            wallet: Type.Object({ balance: Money, currency: Type.Literal('INR') }),
+            wallet: Type.Object({
+              balance: Money,
+              currency: Type.Literal('INR'),
+              upi: Type.Union(
+                [
+                  Type.Object(
+                    { vpa: Type.String(), payee_name: Type.String() },
+                    { description: 'Where to pay a deposit by UPI (UPI_VPA, UPI_PAYEE_NAME)' },
+                  ),
+                  Type.Null(),
+                ],
+                { description: 'null when the operator has not configured a UPI ID' },
+              ),
+            }),
             billing: BillingSchema,
             transactions: Type.Array(TransactionSchema),
             pagination: PaginationSchema,
@@ -112,7 +125,11 @@ export async function walletRoutes(root: FastifyInstance, { deps }: { deps: Deps
       return {
         success: true as const,
         message: 'Wallet loaded.',
-        wallet: { balance: formatPaise(balance), currency: CURRENCY as 'INR' },
+        wallet: {
+          balance: formatPaise(balance),
+          currency: CURRENCY as 'INR',
+          upi: deps.config.upi === null ? null : { vpa: deps.config.upi.vpa, payee_name: deps.config.upi.payeeName },
+        },
         billing: billingView(await deps.billing.summary(session.account.id)),
         transactions: page.rows.map(transactionView),
         pagination: pagination(pageNo, perPage, page.total),

@@ -1,0 +1,149 @@
+// The client panel. Signed-out pages are in the entry chunk (the sign-in route stays small);
+// every signed-in area is a lazy chunk of its own.
+
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { lazy, StrictMode, Suspense } from 'react';
+import { createRoot } from 'react-dom/client';
+import { BrowserRouter, Route, Routes } from 'react-router';
+import { Layout } from './components/Layout.tsx';
+import { Loading } from './components/ui.tsx';
+import { ApiError } from './lib/api.ts';
+import { RequireAccount } from './lib/session.tsx';
+import { ForgotPage, LoginPage, NotFoundPage, RegisterPage, ResetPage, VerifyPage } from './pages/auth/AuthPages.tsx';
+import './styles.css';
+
+const DashboardPage = lazy(() => import('./pages/dashboard/DashboardPage.tsx'));
+const ServicesPage = lazy(() => import('./pages/services/ServicesPage.tsx'));
+const ServicePage = lazy(() => import('./pages/services/ServicePage.tsx'));
+const OrderPage = lazy(() => import('./pages/order/OrderPage.tsx'));
+const WalletPage = lazy(() => import('./pages/wallet/WalletPage.tsx'));
+const AccountPage = lazy(() => import('./pages/account/AccountPage.tsx'));
+const TokensPage = lazy(() => import('./pages/account/TokensPage.tsx'));
+const SshKeysPage = lazy(() => import('./pages/account/SshKeysPage.tsx'));
+const NotificationsPage = lazy(() => import('./pages/account/NotificationsPage.tsx'));
+
+const queryClient = new QueryClient({
+  defaultOptions: {
+    queries: {
+      // A refusal (401, 404, 422) will not change by asking again; a network error or a 5xx may.
+      retry: (count, error) => count < 2 && (!(error instanceof ApiError) || error.status === 0 || error.status >= 500),
+      refetchOnWindowFocus: true,
+    },
+  },
+});
+
+function SignedIn({ children }: { children: React.ReactNode }) {
+  return (
+    <RequireAccount>
+      <Layout>
+        <Suspense fallback={<Loading />}>{children}</Suspense>
+      </Layout>
+    </RequireAccount>
+  );
+}
+
+function App() {
+  return (
+    <Routes>
+      <Route path="/login" element={<LoginPage />} />
+      <Route path="/register" element={<RegisterPage />} />
+      <Route path="/verify" element={<VerifyPage />} />
+      <Route path="/forgot" element={<ForgotPage />} />
+      <Route path="/reset" element={<ResetPage />} />
+      <Route
+        path="/"
+        element={
+          <SignedIn>
+            <DashboardPage />
+          </SignedIn>
+        }
+      />
+      <Route
+        path="/services"
+        element={
+          <SignedIn>
+            <ServicesPage />
+          </SignedIn>
+        }
+      />
+      <Route
+        path="/services/:id/*"
+        element={
+          <SignedIn>
+            <ServicePage />
+          </SignedIn>
+        }
+      />
+      <Route
+        path="/order"
+        element={
+          <SignedIn>
+            <OrderPage />
+          </SignedIn>
+        }
+      />
+      <Route
+        path="/order/:type"
+        element={
+          <SignedIn>
+            <OrderPage />
+          </SignedIn>
+        }
+      />
+      <Route
+        path="/wallet"
+        element={
+          <SignedIn>
+            <WalletPage />
+          </SignedIn>
+        }
+      />
+      <Route
+        path="/account"
+        element={
+          <SignedIn>
+            <AccountPage />
+          </SignedIn>
+        }
+      />
+      <Route
+        path="/tokens"
+        element={
+          <SignedIn>
+            <TokensPage />
+          </SignedIn>
+        }
+      />
+      <Route
+        path="/ssh-keys"
+        element={
+          <SignedIn>
+            <SshKeysPage />
+          </SignedIn>
+        }
+      />
+      <Route
+        path="/notifications"
+        element={
+          <SignedIn>
+            <NotificationsPage />
+          </SignedIn>
+        }
+      />
+      <Route path="*" element={<NotFoundPage />} />
+    </Routes>
+  );
+}
+
+const root = document.getElementById('root');
+if (root) {
+  createRoot(root).render(
+    <StrictMode>
+      <QueryClientProvider client={queryClient}>
+        <BrowserRouter>
+          <App />
+        </BrowserRouter>
+      </QueryClientProvider>
+    </StrictMode>,
+  );
+}
