@@ -212,14 +212,26 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     rateLimitPrefix: `hp-test:${randomBytes(6).toString('hex')}`,
     ...options.overrides,
   });
-  if (options.worker) await startWorker(deps);
-  const app = buildServer(deps);
-  options.extend?.(app, deps);
-  const validator = documentValidatorOf(app);
+  // A failure from here on releases what was made (the worker, pools, the database), so the
+  // test file fails at once instead of hanging on open handles until its timeout.
+  let app: FastifyInstance;
+  const validator = () => documentValidator();
+  let documentValidator: () => Promise<DocumentValidator>;
   const socketProblems: string[] = [];
   const hidden = new Set<string>();
-  checkSocketAnswers(app, validator, socketProblems, hidden);
-  await app.ready();
+  try {
+    if (options.worker) await startWorker(deps);
+    app = buildServer(deps);
+    options.extend?.(app, deps);
+    documentValidator = documentValidatorOf(app);
+    checkSocketAnswers(app, validator, socketProblems, hidden);
+    await app.ready();
+  } catch (error) {
+    await closeDeps(deps).catch(() => {});
+    await testDb.drop().catch(() => {});
+    rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
   let closed = false;
   return {
     app,

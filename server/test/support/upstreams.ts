@@ -68,6 +68,12 @@ export async function createUpstreamApp(
         ...(typeof options.redfish === 'object' ? options.redfish : {}),
       })
     : null;
+  const stopEmulators = async () => {
+    await pve.stop();
+    await ptero?.stop();
+    await cpanel?.stop();
+    await redfish?.stop();
+  };
   const t = await createTestApp({
     worker: true,
     ...options,
@@ -91,6 +97,9 @@ export async function createUpstreamApp(
       },
       ...options.overrides,
     },
+  }).catch(async (error: unknown) => {
+    await stopEmulators();
+    throw error;
   });
   await seedDemoCatalog(t.deps.database.db);
   for (const code of ['mum1', 'blr1', 'del1']) {
@@ -143,10 +152,7 @@ export async function createUpstreamApp(
     redfish,
     async close() {
       await t.close();
-      await pve.stop();
-      await ptero?.stop();
-      await cpanel?.stop();
-      await redfish?.stop();
+      await stopEmulators();
     },
   };
 }

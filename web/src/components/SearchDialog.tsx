@@ -16,6 +16,8 @@ export function panelPathOf(type: string, apiUrl: string): string {
       return id ? `/services/${id}` : '/services';
     case 'order':
       return '/services';
+    case 'deposit':
+      return id ? `/wallet?deposit=${id}` : '/wallet';
     default:
       return '/wallet';
   }
