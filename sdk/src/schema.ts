@@ -206,7 +206,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Wallet balance and transaction history (newest first) */
+        /**
+         * Wallet balance and transaction history (newest first)
+         * @description Filters: `kind` (one or more of deposit, order, renewal, refund, adjustment, comma-separated), `from` and `to` (times with an offset; rows at or after `from` and before `to`). `pagination.total` counts the filtered rows.
+         */
         get: operations["getWallet"];
         put?: never;
         post?: never;
@@ -2228,6 +2231,10 @@ export interface operations {
             query?: {
                 page?: number;
                 per_page?: number;
+                /** @description comma-separated ledger kinds */
+                kind?: string;
+                from?: string;
+                to?: string;
             };
             header?: never;
             path?: never;

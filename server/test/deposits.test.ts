@@ -47,6 +47,40 @@ const tmpFiles = () => {
   return existsSync(dir) ? readdirSync(dir) : [];
 };
 
+describe('the ledger, filtered', () => {
+  test('by kind and by time window; pagination counts the filtered rows; bad filters are 422', async () => {
+    const { browser, account } = await signedInBrowser(t, freshIp());
+    for (const amount of ['10', '20', '30']) await t.deps.wallet.credit(account.id, amount, 'test credit');
+    const get = (query: string) => browser.get(`/api/v1/client/wallet/?${query}`);
+
+    const all = (await get('per_page=2')).json();
+    assert.equal(all.pagination.total, 3);
+    assert.equal(all.transactions.length, 2);
+    const adjustments = (await get('kind=adjustment')).json();
+    assert.equal(adjustments.pagination.total, 3);
+    assert.ok(adjustments.transactions.every((r: { kind: string }) => r.kind === 'adjustment'));
+    assert.equal((await get('kind=deposit,refund')).json().pagination.total, 0);
+
+    const future = new Date(Date.now() + 86_400_000).toISOString();
+    const past = new Date(Date.now() - 86_400_000).toISOString();
+    assert.equal((await get(`from=${encodeURIComponent(future)}`)).json().pagination.total, 0);
+    assert.equal(
+      (await get(`from=${encodeURIComponent(past)}&to=${encodeURIComponent(future)}`)).json().pagination.total,
+      3,
+    );
+    assert.equal((await get(`to=${encodeURIComponent(past)}`)).json().pagination.total, 0);
+
+    const backwards = await get(`from=${encodeURIComponent(future)}&to=${encodeURIComponent(past)}`);
+    assert.equal(backwards.statusCode, 422);
+    assert.equal(backwards.json().errors.to, 'must be after from');
+    for (const bad of ['kind=bonus', 'kind=deposit,', 'from=yesterday', 'to=2026-13-01T00:00:00Z']) {
+      const refused = await get(bad);
+      assert.equal(refused.statusCode, 422, bad);
+      assert.equal(refused.json().code, 'validation_failed', bad);
+    }
+  });
+});
+
 describe('where to pay', () => {
   test('the wallet names the UPI ID and payee the operator configured, or null', async () => {
     const { browser } = await signedInBrowser(t, freshIp());

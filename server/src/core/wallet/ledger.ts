@@ -96,20 +96,36 @@ export interface LedgerPage {
   total: number;
 }
 
-export async function history(db: Kysely<DB>, accountId: number, page: number, perPage: number): Promise<LedgerPage> {
+/** Which rows of the ledger a page shows: some kinds only, and a time window [from, to). */
+export interface LedgerFilter {
+  kinds?: LedgerKind[];
+  from?: Date;
+  to?: Date;
+}
+
+export async function history(
+  db: Kysely<DB>,
+  accountId: number,
+  page: number,
+  perPage: number,
+  filter: LedgerFilter = {},
+): Promise<LedgerPage> {
+  const base = () => {
+    let query = db.selectFrom('wallet_transactions').where('account_id', '=', accountId);
+    if (filter.kinds && filter.kinds.length > 0) query = query.where('kind', 'in', filter.kinds);
+    if (filter.from) query = query.where('created_at', '>=', filter.from);
+    if (filter.to) query = query.where('created_at', '<', filter.to);
+    return query;
+  };
   const [rows, count] = await Promise.all([
-    db
-      .selectFrom('wallet_transactions')
+    base()
       .selectAll()
-      .where('account_id', '=', accountId)
       .orderBy('id', 'desc')
       .limit(perPage)
       .offset((page - 1) * perPage)
       .execute(),
-    db
-      .selectFrom('wallet_transactions')
+    base()
       .select((eb) => eb.fn.countAll<string>().as('n'))
-      .where('account_id', '=', accountId)
       .executeTakeFirstOrThrow(),
   ]);
   return { rows, total: Number(count.n) };

@@ -4,7 +4,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { DB, LedgerRow } from '../../db/tables.ts';
 import { AppError } from '../errors.ts';
 import { parsePaise } from '../money.ts';
-import { balanceOf, history, type LedgerPage, post } from './ledger.ts';
+import { balanceOf, history, type LedgerFilter, type LedgerPage, post } from './ledger.ts';
 
 /** The most a single staff credit may add, so a typo of three zeros does not mint money. */
 export const MAX_CREDIT_PAISE = 10_00_000_00n; // ₹10,00,000
@@ -20,8 +20,8 @@ export function createWalletService({
   return {
     balance: (accountId: number) => balanceOf(db, accountId),
 
-    history: (accountId: number, page: number, perPage: number): Promise<LedgerPage> =>
-      history(db, accountId, page, perPage),
+    history: (accountId: number, page: number, perPage: number, filter?: LedgerFilter): Promise<LedgerPage> =>
+      history(db, accountId, page, perPage, filter),
 
     /** A staff adjustment (positive), recorded with its reason. */
     async credit(accountId: number, amount: unknown, note: string): Promise<LedgerRow> {

@@ -11,12 +11,14 @@ import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import { CURRENCY, formatPaise } from '../../core/money.ts';
 import { isoWithOffset } from '../../core/time.ts';
-import type { Deposit, LedgerRow } from '../../db/tables.ts';
+import type { Deposit, LedgerKind, LedgerRow } from '../../db/tables.ts';
 import { sessionErrors } from '../schemas.ts';
 import { sendAsIs } from '../surfaces.ts';
 import { BillingSchema, billingView } from '../views/billing.view.ts';
 import { limited, PAGE_QUERY, PaginationSchema, pageOf, pagination, signedIn } from './context.ts';
 import { okSchema } from './views.ts';
+
+const LEDGER_KINDS: readonly LedgerKind[] = ['deposit', 'order', 'renewal', 'refund', 'adjustment'];
 
 const Money = Type.String({ description: 'INR amount, two decimals; debits are negative' });
 
@@ -90,7 +92,24 @@ export async function walletRoutes(root: FastifyInstance, { deps }: { deps: Deps
         operationId: 'getWallet',
         tags,
         summary: 'Wallet balance and transaction history (newest first)',
-        querystring: Type.Object(PAGE_QUERY, { additionalProperties: false }),
+        description:
+          'Filters: `kind` (one or more of deposit, order, renewal, refund, adjustment, comma-separated), ' +
+          '`from` and `to` (times with an offset; rows at or after `from` and before `to`). ' +
+          '`pagination.total` counts the filtered rows.',
+        querystring: Type.Object(
+          {
+            ...PAGE_QUERY,
+            kind: Type.Optional(
+              Type.String({
+                pattern: `^(${LEDGER_KINDS.join('|')})(,(${LEDGER_KINDS.join('|')}))*$`,
+                description: 'comma-separated ledger kinds',
+              }),
+            ),
+            from: Type.Optional(Type.String({ format: 'date-time' })),
+            to: Type.Optional(Type.String({ format: 'date-time' })),
+          },
+          { additionalProperties: false },
+        ),
         response: {
           200: okSchema({
             wallet: Type.Object({
@@ -118,9 +137,18 @@ export async function walletRoutes(root: FastifyInstance, { deps }: { deps: Deps
     async (request) => {
       const session = signedIn(request);
       const { page: pageNo, perPage } = pageOf(request.query);
+      const { kind, from, to } = request.query;
+      const filter = {
+        ...(kind ? { kinds: [...new Set(kind.split(','))] as LedgerKind[] } : {}),
+        ...(from ? { from: new Date(from) } : {}),
+        ...(to ? { to: new Date(to) } : {}),
+      };
+      if (filter.from && filter.to && filter.from >= filter.to) {
+        throw AppError.fields({ to: 'must be after from' });
+      }
       const [balance, page] = await Promise.all([
         deps.wallet.balance(session.account.id),
-        deps.wallet.history(session.account.id, pageNo, perPage),
+        deps.wallet.history(session.account.id, pageNo, perPage, filter),
       ]);
       return {
         success: true as const,

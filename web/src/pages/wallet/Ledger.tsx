@@ -3,8 +3,9 @@
 // text, the colour only repeats it.
 
 import type { paths } from '@hostplane/sdk/schema';
+import { type FormEvent, useState } from 'react';
 import { Link } from 'react-router';
-import { Button, Empty, SelectField } from '../../components/ui.tsx';
+import { Button, Empty, SelectField, TextField } from '../../components/ui.tsx';
 import { rupees, when } from '../../lib/format.ts';
 
 export type WalletAnswer = paths['/api/v1/client/wallet/']['get']['responses'][200]['content']['application/json'];
@@ -42,11 +43,98 @@ function Reference({ t }: { t: Transaction }) {
   );
 }
 
+/** The ledger's filters as the address bar keeps them: a kind and days (YYYY-MM-DD, both inclusive). */
+export interface LedgerFilters {
+  kind: string;
+  from: string;
+  to: string;
+}
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** The API's query for the filters: the days as instants in the viewer's zone ([from, day after to)). */
+export function ledgerQuery(filters: LedgerFilters): { kind?: string; from?: string; to?: string } {
+  const query: { kind?: string; from?: string; to?: string } = {};
+  if (filters.kind in KINDS) query.kind = filters.kind;
+  if (DAY.test(filters.from)) {
+    const from = new Date(`${filters.from}T00:00:00`);
+    if (!Number.isNaN(from.getTime())) query.from = from.toISOString();
+  }
+  if (DAY.test(filters.to)) {
+    const to = new Date(`${filters.to}T00:00:00`);
+    if (!Number.isNaN(to.getTime())) {
+      to.setDate(to.getDate() + 1);
+      query.to = to.toISOString();
+    }
+  }
+  return query;
+}
+
+export function LedgerFilterForm({
+  filters,
+  onChange,
+  error,
+}: {
+  filters: LedgerFilters;
+  onChange: (filters: LedgerFilters) => void;
+  error?: string | undefined;
+}) {
+  const [draft, setDraft] = useState(filters);
+  const active = filters.kind !== '' || filters.from !== '' || filters.to !== '';
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    onChange(draft);
+  };
+  return (
+    <form className="ledger-filters" onSubmit={submit} aria-label="Filter transactions">
+      <SelectField label="Type" value={draft.kind} onChange={(e) => setDraft({ ...draft, kind: e.target.value })}>
+        <option value="">All types</option>
+        {Object.entries(KINDS).map(([value, label]) => (
+          <option key={value} value={value}>
+            {label}
+          </option>
+        ))}
+      </SelectField>
+      <TextField
+        label="From"
+        type="date"
+        value={draft.from}
+        onChange={(e) => setDraft({ ...draft, from: e.target.value })}
+      />
+      <TextField
+        label="To"
+        type="date"
+        value={draft.to}
+        onChange={(e) => setDraft({ ...draft, to: e.target.value })}
+        error={error}
+      />
+      <div className="row">
+        <Button type="submit" variant="secondary">
+          Filter
+        </Button>
+        {active ? (
+          <Button
+            variant="ghost"
+            onClick={() => {
+              const none = { kind: '', from: '', to: '' };
+              setDraft(none);
+              onChange(none);
+            }}
+          >
+            Clear filters
+          </Button>
+        ) : null}
+      </div>
+    </form>
+  );
+}
+
 export function Ledger({
   data,
   fetching,
   page,
   perPage,
+  filtered = false,
   onPage,
   onPerPage,
 }: {
@@ -54,12 +142,18 @@ export function Ledger({
   fetching: boolean;
   page: number;
   perPage: number;
+  /** Whether filters are on (the empty state says so). */
+  filtered?: boolean;
   onPage: (page: number) => void;
   onPerPage: (perPage: number) => void;
 }) {
   const { transactions, pagination } = data;
   if (pagination.total === 0) {
-    return (
+    return filtered ? (
+      <Empty title="No transactions match these filters">
+        <p>Choose another type or dates, or clear the filters.</p>
+      </Empty>
+    ) : (
       <Empty title="No transactions yet">
         <p>Your deposits, orders, renewals and refunds will be listed here. Start by adding funds above.</p>
       </Empty>

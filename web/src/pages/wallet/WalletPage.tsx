@@ -9,12 +9,19 @@ import { useEffect, useRef, useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { useTitle } from '../../components/Layout.tsx';
 import { Alert, ErrorAlert, Loading, PageHeader } from '../../components/ui.tsx';
-import { api, unwrap } from '../../lib/api.ts';
+import { ApiError, api, unwrap } from '../../lib/api.ts';
 import { day, rupees } from '../../lib/format.ts';
 import { ACCOUNT_KEY, useAccount } from '../../lib/session.tsx';
 import { DepositForm } from './DepositForm.tsx';
 import { DepositList, OneDeposit, useDeposits } from './Deposits.tsx';
-import { Ledger, PER_PAGE_CHOICES, type WalletAnswer } from './Ledger.tsx';
+import {
+  Ledger,
+  LedgerFilterForm,
+  type LedgerFilters,
+  ledgerQuery,
+  PER_PAGE_CHOICES,
+  type WalletAnswer,
+} from './Ledger.tsx';
 import { normaliseAmount, safeReturn, upiDetailsOf } from './money.ts';
 import './wallet.css';
 
@@ -37,9 +44,16 @@ export default function WalletPage() {
   const oneDeposit = search.get('deposit') ? positiveInt(search.get('deposit'), 0) || null : null;
   const [topUp, setTopUp] = useState<string | null>(null);
 
+  const filters: LedgerFilters = {
+    kind: search.get('kind') ?? '',
+    from: search.get('from') ?? '',
+    to: search.get('to') ?? '',
+  };
+  const filterQuery = ledgerQuery(filters);
   const wallet = useQuery({
-    queryKey: ['wallet', page, perPage],
-    queryFn: () => unwrap(api.GET('/api/v1/client/wallet/', { params: { query: { page, per_page: perPage } } })),
+    queryKey: ['wallet', page, perPage, filterQuery],
+    queryFn: () =>
+      unwrap(api.GET('/api/v1/client/wallet/', { params: { query: { page, per_page: perPage, ...filterQuery } } })),
     placeholderData: (previous) => previous,
   });
   const deposits = useDeposits(depositPage);
@@ -153,10 +167,31 @@ export default function WalletPage() {
 
       <section className="card" aria-labelledby="ledger-title">
         <h2 id="ledger-title">Transactions</h2>
+        <LedgerFilterForm
+          filters={filters}
+          error={
+            wallet.error instanceof ApiError ? (wallet.error.field('to') ?? wallet.error.field('from')) : undefined
+          }
+          onChange={(next) =>
+            setSearch(
+              (prev) => {
+                const params = new URLSearchParams(prev);
+                params.delete('page');
+                for (const key of ['kind', 'from', 'to'] as const) {
+                  if (next[key]) params.set(key, next[key]);
+                  else params.delete(key);
+                }
+                return params;
+              },
+              { replace: true },
+            )
+          }
+        />
         {wallet.data ? (
           <Ledger
             data={wallet.data}
             fetching={wallet.isFetching}
+            filtered={Object.keys(filterQuery).length > 0}
             page={page}
             perPage={perPage}
             onPage={(p) => setParam('page', p > 1 ? String(p) : null)}
