@@ -1,11 +1,13 @@
 // The client panel, used as a customer uses it: real headless Chromium against the server on a
 // real socket, with the emulated upstreams. Each journey runs at 1280 px and at 390 px; every page
-// it reaches is checked by axe-core in the light and the dark theme and saved as a screenshot
-// (test-results/panel/, not committed) for people to look at.
+// it reaches is checked by axe-core (the signed-out pages and the main signed-in ones in the dark
+// theme too) and saved as a screenshot (test-results/panel/, not committed) for people to look at.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { runAdmin } from '../src/admin/run.ts';
+import { post } from '../src/core/wallet/ledger.ts';
 import {
   audit,
   chromiumMissing,
@@ -17,7 +19,8 @@ import {
   type Viewport,
 } from './support/chromium.ts';
 import { lastMail, linkToken } from './support/factories.ts';
-import { createUpstreamApp, type UpstreamApp } from './support/upstreams.ts';
+import { panelFile } from './support/game.ts';
+import { createUpstreamApp, type UpstreamApp, waitFor } from './support/upstreams.ts';
 
 const skip = chromiumMissing();
 let u: UpstreamApp;
@@ -34,6 +37,52 @@ after(async () => {
   await browser?.close();
   await u?.close();
 });
+
+/** Where a job runs (provisioning, power, the game console): generous, never a measure. */
+const JOB_WAIT = 60_000;
+/** The three first months: Cloud VPS 1 GB ₹299 + Minecraft Java 2 GB ₹349 + Web Hosting Starter ₹99. */
+const TOP_UP = 747;
+/** A real 1×1 PNG: what a customer's payment screenshot is, to the form's preview and the server. */
+const TINY_PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+  'base64',
+);
+const db = () => u.t.deps.database.db;
+const admin = (...argv: string[]) => runAdmin(argv, async () => u.t.deps, 'staff:journey');
+/** Rupees as the panel shows them (₹1,234.50). */
+const inr = (rupees: number | string) =>
+  new Intl.NumberFormat('en-IN', { style: 'currency', currency: 'INR', minimumFractionDigits: 2 }).format(
+    Number(rupees),
+  );
+const rupeesOf = (paise: string | number | bigint) => Number(BigInt(paise)) / 100;
+
+/** The service page's header says the service is active (it polls while the job runs). */
+async function activeHeader(page: Page): Promise<void> {
+  await page
+    .locator('.page-header .status')
+    .first()
+    .filter({ hasText: /^active$/ })
+    .waitFor({ timeout: JOB_WAIT });
+}
+
+/**
+ * Orders a plan of a type through /order/<type>: chooses the plan, fills in what the type asks
+ * (`fill`), pays from the wallet, and follows the panel to the new service's page. Its id.
+ */
+async function orderThrough(panel: PanelPage, type: string, plan: RegExp, fill: () => Promise<void>): Promise<number> {
+  const { page } = panel;
+  await page.goto(`/order/${type}`);
+  await page.getByRole('heading', { name: '1. Choose a plan' }).waitFor();
+  await page.getByRole('radio', { name: plan }).check();
+  await page.getByRole('heading', { name: '2. Set it up' }).waitFor();
+  await fill();
+  await audit(panel, `order-${type}`);
+  await page.getByRole('button', { name: /^Pay ₹[\d,.]+ from your wallet$/ }).click();
+  await page.waitForURL(/\/services\/\d+$/, { timeout: JOB_WAIT });
+  const id = Number(new URL(page.url()).pathname.split('/').pop());
+  await activeHeader(page);
+  return id;
+}
 
 let people = 0;
 function newPerson(viewport: Viewport) {
@@ -112,6 +161,320 @@ for (const viewport of [DESKTOP, PHONE]) {
         await other.page.waitForURL((url) => url.pathname === '/wallet');
       } finally {
         await other.context.close();
+      }
+    });
+
+    // ---- from here on the signed-in customer walks the rest of the journey, in order ----
+    let accountId = 0;
+    const ids = { vps: 0, game: 0, web: 0 };
+    const domain = `shop-${viewport.name}${Date.now().toString(36)}.in`;
+
+    test('tops up the wallet: a deposit with its UTR and screenshot, approved by staff, shows in the balance', async () => {
+      const { page } = panel;
+      accountId = (
+        await db().selectFrom('accounts').select('id').where('email', '=', person.email).executeTakeFirstOrThrow()
+      ).id;
+      await page.goto('/wallet');
+      await page.getByRole('heading', { name: 'Add funds' }).waitFor();
+      await audit(panel, 'wallet');
+      await page.getByLabel('Amount paid (₹)').fill(String(TOP_UP));
+      const utr = `UTR${Date.now()}${people}`.slice(0, 20);
+      await page.getByLabel('UTR / transaction reference').fill(utr);
+      await page.getByLabel('Payment screenshot or receipt').setInputFiles({
+        name: 'payment.png',
+        mimeType: 'image/png',
+        buffer: TINY_PNG,
+      });
+      await page.getByRole('img', { name: 'Preview of payment.png' }).waitFor();
+      await page.getByRole('button', { name: 'Submit deposit for approval' }).click();
+      await page.getByRole('heading', { name: 'Deposit reported' }).waitFor();
+      const pending = page.getByRole('article', { name: `Deposit of ${inr(TOP_UP)}, pending` });
+      await pending.waitFor();
+      await audit(panel, 'wallet-deposit-pending');
+
+      const deposit = await db()
+        .selectFrom('deposits')
+        .select('id')
+        .where('account_id', '=', accountId)
+        .where('status', '=', 'pending')
+        .executeTakeFirstOrThrow();
+      const approved = await admin('deposits', 'approve', String(deposit.id));
+      assert.equal(approved.exitCode, 0, approved.stderr);
+
+      await page.reload();
+      await page.getByRole('article', { name: `Deposit of ${inr(TOP_UP)}, approved` }).waitFor();
+      await page.locator('.balance-value', { hasText: inr(TOP_UP) }).waitFor();
+      await audit(panel, 'wallet-approved');
+      panel.assertClean();
+    });
+
+    test('orders a virtual server, a game server and web hosting; each becomes active', async () => {
+      const { page } = panel;
+      await page.goto('/order');
+      await page.getByRole('link', { name: /See plans for virtual servers?/i }).waitFor();
+      await audit(panel, 'order');
+
+      ids.vps = await orderThrough(panel, 'vps', /^Cloud VPS 1 GB/, async () => {
+        await page.getByLabel('Server name (optional)').fill(`vps-${people}`);
+      });
+      ids.game = await orderThrough(panel, 'game', /^Minecraft Java 2 GB/, async () => {
+        await page.getByLabel('I accept the Minecraft End User Licence Agreement').check();
+      });
+      ids.web = await orderThrough(panel, 'web', /^Web Hosting Starter/, async () => {
+        await page.getByLabel('Domain', { exact: true }).fill(domain);
+      });
+
+      for (const [type, id] of Object.entries(ids)) {
+        await page.goto(`/services/${id}`);
+        await activeHeader(page);
+        await audit(panel, `${type}-overview`);
+      }
+      await page.goto('/services');
+      await page.getByRole('heading', { name: 'Services', level: 1 }).waitFor();
+      await audit(panel, 'services');
+      await page.goto('/');
+      await audit(panel, 'dashboard-with-services');
+      // Three services cost the whole top-up: the wallet is empty now.
+      assert.equal(BigInt(await u.t.deps.wallet.balance(accountId)), 0n);
+      panel.assertClean();
+    });
+
+    test('turns the virtual server off and on with its Stop and Start buttons; sees its other tabs', async () => {
+      const { page } = panel;
+      await page.goto(`/services/${ids.vps}`);
+      await activeHeader(page);
+      const power = page.locator('.power-line .status');
+      await power.filter({ hasText: 'running' }).waitFor({ timeout: JOB_WAIT });
+      await page.getByRole('button', { name: 'Stop', exact: true }).click();
+      await power.filter({ hasText: 'stopped' }).waitFor({ timeout: JOB_WAIT });
+      await page.getByRole('button', { name: 'Start', exact: true }).click();
+      await power.filter({ hasText: 'running' }).waitFor({ timeout: JOB_WAIT });
+      await audit(panel, 'vps-power');
+      for (const tab of ['Usage', 'Manage', 'Activity', 'Billing']) {
+        await page.getByRole('navigation', { name: 'Service sections' }).getByRole('link', { name: tab }).click();
+        await page.waitForURL(`**/services/${ids.vps}/${tab.toLowerCase()}`);
+        await audit(panel, `vps-${tab.toLowerCase()}`);
+      }
+      panel.assertClean();
+    });
+
+    test('game server: says hello on the console and edits server.properties in the file editor', async () => {
+      const { page } = panel;
+      await page.goto(`/services/${ids.game}/manage`);
+      await page.getByRole('tab', { name: 'Console' }).waitFor({ timeout: JOB_WAIT });
+      const term = page.locator('.game-term .xterm-rows');
+      const powerWord = page.locator('.game-console-head .status');
+      // A fresh Minecraft server refuses to start until its EULA is accepted (the console says
+      // so and offers the button); then it starts.
+      await page.getByText('Connecting to the console…').waitFor({ state: 'detached', timeout: JOB_WAIT });
+      await page.getByRole('button', { name: 'Start', exact: true }).click();
+      const eula = page.getByRole('button', { name: 'Accept the EULA' }).first();
+      const running = powerWord.filter({ hasText: 'running' });
+      await eula.or(running).waitFor({ timeout: JOB_WAIT });
+      if (await eula.isVisible()) {
+        await audit(panel, 'game-console-eula');
+        await eula.click();
+        await eula.waitFor({ state: 'detached', timeout: JOB_WAIT });
+        await powerWord.filter({ hasText: 'offline' }).waitFor({ timeout: JOB_WAIT });
+        await page.getByRole('button', { name: 'Start', exact: true }).click();
+      }
+      await running.waitFor({ timeout: JOB_WAIT });
+      const command = page.getByLabel('Command', { exact: true });
+      await command.fill('say hello');
+      await command.press('Enter');
+      await term.filter({ hasText: /\[Server\]\s+hello/ }).waitFor({ timeout: JOB_WAIT });
+      await audit(panel, 'game-console');
+
+      await page.getByRole('tab', { name: 'Files' }).click();
+      const file = page.getByRole('button', { name: 'server.properties', exact: true });
+      await file.waitFor({ timeout: JOB_WAIT });
+      await audit(panel, 'game-files');
+      await file.click();
+      const editor = page.locator('.game-editor .cm-content');
+      await editor.waitFor();
+      const before = panelFile(u, ids.game, 'server.properties')?.toString('utf8') ?? '';
+      assert.match(before, /^motd=/m);
+      const motd = `motd=Asha's ${viewport.name} server`;
+      await editor.click();
+      await page.keyboard.press('ControlOrMeta+A');
+      await page.keyboard.insertText(before.replace(/^motd=.*$/m, motd));
+      await page.locator('.game-save-state', { hasText: 'Unsaved changes' }).waitFor();
+      await audit(panel, 'game-editor');
+      await page.keyboard.press('ControlOrMeta+S');
+      await page.locator('.game-save-state', { hasText: 'Saved' }).waitFor({ timeout: JOB_WAIT });
+      const after = panelFile(u, ids.game, 'server.properties')?.toString('utf8') ?? '';
+      assert.match(after, new RegExp(`^${motd}$`, 'm'), 'the game panel holds the saved file');
+      assert.equal(after.split('\n').length, before.split('\n').length, 'only the motd line changed');
+      // Opened again, the editor shows what was saved.
+      await page.getByRole('button', { name: 'Close', exact: true }).click();
+      await file.click();
+      await page.locator('.game-editor .cm-content', { hasText: motd }).waitFor();
+      panel.assertClean();
+    });
+
+    test('web hosting: Open cPanel signs in to cPanel in a new tab', async () => {
+      const { page } = panel;
+      await page.goto(`/services/${ids.web}/manage`);
+      const open = page.getByRole('button', { name: /^Open cPanel/ });
+      await open.waitFor({ timeout: JOB_WAIT });
+      await audit(panel, 'web-manage');
+      const [tab] = await Promise.all([panel.context.waitForEvent('page'), open.click()]);
+      const cpanel = u.cpanel?.url ?? '';
+      await tab.waitForURL((url) => url.href.startsWith(cpanel) && /\/cpsess\d+\//.test(url.pathname), {
+        timeout: JOB_WAIT,
+      });
+      assert.equal(new URL(tab.url()).origin, new URL(cpanel).origin, 'the tab went to the cPanel server');
+      await tab.close();
+      await page.getByText('cPanel opened in a new tab.').waitFor();
+      panel.assertClean();
+    });
+
+    test('creates a read-only API token, uses it, and sees the call in its request log', async () => {
+      const { page } = panel;
+      await page.goto('/tokens');
+      await page.getByRole('heading', { name: 'Create a token' }).waitFor();
+      await audit(panel, 'tokens');
+      const name = `ci-${viewport.name}`;
+      await page.getByLabel('Name', { exact: true }).fill(name);
+      assert.equal(await page.getByRole('checkbox', { name: 'read', exact: true }).isChecked(), true);
+      await page.getByRole('button', { name: 'Create token' }).click();
+      const secret = (await page.locator('.tok-secret .secret').textContent())?.trim() ?? '';
+      assert.match(secret, /^svc_/);
+      await audit(panel, 'tokens-secret');
+
+      const me = await fetch(`${base}/api/v1/me`, { headers: { authorization: `Bearer ${secret}` } });
+      assert.equal(me.status, 200, await me.clone().text());
+      assert.equal(((await me.json()) as { account?: { email?: string } }).account?.email, person.email);
+
+      // The secret is shown once: after hiding it, it is nowhere on the page.
+      await page.getByRole('button', { name: 'I have stored it: hide it' }).click();
+      await page.locator('.tok-secret').waitFor({ state: 'detached' });
+      assert.equal(await page.getByText(secret).count(), 0);
+
+      const item = page.locator('.tok-item', { hasText: name });
+      await item.getByRole('button', { name: 'Request log' }).click();
+      const call = item.locator('tbody tr', { hasText: 'GET /api/v1/me' });
+      await waitFor(
+        'the call in the request log',
+        async () => {
+          if ((await call.count()) > 0) return true;
+          await item.getByRole('button', { name: 'Refresh' }).click();
+          await item.locator('.tok-log').waitFor();
+          return false;
+        },
+        JOB_WAIT,
+      );
+      await call.first().getByText('200').waitFor();
+      await audit(panel, 'tokens-log');
+      panel.assertClean();
+    });
+
+    test('pays an unpaid renewal from the dashboard', async () => {
+      const { page } = panel;
+      // The month of the first service to renew ends, with the wallet empty: its renewal is billed
+      // and stays unpaid (the cycle as at that moment, for this account).
+      const services = await db()
+        .selectFrom('services')
+        .select(['id', 'label', 'period_end', 'price_paise'])
+        .where('account_id', '=', accountId)
+        .orderBy('period_end')
+        .orderBy('id')
+        .execute();
+      const first = services[0];
+      assert.ok(first?.period_end, 'a service with a paid period');
+      const billed = await u.t.deps.billing.run({ at: first.period_end, accountId });
+      assert.deepEqual(
+        billed.filter((a) => a.service === first.id).map((a) => a.action),
+        ['unpaid'],
+      );
+      const price = rupeesOf(first.price_paise);
+      await page.goto('/');
+      const pay = page.getByRole('button', { name: `Pay ${inr(price)}` });
+      await pay.first().waitFor();
+      await page.getByText('Your balance does not cover this.').first().waitFor();
+      await audit(panel, 'dashboard-unpaid');
+
+      // Money reaches the wallet without paying anything by itself (as a refund does), so the
+      // customer pays the order with the button.
+      await db()
+        .transaction()
+        .execute((trx) =>
+          post(trx, accountId, { kind: 'refund', amountPaise: BigInt(first.price_paise), note: 'journey refund' }),
+        );
+      await page.reload();
+      const row = page.locator('.unpaid-row', { hasText: first.label });
+      await row.getByText('Your balance does not cover this.').waitFor({ state: 'detached' });
+      await row.getByRole('button', { name: `Pay ${inr(price)}` }).click();
+      await page.locator('.alert-success').first().waitFor({ timeout: JOB_WAIT });
+      await page.getByRole('heading', { name: 'Unpaid orders' }).waitFor({ state: 'detached', timeout: JOB_WAIT });
+      await audit(panel, 'dashboard-paid');
+      const orders = await db()
+        .selectFrom('orders')
+        .select('status')
+        .where('service_id', '=', first.id)
+        .where('kind', '=', 'renewal')
+        .execute();
+      assert.deepEqual(
+        orders.map((o) => o.status),
+        ['paid'],
+      );
+      assert.equal(BigInt(await u.t.deps.wallet.balance(accountId)), 0n);
+      await page.goto(`/services/${first.id}/billing`);
+      await page.getByRole('heading', { name: 'Renew' }).waitFor();
+      await audit(panel, 'service-billing-paid');
+      panel.assertClean();
+    });
+
+    test('the account pages, notifications, SSH keys and search', async () => {
+      const { page } = panel;
+      for (const [path, heading, name] of [
+        ['/account', 'Account', 'account'],
+        ['/ssh-keys', 'Account', 'ssh-keys'],
+        ['/notifications', 'Notifications', 'notifications'],
+      ] as const) {
+        await page.goto(path);
+        await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
+        await audit(panel, name);
+      }
+      // Search from anywhere: Ctrl+K, then the web hosting's name finds it.
+      const web = await db().selectFrom('services').select('label').where('id', '=', ids.web).executeTakeFirstOrThrow();
+      await page.goto('/');
+      await page.getByRole('heading', { name: 'Dashboard', level: 1 }).waitFor();
+      await page.keyboard.press('Control+k');
+      const dialog = page.getByRole('dialog', { name: 'Search' });
+      await dialog.getByLabel('Search services, IPs, orders and payments').fill(web.label);
+      const hit = dialog.getByRole('button', { name: new RegExp(web.label.replace(/[.-]/g, '\\$&')) });
+      await hit.first().waitFor({ timeout: JOB_WAIT });
+      await audit(panel, 'search');
+      await hit.first().click();
+      await page.waitForURL(`**/services/${ids.web}`);
+      panel.assertClean();
+    });
+
+    test('the signed-in pages in the dark theme', async () => {
+      const dark = await openPanel(browser, base, viewport, 'dark');
+      try {
+        await dark.context.addCookies(await panel.context.cookies());
+        for (const [path, name] of [
+          ['/', 'dashboard'],
+          ['/wallet', 'wallet'],
+          ['/order/vps', 'order-vps'],
+          [`/services/${ids.vps}`, 'vps-overview'],
+          [`/services/${ids.web}/manage`, 'web-manage'],
+          ['/tokens', 'tokens'],
+        ] as const) {
+          await dark.page.goto(path);
+          await dark.page.getByRole('heading', { level: 1 }).waitFor();
+          await audit(dark, name);
+        }
+        await dark.page.goto(`/services/${ids.game}/manage`);
+        await dark.page.getByRole('tab', { name: 'Files' }).click();
+        await dark.page.getByRole('button', { name: 'server.properties', exact: true }).click();
+        await dark.page.locator('.game-editor .cm-content').waitFor();
+        await audit(dark, 'game-editor');
+        dark.assertClean();
+      } finally {
+        await dark.context.close();
       }
     });
 

@@ -5,6 +5,7 @@
 // we get `console output`, `status`, `stats`, `daemon message`, `daemon error`, `install …`.
 // A dropped socket is reopened with a fresh ticket after 1, 2, 4 … 30 s, with a banner meanwhile.
 
+import { useQueryClient } from '@tanstack/react-query';
 import { FitAddon } from '@xterm/addon-fit';
 import { Terminal } from '@xterm/xterm';
 import '@xterm/xterm/css/xterm.css';
@@ -93,6 +94,8 @@ export default function GameConsole({
   const [power, setPower] = useState<string | undefined>(initialPower);
   const [stats, setStats] = useState<Stats | null>(null);
   const [needsEula, setNeedsEula] = useState(false);
+  // The service's header and lists show its power too: a status frame refreshes them.
+  const queryClient = useQueryClient();
 
   useEffect(() => {
     if (initialPower && power === undefined) setPower(initialPower);
@@ -168,6 +171,8 @@ export default function GameConsole({
           break;
         case 'status':
           setPower(first || undefined);
+          queryClient.invalidateQueries({ queryKey: ['service', serviceId] });
+          queryClient.invalidateQueries({ queryKey: ['services'] });
           break;
         case 'stats':
           try {
@@ -247,7 +252,7 @@ export default function GameConsole({
       term.current = null;
       fit.current = null;
     };
-  }, [serviceId]);
+  }, [serviceId, queryClient]);
 
   // Shown again after another tab: the terminal measures its size anew.
   useEffect(() => {
