@@ -3201,6 +3201,8 @@ export interface operations {
                 per_page?: number;
                 id?: number;
                 action?: "credentials" | "events" | "sso";
+                /** @description with action=sso on a virtual server: the screen (vnc, the default) or the serial console (serial: raw terminal output; input as termproxy frames `0:<bytes>:<data>`, resize `1:<cols>:<rows>:`) */
+                console?: "vnc" | "serial";
             };
             header?: never;
             path?: never;
@@ -3380,6 +3382,8 @@ export interface operations {
                         message: string;
                         sso: {
                             kind: "console" | "panel";
+                            /** @description a console: what the WebSocket carries (RFB, or the serial terminal) */
+                            protocol?: "vnc" | "serial";
                             url: string;
                             expires_at: string | null;
                             note: string;

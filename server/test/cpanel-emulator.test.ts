@@ -1,3 +1,4 @@
+// ci: one engine (this file uses no database and no Redis: the second engine would run it again unchanged)
 // The cPanel & WHM emulator over plain HTTP, as a driver sees it: token auth errors, the WHM
 // and UAPI envelopes (and uapi_cpanel, and legacy API 0), packages, createacct's rules,
 // suspend/unsuspend/removeacct, passwd, listaccts, one-click session URLs, every UAPI function

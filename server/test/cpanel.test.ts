@@ -1,3 +1,4 @@
+// ci: one engine (this file uses no database and no Redis: the second engine would run it again unchanged)
 // The cPanel/WHM driver against the emulated server over real HTTP: every WebPanel method with
 // what the server holds afterwards (packages, accounts, databases and grants, mailboxes, PHP,
 // DNS, HTTPS), createAccount and removeAccount safe to repeat after a lost answer, how each

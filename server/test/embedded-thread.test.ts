@@ -1,3 +1,4 @@
+// ci: one engine (this file uses no database and no Redis: the second engine would run it again unchanged)
 // The embedded database in its own thread (db/embedded.ts, db/pglite-thread.ts; issue 18): pg
 // talks to it over the wire protocol as to a server; statements run beside the event loop, not in
 // it; notifications arrive once each, whichever path sent them; errors come back as PostgreSQL's;

@@ -1,3 +1,4 @@
+// ci: one engine (this file uses no database and no Redis: the second engine would run it again unchanged)
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,3 +1,4 @@
+// ci: one engine (this file uses no database and no Redis: the second engine would run it again unchanged)
 // The process log's stdout sink (logging.ts LogSink): lines are gathered for a few milliseconds and
 // written together (issue 18), in order, none lost; flush() waits for them; exit writes what waits.
 

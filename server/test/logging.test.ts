@@ -1,3 +1,4 @@
+// ci: one engine (this file uses no database and no Redis: the second engine would run it again unchanged)
 // The process logger's pre-built lines (logging.ts, prebuiltInfoLines): the access log writes its
 // line without pino's per-field serialisation, and the line must be the one pino writes.
 

@@ -1,3 +1,4 @@
+// ci: one engine (this file uses no database and no Redis: the second engine would run it again unchanged)
 // The provisioning step runner (core/products/steps.ts): each step recorded before it runs, a
 // failure stops the run, and undo runs the undo of every step reached — by this attempt or,
 // from the recorded progress, by an earlier one — last first, past a failing undo.

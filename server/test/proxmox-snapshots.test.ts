@@ -1,3 +1,4 @@
+// ci: one engine (this file uses no database and no Redis: the second engine would run it again unchanged)
 // VM snapshots through the Proxmox VE driver against the emulated node (issue 16): create,
 // list, rollback of a running and of a stopped VM (config and disk contents restored, the VM
 // stopped and started again as PVE does), delete, calls repeated after a lost answer, locks

@@ -1,3 +1,4 @@
+// ci: one engine (this file uses no database and no Redis: the second engine would run it again unchanged)
 // The Proxmox VE driver against the emulated node over real HTTP(S): provisioning, power,
 // metrics, consoles, reinstall, destroy, what the node shows afterwards, and every fault the
 // driver must survive or report (down, hanging, 500s, bad token, lost answers, failed tasks).

@@ -1,3 +1,4 @@
+// ci: one engine (this file uses no database and no Redis: the second engine would run it again unchanged)
 // The Pterodactyl Panel + Wings emulator over plain HTTP and WebSocket, as a driver sees it:
 // auth errors, users and servers by external id, install, files (write/read/list/copy/rename/
 // compress/upload/download), the fake Minecraft console (EULA, say, list), token expiry events,

@@ -1,3 +1,4 @@
+// ci: one engine (this file uses no database and no Redis: the second engine would run it again unchanged)
 // The Pterodactyl driver against the emulated panel and its Wings node over real HTTP and
 // WebSockets: provisioning (users, servers, found again after a lost answer, install polling),
 // every client-API method with what the panel holds afterwards, streamed uploads, the console

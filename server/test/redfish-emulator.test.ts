@@ -1,3 +1,4 @@
+// ci: one engine (this file uses no database and no Redis: the second engine would run it again unchanged)
 // The Redfish emulator over plain HTTP, as a client sees it: the open service root, sessions
 // (login, X-Auth-Token, logout, expiry) and Basic, collections and @odata links (Dell-like and
 // random member ids), PATCH of the system with its checks and ETags, ComputerSystem.Reset and

@@ -1,3 +1,4 @@
+// ci: one engine (this file uses no database and no Redis: the second engine would run it again unchanged)
 // The Redfish driver against emulated BMCs over real HTTP: every BareMetal method with what the
 // machine holds afterwards (power, virtual media, boot override, install parameters, disks),
 // member ids discovered through @odata links (random ids, the CD anywhere in the media

@@ -1,3 +1,4 @@
+// ci: one engine (this file uses no database and no Redis: the second engine would run it again unchanged)
 // The search query grammar (issue 15, spec 4.13, CONTRACT §8): every shape with its normalised
 // value, the ambiguous inputs and how they are decided, every operator (quoting, repetition,
 // combination, position), the refusals (unknown operator, bad type, prefix out of range, length),

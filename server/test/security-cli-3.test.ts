@@ -1,3 +1,4 @@
+// ci: one engine (this file uses no database and no Redis: the second engine would run it again unchanged)
 // Security review 3, L3 and L4: the `hostplane` CLI (the real binary, as cli.test.ts runs it).
 // L3: a string from the server (a name, a snapshot description, an error message) never reaches
 //     the terminal as control or bidi characters: a hostile or intercepted server cannot write the

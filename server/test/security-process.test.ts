@@ -1,3 +1,4 @@
+// ci: one engine (this file uses no database and no Redis: the second engine would run it again unchanged)
 // The server process against its surroundings: a log sink that stops reading or goes away
 // must not keep it alive after SIGTERM, and the embedded data directory (F4) is private to
 // the user running Hostplane: no group or other permission bit on anything under DATA_DIR.

@@ -4,6 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import WebSocket from 'ws';
 import { runAdmin } from '../src/admin/run.ts';
 import type { Browser } from './support/browser.ts';
 import { fingerprint } from './support/db.ts';
@@ -199,6 +200,36 @@ describe('services', () => {
     const failed = await poor.browser.post(SVC, { id: placed.service.id, action: 'renew' }, { csrf: true });
     assert.equal(failed.statusCode, 409);
     assert.equal(failed.json().code, 'not_renewable');
+  });
+
+  test('the serial console from the session surface: a ticket without a password, relayed termproxy frames', async () => {
+    const res = await owner.browser.get(`${SVC}?id=${serviceId}&action=sso&console=serial`);
+    assert.equal(res.statusCode, 200, res.body);
+    const sso = res.json().sso;
+    assert.equal(sso.kind, 'console');
+    assert.equal(sso.protocol, 'serial');
+    assert.equal(sso.password, null);
+    assert.equal(res.headers['cache-control'], 'no-store');
+    const vnc = (await owner.browser.get(`${SVC}?id=${serviceId}&action=sso`)).json().sso;
+    assert.equal(vnc.protocol, 'vnc');
+    assert.ok(vnc.password, 'the screen has an RFB password');
+    const address = await u.t.app.listen({ port: 0, host: '127.0.0.1' });
+    const ticket = new URL(sso.url).searchParams.get('t');
+    const echoed = await new Promise<string>((resolve, reject) => {
+      const ws = new WebSocket(`${address.replace(/^http/, 'ws')}/ws/console/?t=${ticket}`);
+      ws.on('open', () => ws.send('0:5:hello'));
+      ws.on('message', (data) => {
+        resolve(data.toString());
+        ws.close();
+      });
+      ws.on('error', reject);
+    });
+    assert.equal(echoed, 'hello');
+    const misplaced = await owner.browser.get(`${SVC}?id=${serviceId}&console=serial`);
+    assert.equal(misplaced.statusCode, 422);
+    assert.equal(misplaced.json().errors.console, 'only with action=sso');
+    const bad = await owner.browser.get(`${SVC}?id=${serviceId}&action=sso&console=ssh`);
+    assert.equal(bad.statusCode, 422);
   });
 
   test('sso of a virtual server is a console ticket; graph of a service without a VM is 409 no_vm', async () => {

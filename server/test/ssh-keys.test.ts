@@ -1,3 +1,4 @@
+// ci: one engine (this file uses no database and no Redis: the second engine would run it again unchanged)
 // OpenSSH public-key parsing (issue 16): real keys made here with node:crypto and written in
 // the OpenSSH wire format by hand (not by the library under test), their fingerprints checked
 // against `ssh-keygen -lf` when it is installed (else against SHA-256 of the blob), and every

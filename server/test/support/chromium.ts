@@ -103,8 +103,9 @@ interface AxeViolation {
 }
 
 /**
- * axe-core on what the page shows now (serious and critical violations fail the test, with
- * where they are), and a full-page screenshot `<viewport>-<theme>-<name>.png` for people to look at.
+ * axe-core on what the page shows now, in the light and in the dark theme (serious and critical
+ * violations fail the test, with where they are), and a full-page screenshot of each,
+ * `<viewport>-<theme>-<name>.png`, for people to look at. The page keeps the theme it had.
  */
 export async function audit(panel: PanelPage, name: string): Promise<void> {
   const { page } = panel;
@@ -120,19 +121,28 @@ export async function audit(panel: PanelPage, name: string): Promise<void> {
   );
   // Evaluated through DevTools, so the page's CSP (no inline script) does not apply to the checker.
   await page.evaluate(AXE_SOURCE);
-  // (Strings, not functions: this file is compiled for Node, without the DOM's types.)
-  const violations = (await page.evaluate(
-    "axe.run({ resultTypes: ['violations'] }).then((r) => r.violations)",
-  )) as AxeViolation[];
-  const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   mkdirSync(SCREENSHOTS, { recursive: true });
-  const scheme = (await page.evaluate(
-    "matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'",
-  )) as string;
-  await page.screenshot({ path: join(SCREENSHOTS, `${panel.viewport.name}-${scheme}-${name}.png`), fullPage: true });
-  assert.deepEqual(
-    serious.map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
-    [],
-    `axe-core on ${name} (${panel.viewport.name}, ${scheme})`,
-  );
+  const own = (await page.evaluate("matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'")) as
+    | 'light'
+    | 'dark';
+  const found: string[] = [];
+  try {
+    for (const scheme of own === 'light' ? (['light', 'dark'] as const) : (['dark', 'light'] as const)) {
+      await page.emulateMedia({ colorScheme: scheme });
+      // (Strings, not functions: this file is compiled for Node, without the DOM's types.)
+      const violations = (await page.evaluate(
+        "axe.run({ resultTypes: ['violations'] }).then((r) => r.violations)",
+      )) as AxeViolation[];
+      for (const v of violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')) {
+        found.push(`${scheme}: ${v.impact} ${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+      }
+      await page.screenshot({
+        path: join(SCREENSHOTS, `${panel.viewport.name}-${scheme}-${name}.png`),
+        fullPage: true,
+      });
+    }
+  } finally {
+    await page.emulateMedia({ colorScheme: own });
+  }
+  assert.deepEqual(found, [], `axe-core on ${name} (${panel.viewport.name})`);
 }

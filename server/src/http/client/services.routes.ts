@@ -121,6 +121,13 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
             action: Type.Optional(
               Type.Union([Type.Literal('credentials'), Type.Literal('events'), Type.Literal('sso')]),
             ),
+            console: Type.Optional(
+              Type.Union([Type.Literal('vnc'), Type.Literal('serial')], {
+                description:
+                  'with action=sso on a virtual server: the screen (vnc, the default) or the serial console ' +
+                  '(serial: raw terminal output; input as termproxy frames `0:<bytes>:<data>`, resize `1:<cols>:<rows>:`)',
+              }),
+            ),
           },
           { additionalProperties: false },
         ),
@@ -133,6 +140,11 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
             okSchema({
               sso: Type.Object({
                 kind: Type.Union([Type.Literal('console'), Type.Literal('panel')]),
+                protocol: Type.Optional(
+                  Type.Union([Type.Literal('vnc'), Type.Literal('serial')], {
+                    description: 'a console: what the WebSocket carries (RFB, or the serial terminal)',
+                  }),
+                ),
                 url: Type.String(),
                 expires_at: Type.Union([Type.String(), Type.Null()]),
                 note: Type.String(),
@@ -185,22 +197,31 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
           })),
         };
       }
+      if (q.console !== undefined && q.action !== 'sso') throw AppError.fields({ console: 'only with action=sso' });
       const detail = await deps.services.detail(accountId, q.id);
       if (q.action === 'sso') {
         reply.header('Cache-Control', 'no-store');
         if (productOf(detail.service.type).sso === 'console') {
-          const ticket = await deps.consoles.issue(accountId, q.id, 'vnc');
+          const protocol = q.console ?? 'vnc';
+          const ticket = await deps.consoles.issue(accountId, q.id, protocol);
           return {
             success: true as const,
             message: 'Console ticket issued; open the URL within 60 seconds.',
             sso: {
               kind: 'console' as const,
+              protocol,
               url: ticket.url,
               expires_at: ticket.expires_at,
-              note: 'The VNC console of the server: a one-time ticket for our WebSocket; the RFB password is in password.',
-              password: ticket.password,
+              note:
+                protocol === 'vnc'
+                  ? 'The VNC console of the server: a one-time ticket for our WebSocket; the RFB password is in password.'
+                  : 'The serial console of the server: a one-time ticket for our WebSocket; output is the raw terminal, input goes as termproxy frames (0:<bytes>:<data>).',
+              password: protocol === 'vnc' ? ticket.password : null,
             },
           };
+        }
+        if (q.console !== undefined) {
+          throw new AppError('not_supported', { message: 'Only a virtual server has a console to choose.' });
         }
         const signOn = await deps.serviceActions.sso(accountId, q.id);
         return {

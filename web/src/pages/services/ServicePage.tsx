@@ -14,6 +14,7 @@ import { hasPower, type Service, typeName, useService } from './common.ts';
 import { ActivityCard, BillingCard, CredentialsCard, FactsCard, SignOnCard } from './Panels.tsx';
 import { UsageChart } from './UsageChart.tsx';
 import { ConsoleCard } from './vps/Console.tsx';
+import { SerialConsoleCard } from './vps/SerialConsole.tsx';
 import { SnapshotsCard } from './vps/Snapshots.tsx';
 import './services.css';
 
@@ -79,6 +80,7 @@ function Overview({ service }: { service: Service }) {
         {service.type !== 'web' ? <CredentialsCard service={service} /> : null}
         {service.type === 'web' || service.type === 'game' ? <SignOnCard service={service} /> : null}
         {service.type === 'vps' ? <ConsoleCard service={service} /> : null}
+        {service.type === 'vps' ? <SerialConsoleCard service={service} /> : null}
       </div>
     </div>
   );

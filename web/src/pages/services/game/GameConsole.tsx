@@ -12,6 +12,7 @@ import '@xterm/xterm/css/xterm.css';
 import { type FormEvent, type KeyboardEvent, useCallback, useEffect, useRef, useState } from 'react';
 import { Alert, Button, ErrorAlert, fieldError, Status } from '../../../components/ui.tsx';
 import { ApiError } from '../../../lib/api.ts';
+import { sameOriginSocketUrl } from '../../../lib/socket.ts';
 import { bytes, gamePost, useGameAction } from './gameApi.ts';
 import { openWithoutInlineStyles } from './xtermCsp.ts';
 
@@ -27,16 +28,6 @@ interface Stats {
 
 const MAX_DELAY_S = 30;
 const HISTORY_MAX = 100;
-
-/** The ticket's URL, on this page's origin (connect-src 'self' allows nothing else). */
-function socketUrl(given: string): string {
-  const url = new URL(given, window.location.href);
-  if (url.host !== window.location.host) {
-    url.protocol = window.location.protocol === 'https:' ? 'wss:' : 'ws:';
-    url.host = window.location.host;
-  }
-  return url.toString();
-}
 
 /** A "select graphic rendition" escape: ESC [ params m. */
 const SGR = new RegExp(`${String.fromCharCode(27)}\\[([0-9;]*)m`, 'g');
@@ -204,7 +195,7 @@ export default function GameConsole({
       let url: string;
       try {
         const answer = await gamePost<{ console: { url: string } }>(serviceId, 'console_ws');
-        url = socketUrl(answer.console.url);
+        url = sameOriginSocketUrl(answer.console.url);
       } catch (error) {
         if (!alive) return;
         setLinkError(error instanceof Error ? error.message : String(error));
@@ -217,14 +208,22 @@ export default function GameConsole({
       ws.onopen = () => {
         if (!alive) return ws.close(1000);
         attempt = 0;
-        setLink('open');
         setLinkError(null);
         // The node sends its recent output again: start from a clean screen, not a second copy.
         if (opened) terminal.clear();
         opened = true;
         ws.send(JSON.stringify({ event: 'send logs', args: [null] }));
       };
-      ws.onmessage = (event) => onFrame(event.data);
+      // Open once the node speaks (its first frame, the server's state, comes after it accepted
+      // us): output from before that is not shown, so the power buttons wait for it too.
+      let heard = false;
+      ws.onmessage = (event) => {
+        if (!heard) {
+          heard = true;
+          setLink('open');
+        }
+        onFrame(event.data);
+      };
       ws.onclose = (event) => {
         if (socket.current === ws) socket.current = null;
         if (!alive) return;

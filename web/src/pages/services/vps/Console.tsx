@@ -5,6 +5,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { Alert, Button, ErrorAlert } from '../../../components/ui.tsx';
 import { api, unwrap } from '../../../lib/api.ts';
+import { sameOriginSocketUrl } from '../../../lib/socket.ts';
 import type { Service } from '../common.ts';
 
 type RfbInstance = import('@novnc/novnc').default;
@@ -33,7 +34,7 @@ export function ConsoleCard({ service }: { service: Service }) {
       const target = screen.current;
       if (!target) return;
       setPhase('connecting');
-      const client = new RFB(target, data.sso.url, {
+      const client = new RFB(target, sameOriginSocketUrl(data.sso.url), {
         credentials: { password: data.sso.password ?? '' },
       });
       client.scaleViewport = true;
