@@ -1,6 +1,6 @@
 // The node's console WebSocket, GET …/qemu/{vmid}/vncwebsocket?port=&vncticket= (upstreams.md
 // §2.4, §2.7): API-token auth like any path, then the ticket from vncproxy/termproxy. VNC answers
-// with an RFB greeting and echoes; a serial (termproxy) session first needs `<user>:<ticket>\n`,
+// with an RFB greeting, then serves a VNC client the guest's screen (rfb.ts) and echoes anything else; a serial (termproxy) session first needs `<user>:<ticket>\n`,
 // answers `OK`, then echoes what is typed (frames `0:<length>:<data>`).
 //
 // Test knobs (ConsoleKnobs): `hold` leaves console upgrades unanswered until it is cleared (a
@@ -11,6 +11,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
+import { rfbSession } from './rfb.ts';
 import type { NodeState } from './state.ts';
 
 export interface ConsoleKnobs {
@@ -62,7 +63,22 @@ export function consoleUpgrade(
     wss.handleUpgrade(req, socket, head, (ws) => {
       if (grant.kind === 'vnc') {
         ws.send(Buffer.from('RFB 003.008\n'));
-        ws.on('message', (data, isBinary) => ws.send(data, { binary: isBinary }));
+        // A VNC client answers the version with its own and gets the guest's screen (rfb.ts);
+        // anything else is echoed, as a raw pipe to the guest (what the relay tests need).
+        let rfb: ReturnType<typeof rfbSession> | null = null;
+        let first = true;
+        ws.on('message', (data, isBinary) => {
+          const bytes = Buffer.isBuffer(data) ? data : Buffer.from(data as ArrayBuffer);
+          if (first) {
+            first = false;
+            if (bytes.toString('latin1') === 'RFB 003.008\n') {
+              rfb = rfbSession((out) => ws.send(out, { binary: true }));
+              return;
+            }
+          }
+          if (rfb === null) return ws.send(data, { binary: isBinary });
+          if (!rfb.push(bytes)) ws.close(1002, 'RFB protocol error');
+        });
         let left = knobs.flood;
         const more = (error?: Error) => {
           if (error || left <= 0 || ws.readyState !== ws.OPEN) return;
