@@ -292,7 +292,10 @@ for (const viewport of [DESKTOP, PHONE]) {
       const powerWord = page.locator('.game-console-head .status');
       // A fresh Minecraft server refuses to start until its EULA is accepted (the console says
       // so and offers the button); then it starts.
-      await page.getByText('Connecting to the console…').waitFor({ state: 'detached', timeout: JOB_WAIT });
+      // Connected means the node has spoken (its first frame): before that, output is not shown.
+      // (Not "the Connecting banner is gone": before the console's chunk has loaded there is none.)
+      const connected = page.locator('.game-console[data-link="open"]');
+      await connected.waitFor({ timeout: JOB_WAIT });
       const eula = page.getByRole('button', { name: 'Accept the EULA' }).first();
       const running = powerWord.filter({ hasText: 'running' });
       const refused = page.locator('.game-power .alert-error');
@@ -309,7 +312,7 @@ for (const viewport of [DESKTOP, PHONE]) {
         t.diagnostic(`first Start showed neither the EULA prompt nor running (${String(error)}): ${shown.join(' | ')}`);
         await page.reload();
         await page.getByRole('tab', { name: 'Console' }).waitFor({ timeout: JOB_WAIT });
-        await page.getByText('Connecting to the console…').waitFor({ state: 'detached', timeout: JOB_WAIT });
+        await connected.waitFor({ timeout: JOB_WAIT });
         await powerWord.filter({ hasText: /offline|running/ }).waitFor({ timeout: JOB_WAIT });
         if (await running.isVisible()) return;
         await started(JOB_WAIT).catch(async (again: unknown) => {

@@ -323,7 +323,9 @@ export default function GameConsole({
   const commandError = fieldError(viaApi.error, 'command');
 
   return (
-    <div className="game-console">
+    // data-link says whether the node is connected (open, connecting, waiting): what a script
+    // driving the page waits on before it presses Start, as a person waits for the banner to go.
+    <div className="game-console" data-link={link}>
       {link !== 'open' ? (
         <div className={`alert ${link === 'connecting' ? 'alert-info' : 'alert-warning'} game-banner`}>
           <p>
