@@ -52,8 +52,11 @@ const PERMISSIONS_POLICY =
 
 interface PanelFile {
   body: Buffer;
-  gzip: Buffer | null;
-  br: Buffer | null;
+  /** Whether the file is worth compressing (text over 512 bytes). */
+  compressible: boolean;
+  /** Made on the first request that takes it, then kept (not at start: brotli 11 over the build is seconds). */
+  gzip(): Buffer;
+  br(): Buffer;
   type: string;
   etag: string;
 }
@@ -64,14 +67,23 @@ export interface PanelBundle {
   files: Map<string, PanelFile>;
 }
 
+function once(make: () => Buffer): () => Buffer {
+  let made: Buffer | null = null;
+  return () => {
+    made ??= make();
+    return made;
+  };
+}
+
 function fileOf(path: string): PanelFile {
   const body = readFileSync(path);
   const ext = extname(path).toLowerCase();
   const compress = COMPRESSIBLE.has(ext) && body.length > 512;
   return {
     body,
-    gzip: compress ? gzipSync(body, { level: 9 }) : null,
-    br: compress ? brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }) : null,
+    compressible: compress,
+    gzip: once(() => gzipSync(body, { level: 9 })),
+    br: once(() => brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } })),
     type: TYPES[ext] ?? 'application/octet-stream',
     etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`,
   };
@@ -117,11 +129,11 @@ function readPanel(dir: string): PanelBundle {
 
 function send(request: FastifyRequest, reply: FastifyReply, file: PanelFile): FastifyReply {
   reply.header('Content-Type', file.type).header('ETag', file.etag).header('X-Content-Type-Options', 'nosniff');
-  if (file.gzip !== null) reply.header('Vary', 'Accept-Encoding');
+  if (file.compressible) reply.header('Vary', 'Accept-Encoding');
   if (request.headers['if-none-match'] === file.etag) return reply.code(304).send();
   const accepted = String(request.headers['accept-encoding'] ?? '');
-  if (file.br !== null && /\bbr\b/.test(accepted)) return reply.header('Content-Encoding', 'br').send(file.br);
-  if (file.gzip !== null && /\bgzip\b/.test(accepted)) return reply.header('Content-Encoding', 'gzip').send(file.gzip);
+  if (file.compressible && /\bbr\b/.test(accepted)) return reply.header('Content-Encoding', 'br').send(file.br());
+  if (file.compressible && /\bgzip\b/.test(accepted)) return reply.header('Content-Encoding', 'gzip').send(file.gzip());
   return reply.send(file.body);
 }
 
