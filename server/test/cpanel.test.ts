@@ -13,7 +13,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { type CpanelEmulator, startCpanelEmulator } from '../../emulators/src/cpanel/index.ts';
 import { recognise } from '../src/upstreams/cpanel/errors.ts';
 import { type CpanelConfig, createCpanelPanel, parseCpanelNode } from '../src/upstreams/cpanel/index.ts';
-import { UpstreamError } from '../src/upstreams/hypervisor.ts';
+import { UpstreamError } from '../src/upstreams/errors.ts';
 import type { WebAccountInfo, WebPanel } from '../src/upstreams/web-panel.ts';
 
 /** Part of the token: no error text may ever contain it. */

@@ -14,9 +14,9 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import WebSocket from 'ws';
 import { type PterodactylEmulator, startPterodactylEmulator } from '../../emulators/src/pterodactyl/index.ts';
 import type { ConsoleEvents } from '../src/upstreams/driver.ts';
+import { UpstreamError } from '../src/upstreams/errors.ts';
 import type { GamePanel, GameServerInfo, GameServerSpec } from '../src/upstreams/game-panel.ts';
 import { createHttpClient } from '../src/upstreams/http.ts';
-import { UpstreamError } from '../src/upstreams/hypervisor.ts';
 import { acceptClientFrame } from '../src/upstreams/pterodactyl/console.ts';
 import {
   createPterodactylPanel,

@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { type RedfishEmulator, startRedfishEmulator } from '../../emulators/src/redfish/index.ts';
 import type { BareMetal, InstallSpec } from '../src/upstreams/bare-metal.ts';
-import { UpstreamError } from '../src/upstreams/hypervisor.ts';
+import { UpstreamError } from '../src/upstreams/errors.ts';
 import { RedfishClient } from '../src/upstreams/redfish/client.ts';
 import { sha512Crypt } from '../src/upstreams/redfish/crypt.ts';
 import { classify, fieldOf } from '../src/upstreams/redfish/errors.ts';

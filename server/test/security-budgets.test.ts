@@ -18,7 +18,7 @@ import {
   onBehalfOfClient,
   TokenBucket,
 } from '../src/upstreams/budgets.ts';
-import { UpstreamError } from '../src/upstreams/hypervisor.ts';
+import { UpstreamError } from '../src/upstreams/errors.ts';
 import type { Browser } from './support/browser.ts';
 import { freshIp, signedInBrowser } from './support/factories.ts';
 import { type GameClient, gameClient, WAIT } from './support/game.ts';

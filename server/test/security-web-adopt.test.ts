@@ -16,7 +16,7 @@ import { accountMarker } from '../src/core/products/web/username.ts';
 import { externalName } from '../src/core/system/installation.ts';
 import { createAccount } from '../src/upstreams/cpanel/accounts.ts';
 import type { CpanelClient } from '../src/upstreams/cpanel/client.ts';
-import { UpstreamError } from '../src/upstreams/hypervisor.ts';
+import { UpstreamError } from '../src/upstreams/errors.ts';
 import type { Browser } from './support/browser.ts';
 import { freshIp, signedInBrowser } from './support/factories.ts';
 import { type ApiClient, apiClient } from './support/rest.ts';

@@ -118,7 +118,13 @@ export interface GamesTable {
   created_at: CreatedAt;
 }
 
-export type PlanType = 'vps' | 'game' | 'web' | 'baremetal';
+/**
+ * What the platform sells: the values of `plans.type` (and of `services.type`), in catalog order.
+ * Every product list derives from this one (the registry in core/products/index.ts is typed to
+ * hold one product per entry); a new type also needs a migration widening the CHECK constraints.
+ */
+export const PLAN_TYPES = ['vps', 'game', 'web', 'baremetal'] as const;
+export type PlanType = (typeof PLAN_TYPES)[number];
 
 export interface PlansTable {
   id: Generated<number>;
@@ -139,7 +145,9 @@ export interface PlanLocationsTable {
   location_id: number;
 }
 
-export type NodeKind = 'proxmox' | 'pterodactyl' | 'cpanel' | 'redfish';
+/** The kinds of upstream node, one per driver (upstreams/registry.ts DRIVERS); CHECK-constrained too. */
+export const NODE_KINDS = ['proxmox', 'pterodactyl', 'cpanel', 'redfish'] as const;
+export type NodeKind = (typeof NODE_KINDS)[number];
 
 export interface NodesTable {
   id: Generated<number>;

@@ -15,7 +15,7 @@
 // is never refused half-way through.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { UpstreamError } from './hypervisor.ts';
+import { UpstreamError } from './errors.ts';
 
 /** A node's allowance: calls a minute on average, and how many may go at once after a quiet spell. */
 export interface BudgetSpec {

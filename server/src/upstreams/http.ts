@@ -20,7 +20,7 @@ import {
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { failureOfStatus, recordUpstreamCall, type UpstreamFailure } from '../metrics/metrics.ts';
 import { type NodeBudgets, nodeBudgets } from './budgets.ts';
-import { UpstreamError } from './hypervisor.ts';
+import { UpstreamError } from './errors.ts';
 
 export interface TlsOptions {
   /** Skip certificate checks (self-signed node certificates). Prefer `ca`. */

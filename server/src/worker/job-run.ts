@@ -21,7 +21,7 @@ import { recordEvent } from '../core/services/events.ts';
 import * as services from '../core/services/service.repository.ts';
 import type { DB, Job, NodeRow, Plan, Service } from '../db/tables.ts';
 import { recordServiceJob, type ServiceJobOutcome } from '../metrics/metrics.ts';
-import { UpstreamError } from '../upstreams/hypervisor.ts';
+import { UpstreamError } from '../upstreams/errors.ts';
 import { markCleanupPending } from './cleanup.ts';
 
 export interface LoadedJob {

@@ -9,7 +9,8 @@ import { createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ProxmoxEmulator } from '../../../emulators/src/proxmox/index.ts';
-import { type Hypervisor, UpstreamError, type VmSpec } from '../../src/upstreams/hypervisor.ts';
+import { UpstreamError } from '../../src/upstreams/errors.ts';
+import type { Hypervisor, VmSpec } from '../../src/upstreams/hypervisor.ts';
 import { ProxmoxClient } from '../../src/upstreams/proxmox/client.ts';
 import { createProxmoxHypervisor, type ProxmoxConfig } from '../../src/upstreams/proxmox/hypervisor.ts';
 

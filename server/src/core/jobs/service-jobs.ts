@@ -5,7 +5,7 @@
 
 import type { Kysely, Transaction } from 'kysely';
 import type { DB, Job, JobType } from '../../db/tables.ts';
-import { UpstreamError, type UpstreamErrorKind } from '../../upstreams/hypervisor.ts';
+import { UpstreamError, type UpstreamErrorKind } from '../../upstreams/errors.ts';
 import type { Bus } from '../bus.ts';
 import { AppError } from '../errors.ts';
 import type { ServiceScope } from '../services/service.service.ts';

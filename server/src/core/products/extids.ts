@@ -11,7 +11,7 @@
 // the log; nothing on the upstream is changed or deleted.
 
 import { sql } from 'kysely';
-import { UpstreamError } from '../../upstreams/hypervisor.ts';
+import { UpstreamError } from '../../upstreams/errors.ts';
 import { externalName } from '../system/installation.ts';
 import type { JobEnv } from './jobs.ts';
 

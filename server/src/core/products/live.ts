@@ -8,12 +8,12 @@
 import type { Kysely } from 'kysely';
 import type { DB, NodeRow, Service } from '../../db/tables.ts';
 import type { UpstreamConsoleTicket } from '../../upstreams/driver.ts';
+import { UpstreamError } from '../../upstreams/errors.ts';
 import {
   type MetricPoint,
   type PowerState,
   TIMEFRAMES,
   type Timeframe,
-  UpstreamError,
   type VmStatus,
 } from '../../upstreams/hypervisor.ts';
 import type { Bus } from '../bus.ts';

@@ -4,7 +4,7 @@
 // suspension, removal (already gone is success), passwords, one-time cPanel sessions, the
 // server's nameservers, and `version` as the health probe.
 
-import { UpstreamError } from '../hypervisor.ts';
+import { UpstreamError } from '../errors.ts';
 import type { WebAccountInfo, WebAccountSpec, WebPackageSpec } from '../web-panel.ts';
 import type { CpanelClient, Params } from './client.ts';
 import { isRow, rows, strings, text, toAccountInfo } from './mapping.ts';

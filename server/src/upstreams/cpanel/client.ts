@@ -5,8 +5,8 @@
 // carries the UAPI result `{status, data, errors, …}` in `data.uapi`. Refusals and failures are
 // mapped by ./errors.ts; transport (keep-alive, deadlines, size cap, TLS) is ../http.ts.
 
+import { UpstreamError } from '../errors.ts';
 import { createHttpClient, type HttpClient } from '../http.ts';
-import { UpstreamError } from '../hypervisor.ts';
 import { type CpanelConfig, labelOf, type ResolvedConfig, resolveConfig } from './config.ts';
 import { type Area, classify, redact, refusal } from './errors.ts';
 

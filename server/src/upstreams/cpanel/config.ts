@@ -4,8 +4,8 @@
 // reported without echoing the values, and thrown by every call rather than at creation.
 
 import type { DriverTiming, NodeAccess } from '../driver.ts';
+import { UpstreamError } from '../errors.ts';
 import type { TlsOptions } from '../http.ts';
-import { UpstreamError } from '../hypervisor.ts';
 
 export interface CpanelConfig {
   /** Our name of the node (`nodes.name`): the `node` label of its upstream-call metrics. */

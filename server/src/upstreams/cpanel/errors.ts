@@ -6,7 +6,7 @@
 // limit). cPanel has no error codes, so recognition is by the wording its source uses.
 
 import type { IncomingHttpHeaders } from 'node:http';
-import { UpstreamError, type UpstreamErrorKind } from '../hypervisor.ts';
+import { UpstreamError, type UpstreamErrorKind } from '../errors.ts';
 
 /** What kind of object the refused call was about: decides how a name problem is read. */
 export type Area = 'account' | 'package' | 'database' | 'mailbox' | 'other';

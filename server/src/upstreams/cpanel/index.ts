@@ -4,7 +4,7 @@
 // ./mail.ts, ./php.ts, ./site.ts). A web panel has no console.
 
 import type { DriverTiming, NodeAccess } from '../driver.ts';
-import { UpstreamError } from '../hypervisor.ts';
+import { UpstreamError } from '../errors.ts';
 import type { WebPanel } from '../web-panel.ts';
 import * as accounts from './accounts.ts';
 import { CpanelClient } from './client.ts';

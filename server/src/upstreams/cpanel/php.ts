@@ -2,7 +2,7 @@
 // account may choose, what a vhost runs (or `inherit` when it follows the server's or its
 // parent's default), and setting it.
 
-import { UpstreamError } from '../hypervisor.ts';
+import { UpstreamError } from '../errors.ts';
 import type { WebPhp } from '../web-panel.ts';
 import type { CpanelClient } from './client.ts';
 import { isRow, rows, strings, text } from './mapping.ts';

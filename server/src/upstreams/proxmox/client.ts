@@ -2,8 +2,8 @@
 // booleans, the `{data}` envelope, errors from the JSON `message` (newer nodes) or else the
 // reason phrase (older ones). Transport (keep-alive, deadlines, size cap, TLS) is ../http.ts.
 
+import { UpstreamError } from '../errors.ts';
 import { createHttpClient, type HttpClient } from '../http.ts';
-import { UpstreamError } from '../hypervisor.ts';
 import { type ProxmoxConfig, type ResolvedConfig, resolveConfig } from './config.ts';
 import { classify, redact } from './errors.ts';
 

@@ -3,8 +3,8 @@
 // the form USER@REALM!TOKENID). Problems are reported without echoing the values.
 
 import type { DriverTiming, NodeAccess } from '../driver.ts';
+import { UpstreamError } from '../errors.ts';
 import type { TlsOptions } from '../http.ts';
-import { UpstreamError } from '../hypervisor.ts';
 
 export interface ProxmoxConfig {
   /** Our name of the node (`nodes.name`): the `node` label of its upstream-call metrics. */

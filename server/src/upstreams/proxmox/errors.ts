@@ -2,7 +2,7 @@
 // reason phrase, the JSON `message`, a task's exit status), so the kind and whether a retry can
 // help are read from the status first, then from the text (upstreams.md §2.2, §2.3).
 
-import { UpstreamError, type UpstreamErrorKind } from '../hypervisor.ts';
+import { UpstreamError, type UpstreamErrorKind } from '../errors.ts';
 
 type Rule = [RegExp, UpstreamErrorKind, boolean];
 

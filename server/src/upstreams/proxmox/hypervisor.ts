@@ -2,13 +2,13 @@
 // node reached over its HTTP API with an API token. VMs are found by their platform name, so a
 // job that runs again after a crash or a lost answer continues the VM it already created.
 
+import { UpstreamError } from '../errors.ts';
 import {
   type ConsoleTicket,
   type Hypervisor,
   type MetricPoint,
   TIMEFRAMES,
   type Timeframe,
-  UpstreamError,
   type VmListed,
   type VmRef,
   type VmSpec,

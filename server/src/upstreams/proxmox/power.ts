@@ -2,7 +2,8 @@
 // running VM and stop of a stopped one succeed, a paused VM is resumed, a guest that ignores
 // ACPI is stopped or reset after its timeout, reboot/reset of a stopped VM start it.
 
-import { UpstreamError, type VmRef } from '../hypervisor.ts';
+import { UpstreamError } from '../errors.ts';
+import type { VmRef } from '../hypervisor.ts';
 import type { Params, ProxmoxClient } from './client.ts';
 import { run } from './tasks.ts';
 import { unlocked, vmPath } from './vm.ts';

@@ -2,7 +2,8 @@
 // answer: the VM is looked up by its platform name before any clone, config writes are skipped
 // when already in place, the disk is grown to an absolute size, and a VM already gone is fine.
 
-import { UpstreamError, type VmRef, type VmSpec } from '../hypervisor.ts';
+import { UpstreamError } from '../errors.ts';
+import type { VmRef, VmSpec } from '../hypervisor.ts';
 import type { ProxmoxClient } from './client.ts';
 import { bootDisk, configChanges, macsOf, nicKeys } from './mapping.ts';
 import { run } from './tasks.ts';

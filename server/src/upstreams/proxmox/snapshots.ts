@@ -4,7 +4,8 @@
 // refusals arrive as failed tasks; the driver looks first (lock, list) and reads those texts
 // when it raced someone. The snapshots it takes hold disks and config, not RAM.
 
-import { snapshotNameProblem, UpstreamError, type VmRef, type VmSnapshot } from '../hypervisor.ts';
+import { UpstreamError } from '../errors.ts';
+import { snapshotNameProblem, type VmRef, type VmSnapshot } from '../hypervisor.ts';
 import type { ProxmoxClient } from './client.ts';
 import { num, powerOf, type QemuStatus } from './mapping.ts';
 import { start } from './power.ts';

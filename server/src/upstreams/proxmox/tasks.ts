@@ -2,7 +2,7 @@
 // status is polled on the node that runs it until it stops, then its exit status decides.
 // Polling backs off to 2 s, shrugs off a few passing failures, and gives up at a deadline.
 
-import { UpstreamError } from '../hypervisor.ts';
+import { UpstreamError } from '../errors.ts';
 import type { Method, Params, ProxmoxClient } from './client.ts';
 import { taskFailure } from './errors.ts';
 

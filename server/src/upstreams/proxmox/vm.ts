@@ -2,7 +2,8 @@
 // platform's name (vmids are reused once freed), and an operation waits while another task
 // (a clone from an earlier attempt, a backup) holds the VM's lock.
 
-import { UpstreamError, type VmRef } from '../hypervisor.ts';
+import { UpstreamError } from '../errors.ts';
+import type { VmRef } from '../hypervisor.ts';
 import type { ProxmoxClient } from './client.ts';
 import type { QemuStatus } from './mapping.ts';
 

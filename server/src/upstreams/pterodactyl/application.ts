@@ -4,8 +4,8 @@
 // Those ids carry the installation; whether a server found by one is the caller's to take is
 // the caller's decision (core/products/extids.ts): a found server is answered unchanged.
 
+import { UpstreamError } from '../errors.ts';
 import type { GameServerInfo, GameServerRef, GameServerSpec, PanelUser, PanelUserSpec } from '../game-panel.ts';
-import { UpstreamError } from '../hypervisor.ts';
 import type { PterodactylClient } from './client.ts';
 import { related, toServerInfo } from './mapping.ts';
 

@@ -5,8 +5,8 @@
 // retried (at most MAX_RATE_RETRIES times, only when the panel asks for ≤ MAX_RATE_WAIT_S);
 // otherwise it is thrown as rate_limited. Transport (keep-alive, deadlines, TLS) is ../http.ts.
 
+import { UpstreamError } from '../errors.ts';
 import { createHttpClient, type HttpClient, type HttpResponse } from '../http.ts';
-import { UpstreamError } from '../hypervisor.ts';
 import { labelOf, type PterodactylConfig, type ResolvedConfig, resolveConfig } from './config.ts';
 import { classify, redact, retryAfter } from './errors.ts';
 

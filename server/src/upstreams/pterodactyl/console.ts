@@ -16,8 +16,8 @@
 
 import WebSocket from 'ws';
 import type { ConsoleDialOptions, ConsoleEvents } from '../driver.ts';
+import { UpstreamError } from '../errors.ts';
 import type { GameConsoleCredentials, GameConsoleTicket, GameServerRef } from '../game-panel.ts';
-import { UpstreamError } from '../hypervisor.ts';
 import type { PterodactylClient } from './client.ts';
 
 /** How long Wings may take to accept the websocket upgrade. */

@@ -4,7 +4,7 @@
 // words go to `detail` (400, 403, 409, 429) or `fields` (422), where callers may show them.
 
 import type { IncomingHttpHeaders } from 'node:http';
-import { UpstreamError, type UpstreamErrorKind } from '../hypervisor.ts';
+import { UpstreamError, type UpstreamErrorKind } from '../errors.ts';
 
 interface PanelErrorEntry {
   code?: unknown;

@@ -4,8 +4,8 @@
 // multipart/form-data part (field `files`), so memory stays bounded whatever the size.
 
 import { randomBytes } from 'node:crypto';
+import { UpstreamError } from '../errors.ts';
 import type { GameFile, GameServerRef } from '../game-panel.ts';
-import { UpstreamError } from '../hypervisor.ts';
 import type { PterodactylClient } from './client.ts';
 import { toFile } from './mapping.ts';
 import { serverPath } from './servers.ts';

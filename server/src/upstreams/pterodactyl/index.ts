@@ -5,8 +5,8 @@
 // users are found by the platform's external ids, so a job run again continues its own work.
 
 import type { DriverTiming, NodeAccess } from '../driver.ts';
+import { UpstreamError } from '../errors.ts';
 import type { GamePanel } from '../game-panel.ts';
-import { UpstreamError } from '../hypervisor.ts';
 import * as application from './application.ts';
 import * as backups from './backups.ts';
 import { PterodactylClient } from './client.ts';

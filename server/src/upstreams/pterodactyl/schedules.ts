@@ -4,8 +4,8 @@
 // then creates the new. Should a task be refused while creating, the half-made schedule is
 // removed again (best effort) so that a retry does not leave a twin behind.
 
+import { UpstreamError } from '../errors.ts';
 import type { GameSchedule, GameScheduleTask, GameServerRef, ScheduleInput, ScheduleTaskInput } from '../game-panel.ts';
-import { UpstreamError } from '../hypervisor.ts';
 import type { PterodactylClient } from './client.ts';
 import { toSchedule, toTask } from './mapping.ts';
 import { serverPath } from './servers.ts';

@@ -2,6 +2,7 @@
 // overview, resources, activity, network, console credentials, command and power, startup
 // variables, and the server's name. Every path starts at the server's 8-char identifier.
 
+import { UpstreamError } from '../errors.ts';
 import type {
   GameActivity,
   GameAllocation,
@@ -13,7 +14,6 @@ import type {
   GameVariable,
   Page,
 } from '../game-panel.ts';
-import { UpstreamError } from '../hypervisor.ts';
 import type { PterodactylClient } from './client.ts';
 import { toActivity, toAllocation, toDetails, toResources, toStartup, toVariable } from './mapping.ts';
 

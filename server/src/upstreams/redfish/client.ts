@@ -9,8 +9,8 @@
 // deadlines, size cap, TLS) is ../http.ts.
 
 import type { IncomingHttpHeaders } from 'node:http';
+import { UpstreamError } from '../errors.ts';
 import { createHttpClient, type HttpClient, type HttpResponse } from '../http.ts';
-import { UpstreamError } from '../hypervisor.ts';
 import { labelOf, type RedfishConfig, type ResolvedConfig, resolveConfig } from './config.ts';
 import { classify, redact } from './errors.ts';
 

@@ -5,8 +5,8 @@
 // than at creation.
 
 import type { DriverTiming, NodeAccess } from '../driver.ts';
+import { UpstreamError } from '../errors.ts';
 import type { TlsOptions } from '../http.ts';
-import { UpstreamError } from '../hypervisor.ts';
 
 export interface RedfishConfig {
   /** Our name of the node (`nodes.name`): the `node` label of its upstream-call metrics. */

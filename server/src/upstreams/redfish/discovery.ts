@@ -5,7 +5,7 @@
 // whose `MediaTypes` include CD or DVD; the drives are those of the system's Storage members.
 // What was found is kept for the driver's life; a 404 on a kept URI forgets it and looks again.
 
-import { UpstreamError } from '../hypervisor.ts';
+import { UpstreamError } from '../errors.ts';
 import { idOf, isObject, type Json, type RedfishClient } from './client.ts';
 
 /** Collection pages followed through `Members@odata.nextLink`. */

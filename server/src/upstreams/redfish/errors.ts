@@ -9,7 +9,7 @@
 // rate_limited, 5xx (503 with Retry-After) unreachable, 3xx protocol.
 
 import type { IncomingHttpHeaders } from 'node:http';
-import { UpstreamError, type UpstreamErrorKind } from '../hypervisor.ts';
+import { UpstreamError, type UpstreamErrorKind } from '../errors.ts';
 
 export interface RedfishMessage {
   /** `Base.1.8.PropertyValueNotInList`. */

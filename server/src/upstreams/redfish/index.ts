@@ -7,7 +7,7 @@
 
 import type { BareMetal } from '../bare-metal.ts';
 import type { DriverTiming, NodeAccess } from '../driver.ts';
-import { UpstreamError } from '../hypervisor.ts';
+import { UpstreamError } from '../errors.ts';
 import { RedfishClient } from './client.ts';
 import { parseRedfishNode as parseNode, type RedfishConfig } from './config.ts';
 import { manager, system } from './discovery.ts';

@@ -15,7 +15,7 @@
 // `rootpw --iscrypted` take), never in clear.
 
 import type { InstallSpec } from '../bare-metal.ts';
-import { UpstreamError } from '../hypervisor.ts';
+import { UpstreamError } from '../errors.ts';
 import { isObject, type Json, type RedfishClient } from './client.ts';
 import { sha512Crypt } from './crypt.ts';
 import type { Found } from './discovery.ts';

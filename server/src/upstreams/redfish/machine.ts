@@ -4,7 +4,7 @@
 // override off, install parameters cleared, `#Drive.SecureErase` on every drive, each a task).
 
 import type { InstallSpec, MachineInfo } from '../bare-metal.ts';
-import { UpstreamError } from '../hypervisor.ts';
+import { UpstreamError } from '../errors.ts';
 import { isObject, type Json, type RedfishClient } from './client.ts';
 import { drives, type Found, members, system } from './discovery.ts';
 import { clearInstallParameters, type InstallProgress, passInstallParameters, readInstallState } from './install.ts';

@@ -4,7 +4,7 @@
 // PATCH of `{Image, Inserted}` instead. Safe to repeat: the same image already inserted is
 // left alone, another one is ejected first, and ejecting an empty slot does nothing.
 
-import { UpstreamError } from '../hypervisor.ts';
+import { UpstreamError } from '../errors.ts';
 import type { Json, RedfishClient } from './client.ts';
 import { cdSlot, type Found, mediaSlots } from './discovery.ts';
 import { act, actionTarget, settle } from './tasks.ts';

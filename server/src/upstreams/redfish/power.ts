@@ -8,7 +8,8 @@
 // reached, up to the task deadline.
 
 import type { BareMetalPowerAction } from '../bare-metal.ts';
-import { type PowerState, UpstreamError } from '../hypervisor.ts';
+import { UpstreamError } from '../errors.ts';
+import type { PowerState } from '../hypervisor.ts';
 import { isObject, type Json, type RedfishClient } from './client.ts';
 import { system } from './discovery.ts';
 import { act, actionTarget } from './tasks.ts';

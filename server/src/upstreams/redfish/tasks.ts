@@ -7,7 +7,7 @@
 // when its URI is known. Polling respects Retry-After (capped), shrugs off a few passing
 // failures, and gives up at the task deadline.
 
-import { UpstreamError } from '../hypervisor.ts';
+import { UpstreamError } from '../errors.ts';
 import { idOf, isObject, type Json, type RedfishClient, type RedfishResponse } from './client.ts';
 import { classify, describe, readMessages, retryAfter } from './errors.ts';
 

@@ -11,7 +11,7 @@
 // install an earlier attempt started is waited for, not started again.
 
 import type { BareMetal, InstallSpec } from '../../../upstreams/bare-metal.ts';
-import { UpstreamError } from '../../../upstreams/hypervisor.ts';
+import { UpstreamError } from '../../../upstreams/errors.ts';
 import { AppError } from '../../errors.ts';
 import { recordEvent } from '../../services/events.ts';
 import * as services from '../../services/service.repository.ts';

@@ -3,7 +3,7 @@
 // and its console (a one-time WebSocket ticket, a command, a power signal, the EULA).
 
 import { Type } from 'typebox';
-import { UpstreamError } from '../../../upstreams/hypervisor.ts';
+import { UpstreamError } from '../../../upstreams/errors.ts';
 import { AppError } from '../../errors.ts';
 import * as jobs from '../../jobs/job.repository.ts';
 import { listEvents } from '../../services/events.ts';

@@ -11,14 +11,9 @@
 // rather than an invented one.
 
 import type { NodeRow, Service } from '../../../db/tables.ts';
+import { UpstreamError } from '../../../upstreams/errors.ts';
 import type { GamePanel, GamePowerState, GameResources, GameServerRef } from '../../../upstreams/game-panel.ts';
-import {
-  type MetricPoint,
-  type PowerState,
-  type Timeframe,
-  UpstreamError,
-  type VmStatus,
-} from '../../../upstreams/hypervisor.ts';
+import type { MetricPoint, PowerState, Timeframe, VmStatus } from '../../../upstreams/hypervisor.ts';
 import {
   forgetOnSettle,
   probes as keyedProbes,

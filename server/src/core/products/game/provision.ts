@@ -8,8 +8,8 @@
 // installation's server on the same panel is refused, never adopted.
 
 import type { Game } from '../../../db/tables.ts';
+import { UpstreamError } from '../../../upstreams/errors.ts';
 import type { GamePanel, GameServerInfo, GameServerRef, GameServerSpec } from '../../../upstreams/game-panel.ts';
-import { UpstreamError } from '../../../upstreams/hypervisor.ts';
 import { recordEvent } from '../../services/events.ts';
 import * as services from '../../services/service.repository.ts';
 import { assertAdoptable, type FoundResource, isOurs } from '../extids.ts';

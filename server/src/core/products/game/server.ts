@@ -6,8 +6,8 @@
 
 import type { Kysely } from 'kysely';
 import type { DB, Service } from '../../../db/tables.ts';
+import { UpstreamError } from '../../../upstreams/errors.ts';
 import type { GamePanel, GameServerRef } from '../../../upstreams/game-panel.ts';
-import { UpstreamError } from '../../../upstreams/hypervisor.ts';
 import { AppError } from '../../errors.ts';
 import * as jobs from '../../jobs/job.repository.ts';
 import { externalName } from '../../system/installation.ts';

@@ -6,7 +6,8 @@
 
 import { Type } from 'typebox';
 import type { Service } from '../../../db/tables.ts';
-import { TIMEFRAMES, type Timeframe, UpstreamError } from '../../../upstreams/hypervisor.ts';
+import { UpstreamError } from '../../../upstreams/errors.ts';
+import { TIMEFRAMES, type Timeframe } from '../../../upstreams/hypervisor.ts';
 import { AppError } from '../../errors.ts';
 import type { ProductAction } from '../actions.ts';
 import { checkTimeframe, PROBE_TIMEOUT_MS, unreachable, withTimeout } from '../live.ts';

@@ -5,7 +5,7 @@
 // limit_reached with the limit).
 
 import type { Service } from '../../../db/tables.ts';
-import { UpstreamError } from '../../../upstreams/hypervisor.ts';
+import { UpstreamError } from '../../../upstreams/errors.ts';
 import type { WebPanel } from '../../../upstreams/web-panel.ts';
 import { AppError } from '../../errors.ts';
 import type { ActionContext } from '../actions.ts';

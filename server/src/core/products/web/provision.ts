@@ -8,7 +8,7 @@
 // 422 domain_taken (refunded), whatever the account's name.
 
 import type { Plan } from '../../../db/tables.ts';
-import { UpstreamError } from '../../../upstreams/hypervisor.ts';
+import { UpstreamError } from '../../../upstreams/errors.ts';
 import type { WebAccountInfo, WebPackageSpec, WebPanel } from '../../../upstreams/web-panel.ts';
 import { AppError } from '../../errors.ts';
 import { recordEvent } from '../../services/events.ts';
