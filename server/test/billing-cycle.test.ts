@@ -24,7 +24,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { runAdmin } from '../src/admin/run.ts';
 import type { BillingAction } from '../src/core/billing/billing.service.ts';
-import { addMonth } from '../src/core/orders/order.service.ts';
+import { addMonth } from '../src/core/time.ts';
 import type { Service } from '../src/db/tables.ts';
 import type { Browser } from './support/browser.ts';
 import { freshIp, signedInBrowser } from './support/factories.ts';

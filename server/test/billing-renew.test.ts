@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
-import { addMonth } from '../src/core/orders/order.service.ts';
+import { addMonth } from '../src/core/time.ts';
 import {
   admin,
   balance,

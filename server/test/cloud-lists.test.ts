@@ -1,7 +1,7 @@
 // The second token surface's instance list and detail (issue 16 follow-ups, CONTRACT §9): they
 // cover what the surface deploys only (KVM = plan type vps, and bare metal; a game or web id
 // answers exactly like a missing one, paging and totals counted in the query), and their power
-// and utilisation come from one cached listing per node (core/products/live.ts nodeProbes): no
+// and utilisation come from one cached listing per node (core/product-kit/live.ts nodeProbes): no
 // live read per instance, nothing taken from the per-account live-read allowance, one probe per
 // node however many lists ask, an older answer served with its time when the node is slow, null
 // utilisation with a reason when it is not known. And the session surface's management route

@@ -11,8 +11,6 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import sshpk from 'sshpk';
 import { runAdmin } from '../src/admin/run.ts';
-import { products } from '../src/core/products/index.ts';
-import { SIGNALS } from '../src/core/services/service-actions.ts';
 import * as m0014 from '../src/db/migrations/0014_snapshot_jobs.ts';
 import { fingerprint } from './support/db.ts';
 import { type ApiClient, apiClient } from './support/rest.ts';
@@ -443,7 +441,7 @@ describe('power and snapshots', () => {
     ]);
     // No power signal is a snapshot any more (what bad_signal answers list).
     assert.deepEqual(
-      SIGNALS.filter((name) => name.includes('snapshot')),
+      u.t.deps.products.signals.filter((name) => name.includes('snapshot')),
       [],
     );
 
@@ -592,10 +590,7 @@ describe('power and snapshots', () => {
     assert.equal(bad.statusCode, 422);
   });
 
-  const baremetal = products().some((p) => p.type === ('baremetal' as never));
-  test('snapshots of a bare-metal instance: 422 not_supported', {
-    todo: baremetal ? false : 'no bare-metal product registered yet',
-  }, async () => {
+  test('snapshots of a bare-metal instance: 422 not_supported', async () => {
     const db = u.t.deps.database.db;
     const first = await db.selectFrom('services').selectAll().where('id', '=', instanceId).executeTakeFirstOrThrow();
     const metal = await db

@@ -1,4 +1,4 @@
-// The driver registry (upstreams/registry.ts) and the backends built from it: an unknown kind
+// The driver registry (upstreams/registry.ts) and the drivers built from it: an unknown kind
 // is refused clearly, a kind without a driver gives the answers it always gave (409
 // hypervisor_not_configured; "no driver for … nodes yet" from `nodes check`), and a Proxmox
 // node is pinged and its console dialed through the registry against the emulator.
@@ -12,7 +12,7 @@ import { type ProxmoxEmulator, startProxmoxEmulator } from '../../emulators/src/
 import { seedDemoCatalog } from '../src/core/catalog/demo-seed.ts';
 import { AppError } from '../src/core/errors.ts';
 import { createNodeService, type NodeService } from '../src/core/nodes/node.service.ts';
-import { type Backends, createBackends } from '../src/core/services/backends.ts';
+import { createDrivers, type Drivers } from '../src/core/services/drivers.ts';
 import { createServiceStaff } from '../src/core/services/staff.ts';
 import type { NodeKind, NodeRow } from '../src/db/tables.ts';
 import type { ConsoleEvents } from '../src/upstreams/driver.ts';
@@ -29,7 +29,7 @@ import { createTestDatabase } from './support/harness.ts';
 import { vmSpec } from './support/proxmox-fixtures.ts';
 
 let emulator: ProxmoxEmulator;
-let backends: Backends;
+let drivers: Drivers;
 let nextId = 0;
 
 /** Credentials stay in the clear here: the fake NodeService below "unseals" them. */
@@ -69,10 +69,10 @@ const notConfigured = (error: unknown) =>
 
 before(async () => {
   emulator = await startProxmoxEmulator({ taskDelayMs: 10 });
-  backends = createBackends(fakeNodes, { pollIntervalMs: 5, requestTimeoutMs: 1500, taskTimeoutMs: 5000 });
+  drivers = createDrivers(fakeNodes, { pollIntervalMs: 5, requestTimeoutMs: 1500, taskTimeoutMs: 5000 });
 });
 after(async () => {
-  backends.close();
+  drivers.close();
   await emulator.stop();
 });
 
@@ -96,29 +96,29 @@ describe('driver registry', () => {
   test('every kind has a driver; a kind without one (a registry under construction) gives clear answers', async () => {
     for (const kind of nodeKinds()) assert.ok(DRIVERS[kind].driver, kind);
     assert.equal(driverEntry('cpanel').role, 'webPanel');
-    const partial = createBackends(fakeNodes, {}, withoutDriver('cpanel'));
+    const partial = createDrivers(fakeNodes, {}, withoutDriver('cpanel'));
     assert.throws(() => driverEntry('cpanel', withoutDriver('cpanel')), {
       name: 'NoDriverError',
       message: 'no driver for cpanel nodes yet',
     });
-    assert.throws(() => partial.hypervisor(nodeRow('cpanel')), notConfigured);
-    assert.throws(() => partial.webPanel(nodeRow('cpanel')), { code: 'node_unreachable' });
+    assert.throws(() => partial.driverFor(nodeRow('cpanel'), 'hypervisor'), notConfigured);
+    assert.throws(() => partial.driverFor(nodeRow('cpanel'), 'webPanel'), { code: 'node_unreachable' });
     await assert.rejects(partial.ping(nodeRow('cpanel')), { message: 'no driver for cpanel nodes yet' });
     partial.close();
     // A game panel is not a hypervisor, and a hypervisor is not a game panel.
-    assert.throws(() => backends.hypervisor(nodeRow('pterodactyl')), notConfigured);
-    assert.throws(() => backends.gamePanel(nodeRow('proxmox')), { code: 'node_unreachable' });
-    assert.throws(() => backends.gamePanel(nodeRow('cpanel')), { code: 'node_unreachable' });
-    assert.throws(() => backends.webPanel(nodeRow('pterodactyl')), { code: 'node_unreachable' });
-    assert.throws(() => backends.hypervisor(nodeRow('openstack')), notConfigured);
-    assert.throws(() => backends.hypervisor(null), notConfigured);
-    assert.throws(() => backends.hypervisor(nodeRow('proxmox', { active: false })), notConfigured);
-    await assert.rejects(backends.ping(nodeRow('proxmox', { active: false })), notConfigured);
+    assert.throws(() => drivers.driverFor(nodeRow('pterodactyl'), 'hypervisor'), notConfigured);
+    assert.throws(() => drivers.driverFor(nodeRow('proxmox'), 'gamePanel'), { code: 'node_unreachable' });
+    assert.throws(() => drivers.driverFor(nodeRow('cpanel'), 'gamePanel'), { code: 'node_unreachable' });
+    assert.throws(() => drivers.driverFor(nodeRow('pterodactyl'), 'webPanel'), { code: 'node_unreachable' });
+    assert.throws(() => drivers.driverFor(nodeRow('openstack'), 'hypervisor'), notConfigured);
+    assert.throws(() => drivers.driverFor(null, 'hypervisor'), notConfigured);
+    assert.throws(() => drivers.driverFor(nodeRow('proxmox', { active: false }), 'hypervisor'), notConfigured);
+    await assert.rejects(drivers.ping(nodeRow('proxmox', { active: false })), notConfigured);
   });
 
   test('unreadable credentials: 409 naming the node', () => {
     const broken = nodeRow('proxmox', { credentials_sealed: 'not json' });
-    assert.throws(() => backends.hypervisor(broken), {
+    assert.throws(() => drivers.driverFor(broken, 'hypervisor'), {
       code: 'hypervisor_not_configured',
       message: `The credentials of node ${broken.name} cannot be read.`,
     });
@@ -170,12 +170,12 @@ describe('nodes add takes its kinds and required credentials from the registry',
 describe('through the registry against the emulator', () => {
   test('ping of a proxmox node; one driver per node until its row changes', async () => {
     const node = nodeRow('proxmox');
-    assert.deepEqual(await backends.ping(node), { detail: 'Proxmox VE 8.2.4' });
-    const hv = backends.hypervisor(node);
-    assert.equal(backends.hypervisor({ ...node }), hv, 'the same row: the cached driver');
+    assert.deepEqual(await drivers.ping(node), { detail: 'Proxmox VE 8.2.4' });
+    const hv = drivers.driverFor(node, 'hypervisor');
+    assert.equal(drivers.driverFor({ ...node }, 'hypervisor'), hv, 'the same row: the cached driver');
     const moved = { ...node, settings: { node: 'pve9' } };
-    assert.notEqual(backends.hypervisor(moved), hv, 'changed settings: a new driver');
-    await assert.rejects(backends.ping(moved), { name: 'UpstreamError', kind: 'not_found' });
+    assert.notEqual(drivers.driverFor(moved, 'hypervisor'), hv, 'changed settings: a new driver');
+    await assert.rejects(drivers.ping(moved), { name: 'UpstreamError', kind: 'not_found' });
   });
 
   test('nodes check: up with the version, down with the reason (unreachable, or a panel node configured wrong)', async () => {
@@ -184,7 +184,7 @@ describe('through the registry against the emulator', () => {
     const staff = createServiceStaff({
       db: null as never,
       jobs: null as never,
-      backends,
+      drivers,
       clock: () => new Date(),
       nodes: {
         list: async () => rows,
@@ -211,13 +211,13 @@ describe('through the registry against the emulator', () => {
     timeout: 60_000,
   }, async () => {
     const node = nodeRow('proxmox');
-    const hv = backends.hypervisor(node);
+    const hv = drivers.driverFor(node, 'hypervisor');
     const vm = await hv.createVm(vmSpec());
     await hv.start(vm);
     const ticket = await hv.console(vm, 'serial');
     const outputs: string[] = [];
     const echoed = await new Promise<string>((resolve, reject) => {
-      const up: WebSocket = backends.openConsole(
+      const up: WebSocket = drivers.openConsole(
         node,
         ticket,
         {
@@ -278,7 +278,7 @@ describe('the proxmox console handshake', () => {
           up.close();
         },
       };
-      const up = backends.openConsole(node, serialTicket, events, { maxPayload: 1024 });
+      const up = drivers.openConsole(node, serialTicket, events, { maxPayload: 1024 });
       up.on('error', reject);
       up.on('close', () => resolve({ refused, outputs }));
     });

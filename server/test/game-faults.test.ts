@@ -12,8 +12,8 @@ import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import type { TObject } from 'typebox';
 import type { PteroFaultKnobs } from '../../emulators/src/pterodactyl/index.ts';
-import { sessionRoutes } from '../src/core/products/actions.ts';
-import { productOf } from '../src/core/products/index.ts';
+import { sessionRoutes } from '../src/core/product-kit/actions.ts';
+import { PRODUCTS } from '../src/core/products/index.ts';
 import { retryCleanups } from '../src/worker/cleanup.ts';
 import { GAME, type GameClient, gameClient, panelServer, WAIT } from './support/game.ts';
 import { multipart } from './support/uploads.ts';
@@ -621,7 +621,7 @@ describe('fuzz', () => {
     ok(await c.act('power', { signal: 'start' }), 202);
     await waitFor('running', async () => (await c.read('resources')).json().resources?.state === 'running', WAIT);
 
-    const actions = productOf('game').actions.filter((a) => sessionRoutes(a).includes('panel'));
+    const actions = PRODUCTS.game.actions.filter((a) => sessionRoutes(a).includes('panel'));
     assert.ok(actions.length >= 40, `${actions.length} actions`);
     const servers = ptero().state.servers.size;
     const ours = panelServer(u, c.serviceId).id;

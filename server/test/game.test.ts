@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
-import { productOf } from '../src/core/products/index.ts';
+import { PRODUCTS } from '../src/core/products/index.ts';
 import { panelActions } from '../src/http/client/panel.routes.ts';
 import { type GameClient, gameClient, orderGame, panelFile, panelServer, WAIT } from './support/game.ts';
 import { apiClient } from './support/rest.ts';
@@ -307,7 +307,7 @@ describe('the OpenAPI document', () => {
     const doc = (await u.t.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
     const path = doc.paths['/api/v1/client/game/'];
     const documented = { ...path.get['x-actions'], ...path.post['x-actions'] };
-    const actions = panelActions(productOf('game'));
+    const actions = panelActions(PRODUCTS.game);
     assert.equal(actions.length, 45, 'spec 4.9 names 44 actions; panel_password sets the panel password');
     assert.deepEqual(Object.keys(documented).sort(), actions.map((a) => a.name).sort());
     for (const a of actions) {

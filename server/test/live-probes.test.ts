@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
-import type { LiveState } from '../src/core/products/live.ts';
+import type { LiveState } from '../src/core/product-kit/live.ts';
 import type { Service } from '../src/db/tables.ts';
 import { freshIp, signedInBrowser } from './support/factories.ts';
 import { orderGame, panelServer } from './support/game.ts';

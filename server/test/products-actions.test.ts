@@ -11,8 +11,9 @@ import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { Type } from 'typebox';
 import { AppError } from '../src/core/errors.ts';
-import { type ProductAction, sessionRoutes } from '../src/core/products/actions.ts';
-import { findAction, type Product, productOf, products, registerProduct } from '../src/core/products/index.ts';
+import { type ProductAction, sessionRoutes } from '../src/core/product-kit/actions.ts';
+import type { Product } from '../src/core/product-kit/product.ts';
+import type { ProductList } from '../src/core/product-kit/registry.ts';
 import type { Service, ServiceStatus } from '../src/db/tables.ts';
 import { Browser } from './support/browser.ts';
 import { fingerprint } from './support/db.ts';
@@ -71,7 +72,7 @@ function routesOf(action: ProductAction): Route[] {
         break;
       case 'panel': {
         // The product's management route (CONTRACT §6): reads are GETs with a query, the rest POSTs.
-        const type = products().find((p) => p.actions.includes(action))?.type ?? 'game';
+        const type = u.t.deps.products.all.find((p) => p.actions.includes(action))?.type ?? 'game';
         const base = `/api/v1/client/${type}/`;
         const panelQuery = (service: Pick<Service, 'id' | 'label'>) =>
           new URLSearchParams({ service: String(service.id), action: action.name }).toString();
@@ -124,7 +125,7 @@ const codeOf = (res: LightMyRequestResponse): string | undefined => {
   return body.code ?? (typeof body.error === 'string' ? body.error : undefined);
 };
 
-const every = () => products().flatMap((product) => product.actions.map((action) => ({ product, action })));
+const every = () => u.t.deps.products.all.flatMap((product) => product.actions.map((action) => ({ product, action })));
 
 async function jobCount(): Promise<number> {
   const row = await u.t.deps.database.db
@@ -160,8 +161,9 @@ async function twin(type: Service['type'], status: ServiceStatus, label: string)
 const setStatus = (id: number, status: ServiceStatus) =>
   u.t.deps.database.db.updateTable('services').set({ status }).where('id', '=', id).execute();
 
-before(async () => {
-  u = await createUpstreamApp({ overrides: { clock: clock.now } });
+/** An app with an owner whose VPS is provisioned, and an intruder; `products`: in place of the registered ones. */
+async function setUp(products?: Partial<ProductList>): Promise<void> {
+  u = await createUpstreamApp({ overrides: { clock: clock.now, ...(products ? { products } : {}) } });
   owner = await signedInBrowser(u.t, freshIp());
   await u.t.deps.wallet.credit(owner.account.id, '3000', 'test float');
   ownerApi = await apiClient(u.t, ['*'], '0', owner.account.id);
@@ -187,7 +189,9 @@ before(async () => {
       .executeTakeFirstOrThrow();
     return job.status === 'succeeded';
   });
-});
+}
+
+before(() => setUp());
 after(() => u.close());
 
 describe('product action battery', () => {
@@ -273,13 +277,13 @@ describe('product action battery', () => {
     let n = 0;
     let panelUnsupported = 0;
     for (const { product, action } of every()) {
-      const lacking = products().filter(
+      const lacking = u.t.deps.products.all.filter(
         (p) => p.type !== product.type && !p.actions.some((a) => a.name === action.name),
       );
       const others = lacking.filter((p, i) => i === 0 || p.unsupported?.[action.name] !== undefined);
       for (const other of others) {
         // A name several products share is resolved to the first of them on a third type; that one's entry covers it.
-        if (findAction(action.name, other.type)?.action !== action) continue;
+        if (u.t.deps.products.findAction(action.name, other.type)?.action !== action) continue;
         for (const route of routesOf(action)) {
           const status = action.states.includes('active') ? 'active' : (action.states[0] as ServiceStatus);
           const service = await twin(other.type, status, `type-${++n}`);
@@ -306,7 +310,7 @@ describe('product action battery', () => {
     // A throwaway product in place of the game one: its action on the VPS is refused (422
     // not_supported on these shared routes) with no side effect; on its own type the handler runs.
     let ran = 0;
-    const game = productOf('game');
+    const game = u.t.deps.products.of('game');
     const probe: ProductAction = {
       name: 'probe_test_action',
       method: 'mutate',
@@ -320,7 +324,9 @@ describe('product action battery', () => {
       },
     };
     const throwaway: Product = { ...game, actions: [probe] };
-    const restore = registerProduct(throwaway);
+    // An app of its own with the throwaway injected (the registry is the app's, not a global).
+    const saved = { u, owner, ownerApi, intruder, intruderApi, serviceId };
+    await setUp({ game: throwaway });
     try {
       for (const route of routesOf(probe)) {
         const before = await state();
@@ -337,8 +343,9 @@ describe('product action battery', () => {
       assert.equal(ran, 1, 'on its own type the handler runs');
       await setStatus(own.id, 'terminated');
     } finally {
-      restore();
+      await u.close();
+      ({ u, owner, ownerApi, intruder, intruderApi, serviceId } = saved);
     }
-    assert.equal(productOf('game'), game);
+    assert.equal(u.t.deps.products.of('game'), game, "the other app's registry is untouched");
   });
 });

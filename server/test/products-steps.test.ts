@@ -1,11 +1,11 @@
 // ci: one engine (this file uses no database and no Redis: the second engine would run it again unchanged)
-// The provisioning step runner (core/products/steps.ts): each step recorded before it runs, a
+// The provisioning step runner (core/product-kit/steps.ts): each step recorded before it runs, a
 // failure stops the run, and undo runs the undo of every step reached — by this attempt or,
 // from the recorded progress, by an earlier one — last first, past a failing undo.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { reachedBefore, type Step, stepRun } from '../src/core/products/steps.ts';
+import { reachedBefore, type Step, stepRun } from '../src/core/product-kit/steps.ts';
 
 function steps(log: string[], failAt?: string): Step<null>[] {
   return ['a', 'b', 'c'].map((name, i) => ({

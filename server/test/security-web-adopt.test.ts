@@ -10,8 +10,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
-import { productOf } from '../src/core/products/index.ts';
-import { stepRun } from '../src/core/products/steps.ts';
+import { stepRun } from '../src/core/product-kit/steps.ts';
+import { PRODUCTS } from '../src/core/products/index.ts';
 import { accountMarker } from '../src/core/products/web/username.ts';
 import { externalName } from '../src/core/system/installation.ts';
 import { createAccount } from '../src/upstreams/cpanel/accounts.ts';
@@ -370,8 +370,8 @@ describe('T3-H1: usernames and adoption', () => {
         .selectAll()
         .where('id', '=', service.node_id as number)
         .executeTakeFirstOrThrow();
-      const product = productOf('web');
-      const context = product.jobs.open({ deps: u.t.deps, job, service, plan, node });
+      const product = PRODUCTS.web;
+      const context = product.jobs.open({ ...u.t.deps.productEnv, job, service, plan, node });
       const run = stepRun(product.jobs.provision, context, { reached: async () => {} }, 0);
       await run.run();
       return { context, run };
@@ -427,10 +427,10 @@ describe('T3-H1: usernames and adoption', () => {
       .selectAll()
       .where('id', '=', service.node_id as number)
       .executeTakeFirstOrThrow();
-    const product = productOf('web');
+    const product = PRODUCTS.web;
     const undo = async (external: Record<string, unknown> | null) => {
       const context = product.jobs.open({
-        deps: u.t.deps,
+        ...u.t.deps.productEnv,
         job,
         service: { ...service, external },
         plan,

@@ -13,8 +13,8 @@ import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import type { TObject } from 'typebox';
 import type { CpanelFaultKnobs } from '../../emulators/src/cpanel/index.ts';
-import { sessionRoutes } from '../src/core/products/actions.ts';
-import { productOf } from '../src/core/products/index.ts';
+import { sessionRoutes } from '../src/core/product-kit/actions.ts';
+import { PRODUCTS } from '../src/core/products/index.ts';
 import { retryCleanups } from '../src/worker/cleanup.ts';
 import type { Browser } from './support/browser.ts';
 import { freshIp, signedInBrowser } from './support/factories.ts';
@@ -254,9 +254,7 @@ function snapshot(): string {
 /** Every action refused with this status and code (events still answer); nothing changed on the server. */
 async function everyActionRefused(status: number, code: string): Promise<void> {
   const before = snapshot();
-  const names = productOf('web')
-    .actions.filter((a) => sessionRoutes(a).includes('panel'))
-    .map((a) => a.name);
+  const names = PRODUCTS.web.actions.filter((a) => sessionRoutes(a).includes('panel')).map((a) => a.name);
   assert.deepEqual([...EVERY_CALL.map(([n]) => n), 'events'].sort(), [...names].sort(), 'every action is called');
   for (const [name, call] of EVERY_CALL) {
     const res = await call();
@@ -801,7 +799,7 @@ function sane(res: LightMyRequestResponse, what: string): void {
 describe('fuzz', () => {
   test('every web action, seeded random parameters: no 5xx, the envelope, no account made or lost on the server', async (t) => {
     await clearFaults();
-    const actions = productOf('web').actions.filter((a) => sessionRoutes(a).includes('panel'));
+    const actions = PRODUCTS.web.actions.filter((a) => sessionRoutes(a).includes('panel'));
     assert.equal(actions.length, 22, actions.map((a) => a.name).join());
     const accounts = [...cpanel().state.accounts.keys()].sort();
     const codes = new Map<string, number>();

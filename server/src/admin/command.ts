@@ -2,7 +2,14 @@
 // returns both a human rendering and a JSON document (printed with --json).
 
 import type { Deps } from '../core/deps.ts';
-import type { InputReader } from './inputs.ts';
+
+/** Where a command reads what an option takes from standard input or a file (./inputs.ts). */
+export interface InputReader {
+  /** The whole standard input of the CLI process, as UTF-8. */
+  stdin(): Promise<string>;
+  /** A whole file holding a secret; refused when users other than its owner may read or write it. */
+  secretFile(path: string): Promise<string>;
+}
 
 export interface OptionSpec {
   type: 'string' | 'boolean';

@@ -5,17 +5,10 @@
 
 import { open } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { UsageError } from './command.ts';
+import { type InputReader, UsageError } from './command.ts';
 
 /** At most this many bytes from standard input or a file: credentials are small. */
 export const MAX_INPUT_BYTES = 64 * 1024;
-
-export interface InputReader {
-  /** The whole standard input of the CLI process, as UTF-8. */
-  stdin(): Promise<string>;
-  /** A whole file holding a secret; refused when users other than its owner may read or write it. */
-  secretFile(path: string): Promise<string>;
-}
 
 /** What the CLI process read, sent along with the command line over the admin socket. */
 export interface ReadInputs {

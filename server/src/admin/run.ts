@@ -4,8 +4,9 @@
 import { parseArgs } from 'node:util';
 import type { Deps } from '../core/deps.ts';
 import { isAppError } from '../core/errors.ts';
+import type { InputReader } from './command.ts';
 import { type Command, jsonSafe, terminalSafe, UsageError } from './command.ts';
-import { type InputReader, noInputs } from './inputs.ts';
+import { noInputs } from './inputs.ts';
 import { COMMANDS } from './registry.ts';
 
 export interface AdminResult {

@@ -19,6 +19,9 @@ import { createMailer, type Mailer } from './mail/mailer.ts';
 import { createNodeService, type NodeService } from './nodes/node.service.ts';
 import { createNotificationService, type NotificationService } from './notifications/notification.service.ts';
 import { createOrderService, type OrderService } from './orders/order.service.ts';
+import type { ProductEnv } from './product-kit/env.ts';
+import { createProductRegistry, type ProductList, type ProductRegistry } from './product-kit/registry.ts';
+import { PRODUCTS } from './products/index.ts';
 import {
   createRateLimits,
   type LimitOverrides,
@@ -26,11 +29,11 @@ import {
   type RateLimits,
 } from './ratelimit/rate-limits.ts';
 import { createSearch, type Search } from './search/search.service.ts';
-import { type Backends, createBackends, type DriverTiming } from './services/backends.ts';
 import { type Consoles, createConsoles } from './services/consoles.ts';
+import { createDrivers, type Drivers, type DriverTiming } from './services/drivers.ts';
 import { createReadCache } from './services/list-cache.ts';
-import { createServiceService, LIST_TABLES, type ServiceService } from './services/service.service.ts';
 import { createServiceActions, type ServiceActions } from './services/service-actions.ts';
+import { createServiceDirectory, LIST_TABLES, type ServiceDirectory } from './services/service-directory.ts';
 import { createServiceStaff, type ServiceStaff } from './services/staff.ts';
 import { createSshKeyService, type SshKeyService } from './ssh/ssh-key.service.ts';
 import { type Installation, loadInstallationId } from './system/installation.ts';
@@ -59,9 +62,13 @@ export interface Deps {
   deposits: DepositService;
   notifications: NotificationService;
   orders: OrderService;
-  services: ServiceService;
+  services: ServiceDirectory;
+  /** What the platform sells, one product per plan type (core/products/index.ts). */
+  products: ProductRegistry;
+  /** What a product's jobs may use (core/product-kit/env.ts). */
+  productEnv: ProductEnv;
   serviceActions: ServiceActions;
-  backends: Backends;
+  drivers: Drivers;
   serviceStaff: ServiceStaff;
   bus: Bus;
   tokens: TokenService;
@@ -84,6 +91,8 @@ export interface DepsOverrides {
   driverTiming?: DriverTiming;
   /** Numbers of some rate limits (tests that drive one account hard raise the panel limits). */
   limits?: LimitOverrides;
+  /** Products in place of the registered ones (tests: a throwaway product exercises the generic parts). */
+  products?: Partial<ProductList>;
 }
 
 /** Connections of the PostgreSQL rate-limit store's own pool. */
@@ -154,7 +163,8 @@ export async function createDeps(
     logger,
     bus,
   });
-  const catalog = createCatalogService({ db, bus });
+  const products = createProductRegistry({ ...PRODUCTS, ...overrides.products });
+  const catalog = createCatalogService({ db, bus, products });
   const nodes = createNodeService({ db, secretKey });
   const billing = createBilling({
     db,
@@ -182,11 +192,12 @@ export async function createDeps(
     }),
   });
   const sshKeys = createSshKeyService({ db });
-  const orders = createOrderService({ db, jobs, clock, billing });
-  const services = createServiceService({
+  const orders = createOrderService({ db, jobs, clock, billing, products });
+  const services = createServiceDirectory({
     db,
     secretKey,
     clock,
+    products,
     listCache: createReadCache({
       bus,
       writes: database.writes,
@@ -195,20 +206,21 @@ export async function createDeps(
       accountTopic: 'account_services',
     }),
   });
-  const backends = createBackends(nodes, overrides.driverTiming);
+  const drivers = createDrivers(nodes, overrides.driverTiming);
   const serviceActions = createServiceActions({
     db,
     jobs,
-    backends,
+    drivers,
     services,
     bus,
     limits,
     clock,
     publicUrl: config.publicUrl,
     secretKey,
+    products,
     nodeCache: createReadCache({ bus, writes: database.writes, tables: ['nodes'], sharedTopics: ['nodes'] }),
   });
-  const serviceStaff = createServiceStaff({ db, jobs, nodes, backends, clock });
+  const serviceStaff = createServiceStaff({ db, jobs, nodes, drivers, clock });
   const tokens = createTokenService({ db, clock, bus });
   const requestLog = createRequestLog(db, logger.child({ component: 'request-log' }));
   const consoles = createConsoles({
@@ -226,7 +238,21 @@ export async function createDeps(
     sharedTopics: ['sessions', 'account', 'access_revoked'],
     maxKeys: 50_000,
   });
+  const productEnv: ProductEnv = {
+    db,
+    drivers,
+    clock,
+    bus,
+    secretKey,
+    timing: drivers.timing,
+    installation,
+    publicUrl: config.publicUrl,
+    baremetalInstallTimeoutSeconds: config.baremetalInstallTimeoutSeconds,
+    logger,
+  };
   return {
+    products,
+    productEnv,
     installation,
     sessionCache,
     config,
@@ -250,7 +276,7 @@ export async function createDeps(
     orders,
     services,
     serviceActions,
-    backends,
+    drivers,
     serviceStaff,
     bus,
     tokens,
@@ -267,5 +293,5 @@ export async function closeDeps(deps: Deps): Promise<void> {
   await deps.bus.close();
   await deps.limits.close();
   deps.mailer.close();
-  deps.backends.close();
+  deps.drivers.close();
 }

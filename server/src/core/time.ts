@@ -9,3 +9,14 @@ export function isoWithOffset(date: Date): string {
 export type Clock = () => Date;
 
 export const systemClock: Clock = () => new Date();
+
+/** One month of service, calendar-aware (31 Jan + 1 month = 28/29 Feb). */
+export function addMonth(from: Date): Date {
+  const next = new Date(from);
+  const day = next.getUTCDate();
+  next.setUTCDate(1);
+  next.setUTCMonth(next.getUTCMonth() + 1);
+  const lastDay = new Date(Date.UTC(next.getUTCFullYear(), next.getUTCMonth() + 1, 0)).getUTCDate();
+  next.setUTCDate(Math.min(day, lastDay));
+  return next;
+}

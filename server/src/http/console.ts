@@ -1,6 +1,6 @@
 // The console WebSocket, /ws/console/?t=<ticket>: redeems a one-time ticket (from the token
 // surface's vnc/console actions), has the node's driver dial the node's console with the node's
-// credentials (deps.backends.openConsole), and relays bytes both ways. The browser never learns
+// credentials (deps.drivers.openConsole), and relays bytes both ways. The browser never learns
 // the node's address or credentials.
 //
 // The ticket is redeemed before the upgrade (preValidation runs on the upgrade request), so an
@@ -192,7 +192,7 @@ export async function consoleRoutes(app: FastifyInstance, { deps }: { deps: Deps
       }
       if (stopped) return;
       // What the node's protocol lets a client send (a game console: player events, never `auth`).
-      const accept = deps.backends.consoleInput(node, redeemed.upstream);
+      const accept = deps.drivers.consoleInput(node, redeemed.upstream);
       const send = (data: WebSocket.RawData, binary: boolean) => {
         if (!accept || accept(data, binary)) pipe(client, up, data, binary);
       };
@@ -202,7 +202,7 @@ export async function consoleRoutes(app: FastifyInstance, { deps }: { deps: Deps
         forward = send;
       };
       // The node's driver dials its console with the node's credentials and does any handshake.
-      const up = deps.backends.openConsole(
+      const up = deps.drivers.openConsole(
         node,
         redeemed.upstream,
         {

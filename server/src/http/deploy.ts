@@ -8,7 +8,8 @@ import { AppError } from '../core/errors.ts';
 import { requestKey } from '../core/idempotency.ts';
 import { type DeployDeps, deploy } from '../core/orders/deploy.ts';
 import type { Placed } from '../core/orders/order.service.ts';
-import type { FieldNaming, OrderInput } from '../core/orders/order-input.ts';
+import type { OrderInput } from '../core/orders/order-input.ts';
+import type { FieldNaming } from '../core/orders/order-problems.ts';
 import { principalOf } from './plugins/token-auth.ts';
 import { sendAsIs } from './surfaces.ts';
 

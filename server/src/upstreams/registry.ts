@@ -1,6 +1,6 @@
 // Node kind → driver: what credentials a node of that kind needs, how its row becomes a driver
 // configuration, and the driver itself. The only file that knows every concrete driver; the
-// core reaches drivers through core/services/backends.ts, which builds them from this table.
+// core reaches drivers through core/services/drivers.ts, which builds them from this table.
 // A kind with `driver: null` can be added by staff but nothing can run on it yet.
 
 import type { NodeKind } from '../db/tables.ts';
@@ -23,6 +23,7 @@ export interface DriverRoles {
   bareMetal: BareMetal;
 }
 export type DriverRole = keyof DriverRoles;
+export const DRIVER_ROLES: readonly DriverRole[] = ['hypervisor', 'gamePanel', 'webPanel', 'bareMetal'];
 
 export interface DriverEntry<R extends DriverRole = DriverRole> {
   role: R;
@@ -32,11 +33,14 @@ export interface DriverEntry<R extends DriverRole = DriverRole> {
   create(node: NodeAccess, timing: DriverTiming): DriverRoles[R];
 }
 
+/** A driver entry of any role, its `role` telling which (narrowed by comparing it). */
+export type AnyDriverEntry = { [R in DriverRole]: DriverEntry<R> }[DriverRole];
+
 export interface KindEntry {
   /** Credential fields `nodes add` requires (non-empty strings). */
   credentials: readonly string[];
   /** Null: no driver for this kind yet. */
-  driver: DriverEntry | null;
+  driver: AnyDriverEntry | null;
 }
 
 export type DriverRegistry = Record<NodeKind, KindEntry>;
@@ -105,7 +109,7 @@ export function kindEntry(kind: string, registry: DriverRegistry = DRIVERS): Kin
 }
 
 /** The driver entry for a kind; NoDriverError for a kind without one, or an unknown kind. */
-export function driverEntry(kind: string, registry: DriverRegistry = DRIVERS): DriverEntry {
+export function driverEntry(kind: string, registry: DriverRegistry = DRIVERS): AnyDriverEntry {
   const entry = kindEntry(kind, registry).driver;
   if (!entry) throw new NoDriverError(kind, true);
   return entry;

@@ -8,8 +8,7 @@ import type { Logger } from 'pino';
 import { planById } from '../core/catalog/catalog.service.ts';
 import type { Deps } from '../core/deps.ts';
 import * as nodes from '../core/nodes/node.repository.ts';
-import { productOf } from '../core/products/index.ts';
-import { stepRun } from '../core/products/steps.ts';
+import { stepRun } from '../core/product-kit/steps.ts';
 import { recordEvent } from '../core/services/events.ts';
 import * as services from '../core/services/service.repository.ts';
 import type { DB } from '../db/tables.ts';
@@ -53,8 +52,8 @@ export async function retryCleanups(
         .executeTakeFirstOrThrow();
       const plan = await planById(db, service.plan_id);
       const node = service.node_id === null ? null : ((await nodes.findById(db, service.node_id)) ?? null);
-      const product = productOf(service.type);
-      const c = product.jobs.open({ deps, job, service, plan, node });
+      const product = deps.products.of(service.type);
+      const c = product.jobs.open({ ...deps.productEnv, job, service, plan, node });
       // Every step may have been reached by some attempt: each undo finds what its step made, or nothing.
       const run = stepRun(product.jobs.provision, c, { reached: async () => {} }, 100);
       let undone = true;

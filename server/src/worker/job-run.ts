@@ -13,10 +13,10 @@ import * as jobRepo from '../core/jobs/job.repository.ts';
 import type { JobContext } from '../core/jobs/queue.ts';
 import { describeFailure, type Failure, finishJob, setProgress } from '../core/jobs/service-jobs.ts';
 import * as nodes from '../core/nodes/node.repository.ts';
-import { productOf } from '../core/products/index.ts';
-import type { JobEnv } from '../core/products/jobs.ts';
-import * as lifecycle from '../core/products/lifecycle.ts';
-import { type Step, stepRun } from '../core/products/steps.ts';
+import type { JobEnv } from '../core/product-kit/jobs.ts';
+import * as lifecycle from '../core/product-kit/lifecycle.ts';
+import type { Product } from '../core/product-kit/product.ts';
+import { type Step, stepRun } from '../core/product-kit/steps.ts';
 import { recordEvent } from '../core/services/events.ts';
 import * as services from '../core/services/service.repository.ts';
 import type { DB, Job, NodeRow, Plan, Service } from '../db/tables.ts';
@@ -71,9 +71,9 @@ interface JobPlan<C> {
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the product's own context type
-function planOf(loaded: LoadedJob): JobPlan<any> {
+function planOf(product: Product, loaded: LoadedJob): JobPlan<any> {
   const { job, plan } = loaded;
-  const jobs = productOf(loaded.service.type).jobs;
+  const { jobs } = product;
   switch (job.type) {
     case 'provision':
       return { steps: jobs.provision, done: (trx, t) => lifecycle.activated(trx, t, plan) };
@@ -133,15 +133,16 @@ export async function runServiceJob(deps: Deps, jobId: number, context: JobConte
     return;
   }
   await markRunning(deps, loaded.job);
-  const env: JobEnv = { deps, ...loaded };
-  const transition = (): lifecycle.Transition => ({ ...loaded, now: deps.clock(), bus: deps.bus });
+  const product = deps.products.of(loaded.service.type);
+  const env: JobEnv = { ...deps.productEnv, ...loaded };
+  const transition = (): lifecycle.Transition => ({ ...loaded, now: deps.clock(), bus: deps.bus, product });
   const refunds = loaded.job.type === 'provision';
   const recorder = { reached: (progress: number, step: string) => setProgress(db, jobId, progress, step) };
   // biome-ignore lint/suspicious/noExplicitAny: the product's own context type
   let run: ReturnType<typeof stepRun<any>> | null = null;
   try {
-    const plan = planOf(loaded);
-    const c = productOf(loaded.service.type).jobs.open(env);
+    const plan = planOf(product, loaded);
+    const c = product.jobs.open(env);
     run = stepRun(plan.steps, c, recorder, loaded.job.progress);
     await run.run();
     await db.transaction().execute((trx) => plan.done(trx, transition(), c));

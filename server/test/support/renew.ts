@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { runAdmin } from '../../src/admin/run.ts';
 import type { BillingAction } from '../../src/core/billing/billing.service.ts';
-import { addMonth } from '../../src/core/orders/order.service.ts';
+import { addMonth } from '../../src/core/time.ts';
 import { post } from '../../src/core/wallet/ledger.ts';
 import type { Service } from '../../src/db/tables.ts';
 import type { Browser } from './browser.ts';

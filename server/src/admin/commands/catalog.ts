@@ -1,10 +1,9 @@
 // plans list|add|disable|enable, locations list|add, os list|add|image, ips add|list (CONTRACT §1).
 
 import { addRange, poolSummary } from '../../core/catalog/ipv4.ts';
-import { SPEC_KEYS } from '../../core/catalog/specs.ts';
 import { AppError } from '../../core/errors.ts';
 import { formatPaise } from '../../core/money.ts';
-import type { PlanType } from '../../db/tables.ts';
+import { PLAN_TYPES, type PlanType } from '../../db/tables.ts';
 import { type Command, jsonOption, requiredOption, table, UsageError } from '../command.ts';
 
 /** The os_templates.image_url check (migration 0013), word for word: http(s)://, no whitespace, ≤ 2048. */
@@ -46,13 +45,11 @@ export const catalogCommands: Command[] = [
   {
     noun: 'plans',
     verb: 'add',
-    summary: `Add a plan; --specs per type: ${Object.entries(SPEC_KEYS)
-      .map(([type, keys]) => `${type} ${keys.join(',')}`)
-      .join('; ')}`,
+    summary: "Add a plan; --specs holds its type's keys (a missing or unknown one is named in the answer)",
     args: ['LABEL'],
     options: {
       name: { type: 'string', required: true, description: 'display name' },
-      type: { type: 'string', required: true, description: Object.keys(SPEC_KEYS).join(', ') },
+      type: { type: 'string', required: true, description: PLAN_TYPES.join(', ') },
       price: { type: 'string', required: true, description: 'monthly price in rupees, e.g. 799 or 799.00' },
       specs: {
         type: 'string',

@@ -5,8 +5,8 @@
 import { isoWithOffset } from '../../core/time.ts';
 import type { NodeKind } from '../../db/tables.ts';
 import { DRIVERS, nodeKinds } from '../../upstreams/registry.ts';
+import type { InputReader } from '../command.ts';
 import { type Command, type CommandInput, jsonOption, requiredOption, table, UsageError } from '../command.ts';
-import type { InputReader } from '../inputs.ts';
 
 const CREDENTIALS_USAGE =
   'give the credentials JSON with --credentials-file PATH (a file only you can read) or --credentials - (standard input)';

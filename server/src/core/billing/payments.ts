@@ -23,9 +23,9 @@ import { startJob } from '../jobs/service-jobs.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import { formatPaise } from '../money.ts';
 import { notify } from '../notifications/notification.service.ts';
-import { addMonth } from '../orders/order.service.ts';
 import { recordEvent } from '../services/events.ts';
 import * as services from '../services/service.repository.ts';
+import { addMonth } from '../time.ts';
 import { balanceOf, lockWallet, post } from '../wallet/ledger.ts';
 
 export const day = (d: Date) => d.toISOString().slice(0, 10);

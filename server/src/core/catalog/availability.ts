@@ -4,8 +4,8 @@
 
 import { type Kysely, sql } from 'kysely';
 import type { DB, NodeKind, PlanType } from '../../db/tables.ts';
-import { productOf, products } from '../products/index.ts';
-import { NODE_KIND_FOR } from './specs.ts';
+import type { Product } from '../product-kit/product.ts';
+import type { ProductRegistry } from '../product-kit/registry.ts';
 
 export type UnavailableReason = 'plan_inactive' | 'region_closed' | 'no_capacity' | 'no_ipv4' | 'not_sold_here';
 
@@ -18,15 +18,13 @@ export interface LocationStock {
 }
 
 /** Stock of every location in three queries. Slots are node capacity minus the live services placed on it. */
-export async function locationStock(db: Kysely<DB>): Promise<Map<number, LocationStock>> {
+export async function locationStock(db: Kysely<DB>, products: ProductRegistry): Promise<Map<number, LocationStock>> {
   const locations = await db.selectFrom('locations').select(['id', 'active']).execute();
   const { rows: ips } = await sql<{ location_id: number; free: string }>`
     select location_id, count(*) as free from ipv4_addresses where status = 'free' group by location_id`.execute(db);
   // Kinds whose nodes a service holds whole (bare metal): at most one each, and a failed service
   // still waiting for its clean-up holds it (as the order service counts).
-  const exclusive = products()
-    .filter((p) => p.exclusiveNode)
-    .map((p) => p.nodeKind);
+  const exclusive = products.all.filter((p) => p.exclusiveNode).map((p) => p.nodeKind);
   const kinds = exclusive.length > 0 ? exclusive : ['-'];
   const { rows: nodes } = await sql<{ location_id: number; kind: NodeKind; free: string }>`
     select n.location_id, n.kind,
@@ -68,10 +66,13 @@ function usedWhole() {
 }
 
 /** Why a plan of `type` cannot be ordered in a location with this stock, or null when it can. */
-export function unavailableReason(type: PlanType, stock: LocationStock | undefined): UnavailableReason | null {
+export function unavailableReason(
+  product: Pick<Product, 'nodeKind' | 'order'>,
+  stock: LocationStock | undefined,
+): UnavailableReason | null {
   if (!stock?.active) return 'region_closed';
-  if ((stock.slots[NODE_KIND_FOR[type]] ?? 0) <= 0) return 'no_capacity';
-  if (productOf(type).order.reservesIpv4 && stock.ipv4Free <= 0) return 'no_ipv4';
+  if ((stock.slots[product.nodeKind] ?? 0) <= 0) return 'no_capacity';
+  if (product.order.reservesIpv4 && stock.ipv4Free <= 0) return 'no_ipv4';
   return null;
 }
 
@@ -79,11 +80,6 @@ export function unavailableReason(type: PlanType, stock: LocationStock | undefin
  * Per plan type, whether this location has what an order needs now: a node of the product's kind
  * with room, and a free IPv4 address when the product reserves one (the catalog's `available`).
  */
-export function availableTypes(stock: LocationStock): Record<PlanType, boolean> {
-  return Object.fromEntries(
-    products().map((p) => [
-      p.type,
-      (stock.slots[p.nodeKind] ?? 0) > 0 && (!p.order.reservesIpv4 || stock.ipv4Free > 0),
-    ]),
-  ) as Record<PlanType, boolean>;
+export function availableTypes(products: ProductRegistry, stock: LocationStock): Record<PlanType, boolean> {
+  return products.perType((p) => (stock.slots[p.nodeKind] ?? 0) > 0 && (!p.order.reservesIpv4 || stock.ipv4Free > 0));
 }

@@ -7,7 +7,7 @@ import type { DB, Location, OsTemplate, Plan, PlanType } from '../../db/tables.t
 import type { Bus } from '../bus.ts';
 import { AppError } from '../errors.ts';
 import { parsePaise } from '../money.ts';
-import { products } from '../products/index.ts';
+import type { ProductRegistry } from '../product-kit/registry.ts';
 import { type LocationStock, locationStock, type UnavailableReason, unavailableReason } from './availability.ts';
 import { specProblems } from './specs.ts';
 
@@ -66,13 +66,13 @@ export function planById(db: Kysely<DB>, planId: number): Promise<Plan> {
   return db.selectFrom('plans').selectAll().where('id', '=', planId).executeTakeFirstOrThrow();
 }
 
-export function createCatalogService({ db, bus }: { db: Kysely<DB>; bus: Bus }) {
+export function createCatalogService({ db, bus, products }: { db: Kysely<DB>; bus: Bus; products: ProductRegistry }) {
   async function plansWithRegions(filter: { planId?: number; includeInactive?: boolean }): Promise<CatalogPlan[]> {
     let query = db
       .selectFrom('plans')
       .selectAll()
       // Plan types in registry order (a type missing from the list would sort last, not vanish).
-      .orderBy(sql`array_position(array[${sql.join(products().map((p) => p.type))}]::text[], type::text)`)
+      .orderBy(sql`array_position(array[${sql.join(products.all.map((p) => p.type))}]::text[], type::text)`)
       .orderBy('sort_order')
       .orderBy('price_paise')
       .orderBy('id');
@@ -92,12 +92,14 @@ export function createCatalogService({ db, bus }: { db: Kysely<DB>; bus: Bus }) 
       )
       .orderBy('locations.id')
       .execute();
-    const stock = await locationStock(db);
+    const stock = await locationStock(db, products);
     return plans.map((plan) => {
       const regions = links
         .filter((l) => l.plan_id === plan.id)
         .map(({ plan_id: _p, ...location }) => {
-          const reason = plan.active ? unavailableReason(plan.type, stock.get(location.id)) : 'plan_inactive';
+          const reason = plan.active
+            ? unavailableReason(products.of(plan.type), stock.get(location.id))
+            : 'plan_inactive';
           return { location, available: reason === null, reason };
         });
       return { plan, regions, available: regions.some((r) => r.available) };
@@ -110,7 +112,7 @@ export function createCatalogService({ db, bus }: { db: Kysely<DB>; bus: Bus }) 
       const [plans, locations, stock, os, games] = await Promise.all([
         plansWithRegions({}),
         db.selectFrom('locations').selectAll().where('active', '=', true).orderBy('id').execute(),
-        locationStock(db),
+        locationStock(db, products),
         db
           .selectFrom('os_templates')
           .selectAll()
@@ -154,19 +156,18 @@ export function createCatalogService({ db, bus }: { db: Kysely<DB>; bus: Bus }) 
       const fields: Record<string, string> = {};
       if (!/^[a-z0-9][a-z0-9-]{1,47}$/.test(input.label)) fields.label = 'must be 2–48 of a–z, 0–9 and "-"';
       if (input.name.trim().length < 2) fields.name = 'is required';
-      const types = products().map((p) => p.type);
-      if (!types.includes(input.type)) fields.type = `must be ${types.slice(0, -1).join(', ')} or ${types.at(-1)}`;
+      const types = products.all.map((p) => p.type);
+      const product = products.all.find((p) => p.type === input.type);
+      if (!product) fields.type = `must be ${types.slice(0, -1).join(', ')} or ${types.at(-1)}`;
       const price = parsePaise(input.price);
       if (!price.ok) fields.price = price.reason;
       else if (price.paise === 0n) fields.price = 'must be more than zero';
-      if (fields.type === undefined) {
-        for (const [key, problem] of Object.entries(specProblems(input.type, input.specs)))
-          fields[`specs.${key}`] = problem;
-        if (input.type === 'game' && fields['specs.game'] === undefined) {
-          const game = (input.specs as { game: string }).game;
-          const known = await db.selectFrom('games').select('id').where('slug', '=', game).executeTakeFirst();
-          if (!known) fields['specs.game'] = `no game "${game}"`;
-        }
+      if (product) {
+        const problems = specProblems(product, input.specs);
+        // What the product checks against the catalog (game: the game exists), once the shape is right.
+        if (Object.keys(problems).length === 0 && product.checkSpecs)
+          Object.assign(problems, await product.checkSpecs(db, input.specs));
+        for (const [key, problem] of Object.entries(problems)) fields[`specs.${key}`] = problem;
       }
       const locations = await db
         .selectFrom('locations')
@@ -218,7 +219,7 @@ export function createCatalogService({ db, bus }: { db: Kysely<DB>; bus: Bus }) 
     },
 
     listLocations: () => db.selectFrom('locations').selectAll().orderBy('id').execute(),
-    stock: () => locationStock(db),
+    stock: () => locationStock(db, products),
 
     async addLocation(input: { code: string; name: string; city: string; country?: string }): Promise<Location> {
       const fields: Record<string, string> = {};

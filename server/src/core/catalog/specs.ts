@@ -1,19 +1,15 @@
 // What a plan's `specs` hold, per type: each product's `specRules` (core/products/). Checked
 // when staff add a plan, so the catalog and the provisioning drivers can rely on the shape.
 
-import type { NodeKind, PlanType } from '../../db/tables.ts';
-import { productOf, products } from '../products/index.ts';
-
-export const SPEC_KEYS: Record<PlanType, string[]> = Object.fromEntries(
-  products().map((p) => [p.type, Object.keys(p.specRules)]),
-) as Record<PlanType, string[]>;
+import type { Product } from '../product-kit/product.ts';
 
 /** Problems with a plan's specs, by key; empty when they fit the type exactly. */
-export function specProblems(type: PlanType, specs: unknown): Record<string, string> {
+export function specProblems(product: Pick<Product, 'type' | 'specRules'>, specs: unknown): Record<string, string> {
+  const { type } = product;
   const problems: Record<string, string> = {};
   if (specs === null || typeof specs !== 'object' || Array.isArray(specs)) return { specs: 'must be an object' };
   const value = specs as Record<string, unknown>;
-  const rules = productOf(type).specRules;
+  const rules = product.specRules;
   for (const [key, rule] of Object.entries(rules)) {
     const v = value[key];
     if (v === undefined) {
@@ -30,8 +26,3 @@ export function specProblems(type: PlanType, specs: unknown): Record<string, str
   for (const key of Object.keys(value)) if (!(key in rules)) problems[key] = `is not a ${type} spec`;
   return problems;
 }
-
-/** The node kind that runs services of a plan type. */
-export const NODE_KIND_FOR: Record<PlanType, NodeKind> = Object.fromEntries(
-  products().map((p) => [p.type, p.nodeKind]),
-) as Record<PlanType, NodeKind>;

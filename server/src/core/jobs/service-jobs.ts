@@ -8,7 +8,7 @@ import type { DB, Job, JobType } from '../../db/tables.ts';
 import { UpstreamError, type UpstreamErrorKind } from '../../upstreams/errors.ts';
 import type { Bus } from '../bus.ts';
 import { AppError } from '../errors.ts';
-import type { ServiceScope } from '../services/service.service.ts';
+import type { ServiceScope } from '../services/service.repository.ts';
 import type { AppJobs } from './catalog.ts';
 import * as jobRepo from './job.repository.ts';
 import type { JobQueue } from './queue.ts';

@@ -12,7 +12,8 @@ import { type IdempotentAnswer, runIdempotent } from '../idempotency.ts';
 import type { RateLimits } from '../ratelimit/rate-limits.ts';
 import { keyLines } from '../ssh/ssh-key.service.ts';
 import type { OrderService, Placed } from './order.service.ts';
-import type { FieldNaming, OrderInput } from './order-input.ts';
+import type { OrderInput } from './order-input.ts';
+import type { FieldNaming } from './order-problems.ts';
 
 /** SSH keys an order may name by id (and in all, with the inline ones: order-input.ts checks that). */
 const MAX_KEY_IDS = 10;

@@ -10,34 +10,16 @@
 // hostname or domain to take it from) a generated label.
 
 import { Type } from 'typebox';
-import { AppError, type ErrorCode } from '../errors.ts';
-import type { Product } from '../products/index.ts';
+import type { ErrorCode } from '../errors.ts';
+import type { Product } from '../product-kit/product.ts';
 import { tryParsePublicKey } from '../ssh/keys.ts';
+import { type CheckedConfig, type FieldNaming, OrderProblems } from './order-problems.ts';
 
 export interface OrderInput {
   /** Plan id, or its label. */
   plan: number | string;
   config: Record<string, unknown>;
   domain?: string | null;
-}
-
-/**
- * How the caller's body names the order's fields, so errors name them the same way: the session
- * surface nests them (`config.os`), the token surface's deploy body is flat (`os`).
- */
-export type FieldNaming = 'nested' | 'flat';
-
-export interface CheckedConfig {
-  /** Null: none given or derivable; the order service generates one. */
-  serverName: string | null;
-  region: string | null;
-  /** Null: none given (the product decides; a VPS takes its label), or not an option of the product. */
-  hostname: string | null;
-  /** Null: none given (a VPS gets the default template), or not an option of the product. */
-  os: string | null;
-  sshKeys: string[];
-  eula: boolean;
-  domain: string | null;
 }
 
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -116,44 +98,6 @@ export function configShapeProblem(config: Record<string, unknown>): string | nu
         `at most ${ORDER_CONFIG_LIMITS.items} of those (no nested objects or lists)`;
 }
 
-/** Fields outside `config` keep their own name on every surface. */
-const TOP_LEVEL = new Set(['domain', 'plan', 'plan_id']);
-
-/** The problems of one order, gathered before anything is written. */
-export class OrderProblems {
-  private readonly list: { field: string; reason: string; code: ErrorCode }[] = [];
-
-  /** `field` is a config key, or domain / plan / plan_id. */
-  add(field: string, reason: string, code: ErrorCode = `bad_config_${field}`): void {
-    if (!this.list.some((p) => p.field === field)) this.list.push({ field, reason, code });
-  }
-
-  has(field: string): boolean {
-    return this.list.some((p) => p.field === field);
-  }
-
-  /** `{field: reason}`, named as the caller's body names them. */
-  fields(naming: FieldNaming): Record<string, string> {
-    const fields: Record<string, string> = {};
-    for (const p of this.list)
-      fields[naming === 'nested' && !TOP_LEVEL.has(p.field) ? `config.${p.field}` : p.field] = p.reason;
-    return fields;
-  }
-
-  /** Throw them all as one 422, its code the first problem's. */
-  throwIfAny(naming: FieldNaming): void {
-    const first = this.list[0];
-    if (!first) return;
-    const fields = this.fields(naming);
-    throw new AppError(first.code, {
-      message: Object.entries(fields)
-        .map(([k, v]) => `${k} ${v}`)
-        .join('; '),
-      fields,
-    });
-  }
-}
-
 /**
  * The problems of the values an order body gives, whatever its plan: for a route's
  * `fieldRules`, so that a body the schema refused still names every bad value. No database.
@@ -171,7 +115,7 @@ export function orderFieldRules(config: unknown, domain: unknown, naming: FieldN
  * values given (the plan's own problem is reported beside them).
  */
 export function checkOrderConfig(
-  product: Product | null,
+  product: Pick<Product, 'type' | 'order'> | null,
   config: Record<string, unknown>,
   domainRaw: unknown,
   problems: OrderProblems,

@@ -15,18 +15,14 @@ import type { JobQueue } from '../jobs/queue.ts';
 import { startJob } from '../jobs/service-jobs.ts';
 import { formatPaise } from '../money.ts';
 import * as nodes from '../nodes/node.repository.ts';
-import { type Product, productOf, products } from '../products/index.ts';
+import type { Product } from '../product-kit/product.ts';
+import type { ProductRegistry } from '../product-kit/registry.ts';
 import { recordEvent } from '../services/events.ts';
 import * as services from '../services/service.repository.ts';
 import type { Clock } from '../time.ts';
 import { post } from '../wallet/ledger.ts';
-import {
-  type CheckedConfig,
-  checkOrderConfig,
-  type FieldNaming,
-  type OrderInput,
-  OrderProblems,
-} from './order-input.ts';
+import { checkOrderConfig, type OrderInput } from './order-input.ts';
+import { type CheckedConfig, type FieldNaming, OrderProblems } from './order-problems.ts';
 
 export interface Placed {
   order: Order;
@@ -38,17 +34,6 @@ export interface Placed {
   ipv4: string | null;
 }
 
-/** One month of service, calendar-aware (31 Jan + 1 month = 28/29 Feb). */
-export function addMonth(from: Date): Date {
-  const next = new Date(from);
-  const day = next.getUTCDate();
-  next.setUTCDate(1);
-  next.setUTCMonth(next.getUTCMonth() + 1);
-  const lastDay = new Date(Date.UTC(next.getUTCFullYear(), next.getUTCMonth() + 1, 0)).getUTCDate();
-  next.setUTCDate(Math.min(day, lastDay));
-  return next;
-}
-
 async function findPlan(trx: Kysely<DB>, ref: number | string): Promise<Plan | undefined> {
   const query = trx.selectFrom('plans').selectAll();
   return typeof ref === 'number'
@@ -56,12 +41,10 @@ async function findPlan(trx: Kysely<DB>, ref: number | string): Promise<Plan | u
     : query.where('label', '=', ref.trim().toLowerCase()).executeTakeFirst();
 }
 
-export { DEFAULT_OS_SLUG } from '../products/vps/order.ts';
-
 const LABEL_TAKEN = 'is already the name of one of your services';
 
-const usable = (trx: Kysely<DB>, plan: Plan, location: Location) =>
-  nodes.usableIn(trx, location.id, productOf(plan.type).nodeKind);
+const usable = (trx: Kysely<DB>, product: Product, location: Location) =>
+  nodes.usableIn(trx, location.id, product.nodeKind);
 
 /**
  * The services holding a node. For a product whose nodes are held whole (bare metal: the node is
@@ -89,9 +72,8 @@ const capacityOf = (product: Product, node: { capacity: number }) =>
   product.exclusiveNode ? Math.min(node.capacity, 1) : node.capacity;
 
 /** Whether some node has room, without locking (the answer may change before commit). */
-async function hasRoom(trx: Kysely<DB>, plan: Plan, location: Location): Promise<boolean> {
-  const product = productOf(plan.type);
-  for (const node of await usable(trx, plan, location))
+async function hasRoom(trx: Kysely<DB>, product: Product, location: Location): Promise<boolean> {
+  for (const node of await usable(trx, product, location))
     if ((await usedOn(trx, product, node.id)) < capacityOf(product, node)) return true;
   return false;
 }
@@ -103,10 +85,9 @@ async function hasRoom(trx: Kysely<DB>, plan: Plan, location: Location): Promise
  * machine both wait for its row; the second counts the first's service once it commits and is
  * refused, its whole transaction — the debit too — rolled back.)
  */
-async function takeNodeSlot(trx: Transaction<DB>, plan: Plan, location: Location): Promise<number | null> {
-  const product = productOf(plan.type);
+async function takeNodeSlot(trx: Transaction<DB>, product: Product, location: Location): Promise<number | null> {
   const loads = [];
-  for (const node of await usable(trx, plan, location)) {
+  for (const node of await usable(trx, product, location)) {
     await nodes.lock(trx, node.id);
     const used = await usedOn(trx, product, node.id);
     if (used < capacityOf(product, node)) loads.push({ id: node.id, used });
@@ -120,8 +101,9 @@ export function createOrderService(options: {
   jobs: JobQueue<AppJobs>;
   clock: Clock;
   billing: Pick<Billing, 'renew'>;
+  products: ProductRegistry;
 }) {
-  const { db, jobs, clock, billing } = options;
+  const { db, jobs, clock, billing, products } = options;
 
   /**
    * Everything about an order that needs no lock: plan, config, region, OS and whether the
@@ -142,7 +124,7 @@ export function createOrderService(options: {
         'is not a plan of the catalog',
         'validation_failed',
       );
-    const product = found ? productOf(found.type) : null;
+    const product = found ? products.of(found.type) : null;
     const config = checkOrderConfig(product, input.config, input.domain, problems);
     const regions = found
       ? await trx
@@ -158,7 +140,7 @@ export function createOrderService(options: {
       problems.add('region', `must be one of ${regions.map((r) => r.code).join(', ')}`);
     let resolved: unknown = null;
     if (product) resolved = await product.order.resolve(trx, config, problems);
-    else for (const p of products()) await p.order.checkGiven(trx, config, problems);
+    else for (const p of products.all) await p.order.checkGiven(trx, config, problems);
     if (found && config.serverName !== null && (await services.ownLabelTaken(trx, accountId, config.serverName)))
       problems.add('server_name', LABEL_TAKEN);
     problems.throwIfAny(naming);
@@ -189,7 +171,7 @@ export function createOrderService(options: {
       // No name given or derivable: one from the order's id (random, so practically never taken).
       const label = config.serverName ?? `${plan.type}-${orderId.slice(-6)}`;
       // Fail fast, before any money moves, when no node has room; the locked check comes last.
-      if (!(await hasRoom(trx, plan, location)))
+      if (!(await hasRoom(trx, product, location)))
         throw AppError.unavailable('no_capacity', `No capacity for ${plan.name} in ${location.name} right now.`);
       const now = clock();
       const order = await trx
@@ -251,7 +233,7 @@ export function createOrderService(options: {
       const { ipv4 } = await product.order.reserve(trx, service.id, location);
       const job = await startJob(trx, jobs, { accountId, serviceId: service.id, type: 'provision' });
       // Last, so the node row — shared by every order in the location — stays locked only until commit.
-      const nodeId = await takeNodeSlot(trx, plan, location);
+      const nodeId = await takeNodeSlot(trx, product, location);
       if (nodeId === null)
         throw AppError.unavailable('no_capacity', `No capacity for ${plan.name} in ${location.name} right now.`);
       await services.setNode(trx, service.id, nodeId);

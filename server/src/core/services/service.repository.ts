@@ -5,7 +5,16 @@
 // settles a service whose ownership was checked when its job was started (the `mark…`/`set…`).
 
 import { type Insertable, type Kysely, sql, type Transaction } from 'kysely';
-import type { DB, Service, ServiceStatus, ServicesTable, SuspendReason } from '../../db/tables.ts';
+import type { DB, PlanType, Service, ServiceStatus, ServicesTable, SuspendReason } from '../../db/tables.ts';
+
+/**
+ * Which of the account's services a caller sees. `types`: only services of these plan types (a
+ * surface that manages some products only, e.g. {ALT_BASE_PATH}/v1: vps and baremetal); any
+ * other service answers exactly like a missing id, and is neither listed nor counted.
+ */
+export interface ServiceScope {
+  types?: readonly PlanType[];
+}
 
 export type Executor = Kysely<DB>;
 

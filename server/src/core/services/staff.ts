@@ -18,7 +18,7 @@ import * as jobRepo from '../jobs/job.repository.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { queueFor, startJob } from '../jobs/service-jobs.ts';
 import type { NodeService } from '../nodes/node.service.ts';
-import type { Backends } from './backends.ts';
+import type { Drivers } from './drivers.ts';
 import { listEvents, recordEvent } from './events.ts';
 import * as services from './service.repository.ts';
 
@@ -32,7 +32,7 @@ export function createServiceStaff(options: {
   db: Kysely<DB>;
   jobs: JobQueue<AppJobs>;
   nodes: NodeService;
-  backends: Backends;
+  drivers: Drivers;
   clock: () => Date;
 }) {
   const { db, jobs, clock } = options;
@@ -148,7 +148,7 @@ export function createServiceStaff(options: {
           let detail: string;
           try {
             // A kind without a driver answers "no driver for … nodes yet" here.
-            ({ detail } = await options.backends.ping(node));
+            ({ detail } = await options.drivers.ping(node));
             health = 'up';
           } catch (error) {
             detail = error instanceof Error ? error.message : String(error);

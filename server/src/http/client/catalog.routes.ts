@@ -72,7 +72,7 @@ export async function catalogRoutes(root: FastifyInstance, { deps }: { deps: Dep
           city: location.city,
           country: location.country,
           ipv4_free: stock.ipv4Free,
-          available: availableTypes(stock),
+          available: availableTypes(deps.products, stock),
         })),
         os: catalog.os.map((o) => ({ slug: o.slug, name: o.name, family: o.family, version: o.version })),
         games: catalog.games,

@@ -10,8 +10,10 @@ import { AppError } from '../../core/errors.ts';
 import { keyFieldRule, requestKey } from '../../core/idempotency.ts';
 import { formatPaise } from '../../core/money.ts';
 import { deploy } from '../../core/orders/deploy.ts';
-import { DEFAULT_OS_SLUG, type Placed } from '../../core/orders/order.service.ts';
+import type { Placed } from '../../core/orders/order.service.ts';
 import { OrderConfigSchema, orderFieldRules } from '../../core/orders/order-input.ts';
+import type { ProductRegistry } from '../../core/product-kit/registry.ts';
+import { DEFAULT_OS_SLUG } from '../../core/products/vps/order.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import { deployDeps } from '../deploy.ts';
 import { sessionErrors } from '../schemas.ts';
@@ -21,12 +23,12 @@ import { JobSchema, jobView, ServiceSchema, serviceView } from '../views/service
 import { PAGE_QUERY, PaginationSchema, pageOf, pagination, signedIn } from './context.ts';
 import { mutationBody, okSchema } from './views.ts';
 
-export function placedBody(placed: Placed) {
+export function placedBody(products: ProductRegistry, placed: Placed) {
   return {
     success: true as const,
     message: `Order ${placed.order.public_id} placed: ₹${formatPaise(placed.order.amount_paise)} charged; provisioning has started.`,
     order: orderView(placed.order),
-    service: serviceView(placed.service, { location: placed.location, plan: placed.plan, ipv4: placed.ipv4 }),
+    service: serviceView(products, placed.service, { location: placed.location, plan: placed.plan, ipv4: placed.ipv4 }),
     job: jobView(placed.job),
   };
 }
@@ -142,7 +144,7 @@ export async function orderRoutes(root: FastifyInstance, { deps }: { deps: Deps 
         input,
         idempotency: { key, scope: 'client.orders', payload: input },
         naming: 'nested',
-        render: placedBody,
+        render: (placed) => placedBody(deps.products, placed),
       });
       if (answer.replayed) reply.header('Idempotent-Replayed', 'true');
       return sendAsIs(reply.code(answer.status as 201).type('application/json; charset=utf-8'), answer.body);

@@ -14,9 +14,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type TObject, Type } from 'typebox';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
-import { type ProductAction, sessionRoutes } from '../../core/products/actions.ts';
-import type { Product } from '../../core/products/index.ts';
-import { authorisePanel, panelLimitOf } from '../../core/services/service-actions.ts';
+import { type ProductAction, sessionRoutes } from '../../core/product-kit/actions.ts';
+import type { Product } from '../../core/product-kit/product.ts';
+import { authorisePanel, panelLimitOf } from '../../core/services/action-runner.ts';
 import { validationFields } from '../plugins/errors.ts';
 import { MAX_ANY_FILE_BYTES, sentAsMultipart } from '../plugins/session-auth.ts';
 import { compileValidator } from '../plugins/validation.ts';
@@ -200,7 +200,13 @@ export function panelRoutes(product: Product, path: string) {
       }
       const db = deps.database.db;
       const accountId = signedIn(request).account.id;
-      await authorisePanel({ db, services: deps.services }, accountId, query.service as number, product, found.action);
+      await authorisePanel(
+        { db, services: deps.services, products: deps.products },
+        accountId,
+        query.service as number,
+        product,
+        found.action,
+      );
       // An account over its panel-write limit is refused before its file is read too (the
       // request is counted when it runs, as every panel write is).
       await deps.limits.check(panelLimitOf(found.action), `account:${accountId}`);

@@ -3,7 +3,7 @@
 
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../core/deps.ts';
-import { productOf } from '../../core/products/index.ts';
+import { sessionRoutes } from '../../core/product-kit/actions.ts';
 import { useFastSerializer } from '../plugins/serializer.ts';
 import { sessionAuth } from '../plugins/session-auth.ts';
 import { accountRoutes } from './account.routes.ts';
@@ -27,10 +27,12 @@ export async function clientSurface(app: FastifyInstance, { deps }: { deps: Deps
   await app.register(notificationRoutes, { deps });
   await app.register(orderRoutes, { deps });
   await app.register(serviceRoutes, { deps });
-  await app.register(panelRoutes(productOf('game'), '/game/'), { deps });
-  await app.register(panelRoutes(productOf('web'), '/web/'), { deps });
-  // Virtual servers' own management actions (snapshots), as the game and web ones are served.
-  await app.register(panelRoutes(productOf('vps'), '/vps/'), { deps });
+  // Each product with management actions has its route, /api/v1/client/<type>/ (CONTRACT §6).
+  for (const product of deps.products.all) {
+    if (product.actions.some((a) => sessionRoutes(a).includes('panel'))) {
+      await app.register(panelRoutes(product, `/${product.type}/`), { deps });
+    }
+  }
   await app.register(tokenRoutes, { deps });
   await app.register(sshKeyRoutes, { deps });
 }

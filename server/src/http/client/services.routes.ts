@@ -9,16 +9,10 @@ import { Type } from 'typebox';
 import { freeTextProblem } from '../../core/accounts/rules.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
-import { sessionRoutes } from '../../core/products/actions.ts';
-import { productOf } from '../../core/products/index.ts';
-import type { ServiceDetail } from '../../core/services/service.service.ts';
-import {
-  actionNames,
-  actionParams,
-  describeActions,
-  listActions,
-  SIGNALS,
-} from '../../core/services/service-actions.ts';
+import { actionNames, actionParams, describeActions, listActions } from '../../core/product-kit/action-routes.ts';
+import { sessionRoutes } from '../../core/product-kit/actions.ts';
+import type { ProductRegistry } from '../../core/product-kit/registry.ts';
+import type { ServiceDetail } from '../../core/services/service-directory.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import { jsonList } from '../list-body.ts';
 import { sessionErrors } from '../schemas.ts';
@@ -59,10 +53,10 @@ const LiveSchema = Type.Object({
 });
 
 /** A name no product exposes here: the answer these routes have always given. */
-const unknownAction = () =>
+const unknownAction = (products: ProductRegistry) =>
   new AppError('bad_signal', {
-    message: `Power signals are ${SIGNALS.join(', ')}.`,
-    fields: { action: `must be one of ${SIGNALS.join(', ')}` },
+    message: `Power signals are ${products.signals.join(', ')}.`,
+    fields: { action: `must be one of ${products.signals.join(', ')}` },
   });
 
 export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
@@ -73,7 +67,7 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
     'services',
   );
   const view = (detail: ServiceDetail, power: string | null | undefined, withJob: boolean) =>
-    serviceView(detail.service, {
+    serviceView(deps.products, detail.service, {
       plan: detail.plan,
       location: detail.location,
       ipv4: detail.ipv4,
@@ -93,7 +87,7 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
     } catch (error) {
       if (!(error instanceof AppError && error.code === 'no_vm')) throw error;
       const { service } = await deps.services.detail(accountId, id);
-      if (service.status !== 'active' || typeof productOf(service.type).sso !== 'function') throw error;
+      if (service.status !== 'active' || typeof deps.products.of(service.type).sso !== 'function') throw error;
       const signOn = await deps.serviceActions.sso(accountId, id);
       if (signOn.username === undefined) throw error;
       return { username: signOn.username, password: null, ipv4: null, ssh: null, url: signOn.url, note: signOn.note };
@@ -170,7 +164,7 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
         // The bytes of the unchanged page (list-body.ts); the same JSON the schema writes.
         const body = listed.page(
           accountId,
-          list.rows.map((d) => listedServiceView(d, live.get(d.service.id) ?? null)),
+          list.rows.map((d) => listedServiceView(deps.products, d, live.get(d.service.id) ?? null)),
           pagination(page, perPage, list.total),
         );
         return sendAsIs(reply.type('application/json; charset=utf-8'), body);
@@ -201,7 +195,7 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
       const detail = await deps.services.detail(accountId, q.id);
       if (q.action === 'sso') {
         reply.header('Cache-Control', 'no-store');
-        if (productOf(detail.service.type).sso === 'console') {
+        if (deps.products.of(detail.service.type).sso === 'console') {
           const protocol = q.console ?? 'vnc';
           const ticket = await deps.consoles.issue(accountId, q.id, protocol);
           return {
@@ -406,12 +400,12 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
       schema: {
         tags,
         operationId: 'runServiceAction',
-        summary: `${listActions('session', 'action', ', ')}; 202 with the job`,
-        description: describeActions('session', 'action'),
+        summary: `${listActions(deps.products, 'session', 'action', ', ')}; 202 with the job`,
+        description: describeActions(deps.products, 'session', 'action'),
         body: mutationBody({
           id: Type.Integer({ minimum: 1 }),
-          action: Type.String({ maxLength: 32, description: actionNames('session', 'action') }),
-          ...actionParams('session', 'action'),
+          action: Type.String({ maxLength: 32, description: actionNames(deps.products, 'session', 'action') }),
+          ...actionParams(deps.products, 'session', 'action'),
         }),
         response: { 202: okSchema({ job: JobSchema }), ...sessionErrors(401, 403, 404, 409, 422, 503) },
       },
@@ -421,7 +415,7 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
       const { id, action, csrf_token: _csrf, ...params } = request.body;
       const accountId = session.account.id;
       const { result } = await deps.serviceActions.run(accountId, id, action, params, {
-        unknown: () => unknownAction(),
+        unknown: () => unknownAction(deps.products),
         exposed: (a) => sessionRoutes(a).includes('action'),
       });
       if (result.kind !== 'job') throw new Error(`${action} answered ${result.kind}`);

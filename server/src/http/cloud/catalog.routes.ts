@@ -85,7 +85,7 @@ export async function cloudCatalogRoutes(root: FastifyInstance, { deps }: { deps
       return {
         ok: true as const,
         regions: locations.map(({ location, stock }) => {
-          const available = availableTypes(stock) as Record<string, boolean>;
+          const available = availableTypes(deps.products, stock) as Record<string, boolean>;
           return {
             code: location.code,
             name: location.name,

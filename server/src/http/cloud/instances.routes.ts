@@ -206,7 +206,11 @@ export async function cloudInstanceRoutes(root: FastifyInstance, { deps }: { dep
           render: (placed) => ({
             ok: true,
             instance: instanceView(
-              serviceView(placed.service, { plan: placed.plan, location: placed.location, ipv4: placed.ipv4 }),
+              serviceView(deps.products, placed.service, {
+                plan: placed.plan,
+                location: placed.location,
+                ipv4: placed.ipv4,
+              }),
               null,
             ),
             order: orderView(placed.order),

@@ -9,8 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
-import type { ActionResult } from '../../core/products/actions.ts';
-import { productOf } from '../../core/products/index.ts';
+import type { ActionResult } from '../../core/product-kit/actions.ts';
 import { principalOf } from '../plugins/token-auth.ts';
 import { IdParams, okSchema } from '../rest/views.ts';
 import { tokenErrors } from '../schemas.ts';
@@ -42,7 +41,7 @@ export async function cloudSnapshotRoutes(root: FastifyInstance, { deps }: { dep
   /** Run a snapshot action on the caller's instance; 422 not_supported when its product has none. */
   async function run(accountId: number, id: number, name: string, params: Record<string, unknown>) {
     const service = await deps.services.own(accountId, id, CLOUD_SCOPE);
-    const product = productOf(service.type);
+    const product = deps.products.of(service.type);
     if (!product.actions.some((a) => a.name === name)) {
       throw new AppError('not_supported', {
         message: product.unsupported?.[name] ?? `A ${instanceType(service.type)} instance has no snapshots.`,

@@ -4,7 +4,7 @@
 // utilisation of each instance from its node's latest listing.
 
 import { Type } from 'typebox';
-import type { LiveState, UtilisationGap } from '../../core/products/live.ts';
+import type { LiveState, UtilisationGap } from '../../core/product-kit/live.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import type { PlanType } from '../../db/tables.ts';
 import { ServiceSchema } from '../views/service.view.ts';
@@ -70,7 +70,7 @@ export const InstanceSchema = Type.Object({
   }),
 });
 
-/** The live part of an instance: from its node's cached listing (core/products/live.ts), never a live read. */
+/** The live part of an instance: from its node's cached listing (core/product-kit/live.ts), never a live read. */
 export function liveView(state: LiveState | null) {
   const u = state?.utilisation ?? null;
   return {

@@ -9,16 +9,14 @@ import { availableTypes } from '../../core/catalog/availability.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import { formatPaise } from '../../core/money.ts';
-import { products } from '../../core/products/index.ts';
+import { PLAN_TYPES } from '../../db/tables.ts';
 import { tokenErrors } from '../schemas.ts';
 import { sendAsIs } from '../surfaces.ts';
 import { PlanSchema, planView, TypeAvailabilitySchema } from '../views/plan.view.ts';
 import { okSchema } from './views.ts';
 
 const tags = ['token: catalog'];
-const PLAN_TYPES = products()
-  .map((p) => p.type)
-  .join(', ');
+const PLAN_TYPE_LIST = PLAN_TYPES.join(', ');
 /** How long /plans' copy is served before it is refreshed. */
 const PLANS_FRESH_MS = 5_000;
 const OsSchema = Type.Object({
@@ -72,7 +70,7 @@ export async function catalogRoutes(root: FastifyInstance, { deps }: { deps: Dep
       schema: {
         operationId: 'listPlans',
         tags,
-        summary: `Every active plan (${PLAN_TYPES}) with specs and the monthly INR price`,
+        summary: `Every active plan (${PLAN_TYPE_LIST}) with specs and the monthly INR price`,
         response: { 200: okSchema({ plans: Type.Array(PlanSchema) }), ...tokenErrors() },
       },
     },
@@ -123,7 +121,7 @@ export async function catalogRoutes(root: FastifyInstance, { deps }: { deps: Dep
           city: location.city,
           country: location.country,
           ipv4_free: stock.ipv4Free,
-          available: availableTypes(stock),
+          available: availableTypes(deps.products, stock),
         })),
         os: catalog.os.map((o) => ({ slug: o.slug, name: o.name, family: o.family, version: o.version })),
       };

@@ -9,10 +9,10 @@ import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import { keyFieldRule } from '../../core/idempotency.ts';
 import { getOwnJob } from '../../core/jobs/service-jobs.ts';
-import { DEFAULT_OS_SLUG } from '../../core/orders/order.service.ts';
 import { orderFieldRules } from '../../core/orders/order-input.ts';
-import type { ServiceScope } from '../../core/services/service.service.ts';
-import { actionParams, actionsOn, listActions, POWER_DESCRIPTION } from '../../core/services/service-actions.ts';
+import { actionParams, actionsOn, listActions, powerDescription } from '../../core/product-kit/action-routes.ts';
+import { DEFAULT_OS_SLUG } from '../../core/products/vps/order.ts';
+import type { ServiceScope } from '../../core/services/service.repository.ts';
 import { answerTokenDeploy } from '../deploy.ts';
 import { jsonList } from '../list-body.ts';
 import { tokenErrors } from '../schemas.ts';
@@ -24,8 +24,6 @@ import { IdParams, okSchema, PageQuery, PaginationSchema } from './views.ts';
 
 const tags = ['token: instances'];
 const INSTANCES_PER_PAGE = 50;
-/** The product actions of POST /instances/{id}/{action} (core/products/), in registry order. */
-const ACTIONS = [...new Set(actionsOn('token', 'action').map((a) => a.name))];
 
 const DeployBody = Type.Object(
   {
@@ -91,7 +89,7 @@ export async function instancePage(
     instances: list.rows.map((d) => ({
       service: d.service,
       live: live.get(d.service.id) ?? null,
-      view: listedServiceView(d, live.get(d.service.id) ?? null),
+      view: listedServiceView(deps.products, d, live.get(d.service.id) ?? null),
     })),
     total: list.total,
   };
@@ -104,7 +102,7 @@ export async function instanceDetail(deps: Deps, accountId: number, id: number, 
   return {
     service: detail.service,
     live,
-    view: serviceView(detail.service, {
+    view: serviceView(deps.products, detail.service, {
       plan: detail.plan,
       location: detail.location,
       ipv4: detail.ipv4,
@@ -137,6 +135,8 @@ export const CredentialsSchema = Type.Union([
 
 export async function instanceRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
+  /** The product actions of POST /instances/{id}/{action}, in registry order. */
+  const tokenActions = [...new Set(actionsOn(deps.products, 'token', 'action').map((a) => a.name))];
   const listed = jsonList<ReturnType<typeof listedServiceView>>(ServiceSchema, '"ok":true', 'instances');
   app.get(
     '/instances',
@@ -213,7 +213,11 @@ export async function instanceRoutes(root: FastifyInstance, { deps }: { deps: De
         render: (placed) => ({
           ok: true,
           order: orderView(placed.order),
-          instance: serviceView(placed.service, { plan: placed.plan, location: placed.location, ipv4: placed.ipv4 }),
+          instance: serviceView(deps.products, placed.service, {
+            plan: placed.plan,
+            location: placed.location,
+            ipv4: placed.ipv4,
+          }),
           job: jobView(placed.job),
         }),
         jobUrl: (id) => `/api/v1/jobs/${id}`,
@@ -298,16 +302,16 @@ export async function instanceRoutes(root: FastifyInstance, { deps }: { deps: De
       schema: {
         tags,
         operationId: 'runInstanceAction',
-        summary: `${listActions('token', 'action', ' | ')}; 202`,
+        summary: `${listActions(deps.products, 'token', 'action', ' | ')}; 202`,
         description:
-          `${POWER_DESCRIPTION} Power actions and reinstall answer with the job; vnc and console with a one-time ` +
+          `${powerDescription(deps.products)} Power actions and reinstall answer with the job; vnc and console with a one-time ` +
           'ticket (60 s) for the WebSocket URL. Tickets: 6 a minute per instance, 20 per account, and at most 4 ' +
           'consoles open per account (50 per node); past any of these, 429.',
         params: Type.Object(
           { id: Type.Integer({ minimum: 1 }), action: Type.String({ maxLength: 32 }) },
           { additionalProperties: false },
         ),
-        body: Type.Object(actionParams('token', 'action'), { additionalProperties: false }),
+        body: Type.Object(actionParams(deps.products, 'token', 'action'), { additionalProperties: false }),
         response: {
           202: Type.Union([okSchema({ job: JobSchema }), okSchema({ console: TicketSchema })]),
           ...tokenErrors(404, 409, 422, 503),
@@ -318,8 +322,8 @@ export async function instanceRoutes(root: FastifyInstance, { deps }: { deps: De
       const { accountId } = principalOf(request);
       const { id, action } = request.params;
       const params: Record<string, unknown> = request.body ?? {};
-      const unknown = () => new AppError('bad_signal', { message: `Actions are ${ACTIONS.join(', ')}.` });
-      const named = actionsOn('token', 'action').find((a) => a.name === action);
+      const unknown = () => new AppError('bad_signal', { message: `Actions are ${tokenActions.join(', ')}.` });
+      const named = actionsOn(deps.products, 'token', 'action').find((a) => a.name === action);
       if (named?.console) {
         const ticket = await deps.consoles.issue(accountId, id, named.console);
         return reply.code(202).send({ ok: true as const, console: ticket });

@@ -1,14 +1,12 @@
 // How a catalog plan (with its regions and live availability) looks, on every surface. The plan
-// types come from the product registry, never a list written out here: a schema that named three
+// types come from PLAN_TYPES (db/tables.ts, which the product registry is typed by), never a list
+// written out here: a schema that named three
 // types made the serializer drop the fourth (`available.baremetal`) from every answer.
 
 import { type TBoolean, Type } from 'typebox';
 import type { CatalogPlan } from '../../core/catalog/catalog.service.ts';
 import { formatPaise } from '../../core/money.ts';
-import { products } from '../../core/products/index.ts';
-import type { PlanType } from '../../db/tables.ts';
-
-const PLAN_TYPES = products().map((p) => p.type);
+import { PLAN_TYPES, type PlanType } from '../../db/tables.ts';
 
 /** A plan type: one of the registered products. */
 export const PlanTypeSchema = Type.Unsafe<PlanType>(

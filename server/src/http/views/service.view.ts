@@ -2,11 +2,11 @@
 
 import { type TSchema, Type } from 'typebox';
 import { formatPaise } from '../../core/money.ts';
-import { productOf, products } from '../../core/products/index.ts';
-import type { LiveState } from '../../core/products/live.ts';
-import type { ServiceDetail } from '../../core/services/service.service.ts';
+import type { LiveState } from '../../core/product-kit/live.ts';
+import type { ProductRegistry } from '../../core/product-kit/registry.ts';
+import type { ServiceDetail } from '../../core/services/service-directory.ts';
 import { isoWithOffset } from '../../core/time.ts';
-import type { Job, Location, Plan, Service } from '../../db/tables.ts';
+import { type Job, type Location, PLAN_TYPES, type Plan, type Service } from '../../db/tables.ts';
 
 const Time = Type.String({ format: 'date-time' });
 const NullableTime = Type.Union([Time, Type.Null()]);
@@ -59,16 +59,14 @@ export function orUnknown<T extends TSchema>(schema: T, description?: string) {
   return Type.Union([schema, Type.Null()], { description: description ? `${description}; ${why}` : why });
 }
 
-const PLAN_TYPES = products()
-  .map((p) => p.type)
-  .join(', ');
+const PLAN_TYPE_LIST = PLAN_TYPES.join(', ');
 
 export const POWER_STATES = ['running', 'stopped', 'starting', 'stopping', 'unknown'] as const;
 
 export const ServiceSchema = Type.Object({
   id: Type.Integer(),
   label: Type.String({ description: 'the name; DELETE and reinstall confirmations must equal it' }),
-  type: Type.String({ description: `the plan type: ${PLAN_TYPES}` }),
+  type: Type.String({ description: `the plan type: ${PLAN_TYPE_LIST}` }),
   status: Type.String({ description: 'pending, provisioning, active, suspended, failed or terminated' }),
   power: Type.Union([Type.String({ description: 'running, stopped, starting, stopping or unknown' }), Type.Null()]),
   plan: Type.Object({ id: Type.Integer(), label: Type.String(), name: Type.String() }),
@@ -106,8 +104,8 @@ export interface ServiceExtras {
   overdue?: boolean;
 }
 
-export function serviceView(service: Service, extras: ServiceExtras) {
-  const fields = productOf(service.type).view(service);
+export function serviceView(products: ProductRegistry, service: Service, extras: ServiceExtras) {
+  const fields = products.of(service.type).view(service);
   return {
     id: service.id,
     label: service.label,
@@ -143,13 +141,17 @@ type ListedView = ReturnType<typeof serviceView> & { live_as_of: string | null }
  * per request: its dates alone (`toISOString`) were a tenth of the list's profile. The view
  * returned is shared: never modify it.
  */
-export function listedServiceView(detail: ServiceDetail, live: LiveState | null): ListedView {
+export function listedServiceView(
+  products: ProductRegistry,
+  detail: ServiceDetail,
+  live: LiveState | null,
+): ListedView {
   const power = live?.power ?? null;
   const at = live?.measuredAt?.getTime() ?? null;
   const hit = listed.get(detail);
   if (hit && hit.power === power && hit.at === at) return hit.view;
   const view: ListedView = Object.assign(
-    serviceView(detail.service, {
+    serviceView(products, detail.service, {
       plan: detail.plan,
       location: detail.location,
       ipv4: detail.ipv4,

@@ -2,7 +2,7 @@
 // panel users and servers, found again by the platform's external ids so that a job run again
 // after a crash or a lost answer continues what it started instead of creating a second one.
 // Those ids carry the installation; whether a server found by one is the caller's to take is
-// the caller's decision (core/products/extids.ts): a found server is answered unchanged.
+// the caller's decision (core/product-kit/extids.ts): a found server is answered unchanged.
 
 import { UpstreamError } from '../errors.ts';
 import type { GameServerInfo, GameServerRef, GameServerSpec, PanelUser, PanelUserSpec } from '../game-panel.ts';

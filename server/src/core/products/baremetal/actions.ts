@@ -6,8 +6,8 @@
 import { Type } from 'typebox';
 import type { Service } from '../../../db/tables.ts';
 import { AppError } from '../../errors.ts';
-import type { ProductAction } from '../actions.ts';
-import { PROBE_TIMEOUT_MS, unreachable, withTimeout } from '../live.ts';
+import type { ProductAction } from '../../product-kit/actions.ts';
+import { PROBE_TIMEOUT_MS, unreachable, withTimeout } from '../../product-kit/live.ts';
 
 const NO_PARAMS = Type.Object({}, { additionalProperties: false });
 

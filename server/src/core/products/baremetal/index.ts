@@ -5,7 +5,7 @@
 
 import { releaseAddress } from '../../catalog/ipv4.ts';
 import { AppError } from '../../errors.ts';
-import type { Product } from '../index.ts';
+import type { Product } from '../../product-kit/product.ts';
 import { baremetalActions, baremetalRefused } from './actions.ts';
 import { createBareMetalLive } from './live.ts';
 import { baremetalOrder } from './order.ts';

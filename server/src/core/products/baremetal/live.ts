@@ -18,7 +18,7 @@ import {
   PROBE_FRESH_MS,
   type ProductLive,
   statesOf,
-} from '../live.ts';
+} from '../../product-kit/live.ts';
 import { machineRefOf } from './machine.ts';
 
 /** Lists show power states at most this old while the BMC answers. */
@@ -34,8 +34,8 @@ const notSupported = (what: string) =>
   new AppError('not_supported', { message: `Bare-metal servers have no ${what} here.` });
 
 export function createBareMetalLive(env: LiveEnv): ProductLive {
-  const { backends } = env;
-  const probes = nodeProbes<PowerState>((node) => backends.bareMetal(node).power(), env.clock);
+  const { drivers } = env;
+  const probes = nodeProbes<PowerState>((node) => drivers.driverFor(node, 'bareMetal').power(), env.clock);
   // Which node (machine) each listed service is on, so a job's message drops that machine's answer only.
   const nodeOfService = new Map<number, number>();
   forgetOnSettle(env.bus, probes, (serviceId) => nodeOfService.get(serviceId));
@@ -71,7 +71,7 @@ export function createBareMetalLive(env: LiveEnv): ProductLive {
               : 'This service has no bare-metal server.',
         });
       }
-      const bm = backends.bareMetal(node);
+      const bm = drivers.driverFor(node, 'bareMetal');
       const specs = (service.config as { specs?: { disk_gb?: number } }).specs ?? {};
       return {
         async status(): Promise<VmStatus> {

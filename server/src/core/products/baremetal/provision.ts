@@ -13,12 +13,11 @@
 import type { BareMetal, InstallSpec } from '../../../upstreams/bare-metal.ts';
 import { UpstreamError } from '../../../upstreams/errors.ts';
 import { AppError } from '../../errors.ts';
+import { sealedCredentials } from '../../product-kit/credentials.ts';
+import type { JobEnv, ProductJobs } from '../../product-kit/jobs.ts';
+import type { Step } from '../../product-kit/steps.ts';
 import { recordEvent } from '../../services/events.ts';
 import * as services from '../../services/service.repository.ts';
-import { openCredentials, sealCredentials } from '../../services/service.service.ts';
-import type { JobEnv, ProductJobs } from '../jobs.ts';
-import type { Step } from '../steps.ts';
-import { generatePassword } from '../vps/machine.ts';
 import { type MachineRef, machineRefOf } from './machine.ts';
 
 /** How long one attempt waits for an install before it hands over to the next (the job queue's expiry is 15 min). */
@@ -42,19 +41,10 @@ const driver = (c: BareMetalJob): BareMetal => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function credentialsOf(env: JobEnv): Promise<{ username: string; password: string }> {
-  const { deps, service } = env;
-  const existing = openCredentials(deps.secretKey, service);
-  if (existing) return existing;
-  const credentials = { username: 'root', password: generatePassword() };
-  await services.setCredentials(deps.database.db, service.id, sealCredentials(deps.secretKey, service.id, credentials));
-  return credentials;
-}
-
 async function installSpec(env: JobEnv, password: string): Promise<InstallSpec> {
-  const { deps, service } = env;
+  const { service } = env;
   const config = service.config as { os?: string; hostname?: string | null; ssh_keys?: string[] };
-  const os = await deps.database.db
+  const os = await env.db
     .selectFrom('os_templates')
     .select(['slug', 'image_url'])
     .where('slug', '=', config.os ?? '')
@@ -62,7 +52,7 @@ async function installSpec(env: JobEnv, password: string): Promise<InstallSpec> 
   if (!os?.image_url) {
     throw new AppError('bad_os', { message: `The OS ${config.os ?? '(none)'} has no install image for bare metal.` });
   }
-  const ip = await deps.database.db
+  const ip = await env.db
     .selectFrom('ipv4_addresses')
     .select(['address', 'prefix', 'gateway'])
     .where('service_id', '=', service.id)
@@ -79,7 +69,7 @@ async function installSpec(env: JobEnv, password: string): Promise<InstallSpec> 
 
 /** Record the machine (and when its install started) in `services.external`. */
 async function remember(c: BareMetalJob, machine: MachineRef): Promise<void> {
-  await services.setExternal(c.env.deps.database.db, c.env.service.id, JSON.stringify(machine));
+  await services.setExternal(c.env.db, c.env.service.id, JSON.stringify(machine));
   c.machine = machine;
 }
 
@@ -90,12 +80,12 @@ const machineOf = (c: BareMetalJob): MachineRef => {
 
 /** Poll the machine until its install is done; failed or past the deadline fails the job for good. */
 async function waitInstalled(c: BareMetalJob): Promise<void> {
-  const { deps } = c.env;
+  const { env } = c;
   const started = machineOf(c).install_started_at;
-  const limitMs = deps.config.baremetalInstallTimeoutSeconds * 1000;
-  const deadline = (started ? Date.parse(started) : deps.clock().getTime()) + limitMs;
+  const limitMs = env.baremetalInstallTimeoutSeconds * 1000;
+  const deadline = (started ? Date.parse(started) : env.clock().getTime()) + limitMs;
   const handOver = Date.now() + ATTEMPT_WAIT_MS;
-  const poll = Math.min(Math.max(deps.backends.timing.pollIntervalMs ?? 2000, 10) * 5, 5000);
+  const poll = Math.min(Math.max(env.timing.pollIntervalMs ?? 2000, 10) * 5, 5000);
   for (;;) {
     const state = await driver(c).installState();
     if (state === 'done') return;
@@ -106,10 +96,10 @@ async function waitInstalled(c: BareMetalJob): Promise<void> {
       // The machine shows no install: it lost it (a reset of the BMC, a power loss before boot).
       throw new UpstreamError('rejected', 'the machine shows no install under way', { retryable: true });
     }
-    if (deps.clock().getTime() > deadline) {
+    if (env.clock().getTime() > deadline) {
       throw new UpstreamError(
         'timeout',
-        `the install did not report done within ${deps.config.baremetalInstallTimeoutSeconds} s (BAREMETAL_INSTALL_TIMEOUT)`,
+        `the install did not report done within ${env.baremetalInstallTimeoutSeconds} s (BAREMETAL_INSTALL_TIMEOUT)`,
         { retryable: false },
       );
     }
@@ -124,7 +114,7 @@ export const provisionSteps: readonly Step<BareMetalJob>[] = [
     name: 'preparing',
     progress: 5,
     async run(c) {
-      const credentials = await credentialsOf(c.env);
+      const credentials = await sealedCredentials(c.env, c.env.service, 'root');
       c.spec = await installSpec(c.env, credentials.password);
     },
   },
@@ -132,7 +122,8 @@ export const provisionSteps: readonly Step<BareMetalJob>[] = [
     name: 'claiming the machine',
     progress: 10,
     async run(c) {
-      const { deps, service, node } = c.env;
+      const { env } = c;
+      const { service, node } = env;
       const info = await driver(c).machine();
       if (c.machine?.serial === info.serialNumber) {
         // Claimed by an earlier attempt, perhaps before MAC addresses were recorded.
@@ -147,7 +138,7 @@ export const provisionSteps: readonly Step<BareMetalJob>[] = [
         macs: info.macs,
       });
       await recordEvent(
-        deps.database.db,
+        env.db,
         service.id,
         'machine_claimed',
         `Machine ${info.serialNumber} (${info.model || 'bare metal'}, ${info.cpus} CPUs, ${info.memoryGiB} GiB) assigned`,
@@ -159,7 +150,8 @@ export const provisionSteps: readonly Step<BareMetalJob>[] = [
     name: 'starting the install',
     progress: 20,
     async run(c) {
-      const { deps, service } = c.env;
+      const { env } = c;
+      const { service } = env;
       const machine = machineOf(c);
       if (machine.install_started_at !== null) {
         // An earlier attempt started it: wait for that install rather than start it over.
@@ -167,10 +159,10 @@ export const provisionSteps: readonly Step<BareMetalJob>[] = [
         if (state === 'installing' || state === 'done') return;
       }
       // Counted from now: the deadline covers this install, not one an earlier attempt lost.
-      await remember(c, { ...machine, install_started_at: deps.clock().toISOString() });
+      await remember(c, { ...machine, install_started_at: env.clock().toISOString() });
       await driver(c).startInstall(c.spec as InstallSpec);
       const os = (service.config as { os?: string }).os;
-      await recordEvent(deps.database.db, service.id, 'install_started', `Installing ${os} from virtual media`, {
+      await recordEvent(env.db, service.id, 'install_started', `Installing ${os} from virtual media`, {
         os,
       });
     },
@@ -197,7 +189,7 @@ export const baremetalJobs: ProductJobs<BareMetalJob> = {
     const machine = machineRefOf(env.service);
     // A service that never got a machine (failed provisioning) can still be suspended or terminated.
     const needsNode = machine !== null || env.job.type === 'provision' || env.job.type === 'power';
-    const bm = needsNode ? env.deps.backends.bareMetal(env.node) : null;
+    const bm = needsNode ? env.drivers.driverFor(env.node, 'bareMetal') : null;
     return { env, bm, machine };
   },
   provision: provisionSteps,

@@ -3,11 +3,11 @@
 
 import type { TProperties } from 'typebox';
 import { Type } from 'typebox';
-import type { ProductAction } from '../actions.ts';
-import { type PanelActionSpec, panelAction } from '../panel-action.ts';
+import type { ProductAction } from '../../product-kit/actions.ts';
+import { type PanelActionSpec, panelAction } from '../../product-kit/panel-action.ts';
 import { refuseNulInPaths } from './paths.ts';
 
-export { answer, PlainText } from '../panel-action.ts';
+export { answer, PlainText } from '../../product-kit/panel-action.ts';
 
 export type GameGroup =
   | 'info'

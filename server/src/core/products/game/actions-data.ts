@@ -6,8 +6,8 @@
 import { Type } from 'typebox';
 import type { GameSchedule } from '../../../upstreams/game-panel.ts';
 import { AppError } from '../../errors.ts';
+import type { ActionContext } from '../../product-kit/actions.ts';
 import { isoWithOffset } from '../../time.ts';
-import type { ActionContext } from '../actions.ts';
 import { answer, gameAction, PlainText, UuidParam } from './action.ts';
 import { featureLimits, type GameSpecs } from './provision.ts';
 import { CRON_FIELDS, type CronField, cronProblems } from './rules.ts';

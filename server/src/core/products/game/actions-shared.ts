@@ -5,8 +5,8 @@
 
 import { Type } from 'typebox';
 import { TIMEFRAMES, type Timeframe } from '../../../upstreams/hypervisor.ts';
-import type { ProductAction } from '../actions.ts';
-import { checkTimeframe, PROBE_TIMEOUT_MS, withTimeout } from '../live.ts';
+import type { ProductAction } from '../../product-kit/actions.ts';
+import { checkTimeframe, PROBE_TIMEOUT_MS, withTimeout } from '../../product-kit/live.ts';
 import { panelError } from './server.ts';
 
 const NO_PARAMS = Type.Object({}, { additionalProperties: false });

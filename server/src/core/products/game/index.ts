@@ -5,8 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import type { GameServerRef, PanelUser } from '../../../upstreams/game-panel.ts';
 import { AppError } from '../../errors.ts';
-import type { ActionContext } from '../actions.ts';
-import type { Product } from '../index.ts';
+import type { ActionContext } from '../../product-kit/actions.ts';
+import type { Product } from '../../product-kit/product.ts';
 import { answer, gameAction } from './action.ts';
 import { backupActions, databaseActions, scheduleActions } from './actions-data.ts';
 import { fileActions } from './actions-files.ts';
@@ -77,6 +77,12 @@ export const gameProduct: Product<null, GameJob> = {
     slots: { kind: 'int', min: 1, max: 1000 },
     databases: { kind: 'int', min: 0, max: 50, default: DEFAULT_DATABASES },
     backups: { kind: 'int', min: 0, max: 50, default: DEFAULT_BACKUPS },
+  },
+  async checkSpecs(db, specs): Promise<Record<string, string>> {
+    const game = typeof specs === 'object' && specs !== null && 'game' in specs ? specs.game : null;
+    if (typeof game !== 'string') return { game: 'must be a slug' };
+    const known = await db.selectFrom('games').select('id').where('slug', '=', game).executeTakeFirst();
+    return known ? {} : { game: `no game "${game}"` };
   },
   order: {
     keys: ['server_name', 'region', 'eula'],

@@ -23,7 +23,7 @@ import {
   PROBE_FRESH_MS,
   type ProductLive,
   statesOf,
-} from '../live.ts';
+} from '../../product-kit/live.ts';
 import { gameRefused, serverRefOf } from './server.ts';
 
 /** Lists show power states at most this old while the panel answers. */
@@ -68,7 +68,7 @@ const UNREACHABLE: LiveState = { power: 'unknown', utilisation: null, gap: 'node
 const NOT_FOUND: LiveState = { power: 'unknown', utilisation: null, gap: 'not_found', measuredAt: null };
 
 export function createGameLive(env: LiveEnv): ProductLive {
-  const { backends } = env;
+  const { drivers } = env;
   const samples = new Map<number, Sample[]>();
   /** Limits by service: read once from the panel's details, not on every probe (they change only by a job). */
   const limits = new Map<number, Promise<Limits>>();
@@ -88,7 +88,7 @@ export function createGameLive(env: LiveEnv): ProductLive {
   };
   const probes = keyedProbes<number, { service: Service; node: NodeRow; ref: GameServerRef }, Probed>(
     async ({ service, node, ref }) => {
-      const panel = backends.gamePanel(node);
+      const panel = drivers.driverFor(node, 'gamePanel');
       const [resources, known] = await Promise.all([panel.resources(ref), limitsOf(service.id, panel, ref)]);
       record(service.id, { time: Math.floor(Date.now() / 1000), resources, ...known });
       return { resources, limits: known };
@@ -160,7 +160,7 @@ export function createGameLive(env: LiveEnv): ProductLive {
       const found = serverRefOf(service);
       if (!found || service.status !== 'active') throw gameRefused(service);
       const ref: GameServerRef = found;
-      const panel = backends.gamePanel(node);
+      const panel = drivers.driverFor(node, 'gamePanel');
       async function sample(): Promise<Sample> {
         const [details, resources] = await Promise.all([panel.details(ref), panel.resources(ref)]);
         const s: Sample = {

@@ -10,11 +10,11 @@
 import type { Game } from '../../../db/tables.ts';
 import { UpstreamError } from '../../../upstreams/errors.ts';
 import type { GamePanel, GameServerInfo, GameServerRef, GameServerSpec } from '../../../upstreams/game-panel.ts';
+import { assertAdoptable, type FoundResource, isOurs } from '../../product-kit/extids.ts';
+import type { JobEnv, ProductJobs } from '../../product-kit/jobs.ts';
+import type { Step } from '../../product-kit/steps.ts';
 import { recordEvent } from '../../services/events.ts';
 import * as services from '../../services/service.repository.ts';
-import { assertAdoptable, type FoundResource, isOurs } from '../extids.ts';
-import type { JobEnv, ProductJobs } from '../jobs.ts';
-import type { Step } from '../steps.ts';
 import { panelUserEmail, serverExternalId, serverRefOf, userExternalId } from './server.ts';
 
 /** Plan specs of a game plan (core/products/game/index.ts specRules). */
@@ -59,13 +59,13 @@ const refOf = (c: GameJob): GameServerRef => {
 
 async function gameOf(env: JobEnv): Promise<Game> {
   const slug = (env.plan.specs as unknown as GameSpecs).game;
-  const game = await env.deps.database.db.selectFrom('games').selectAll().where('slug', '=', slug).executeTakeFirst();
+  const game = await env.db.selectFrom('games').selectAll().where('slug', '=', slug).executeTakeFirst();
   if (!game) throw new Error(`the game ${slug} of plan ${env.plan.label} is not in the catalog`);
   return game;
 }
 
 /** The name the service's server carries (or will): the recorded one, else this installation's. */
-const serverName = (env: JobEnv): string => serverExternalId(env.deps.installation.id, env.service);
+const serverName = (env: JobEnv): string => serverExternalId(env.installation.id, env.service);
 
 /** A server the panel holds under the service's name, as ../extids.ts judges it. */
 function foundServer(env: JobEnv, server: GameServerInfo): FoundResource {
@@ -101,8 +101,8 @@ function serverSpec(c: GameJob): GameServerSpec {
 
 /** Poll the panel until the server has installed; a failed install script fails the job for good. */
 async function waitInstalled(c: GameJob): Promise<void> {
-  const poll = c.env.deps.backends.timing.pollIntervalMs ?? 1000;
-  const deadline = Date.now() + (c.env.deps.backends.timing.taskTimeoutMs ?? INSTALL_TIMEOUT_MS);
+  const poll = c.env.timing.pollIntervalMs ?? 1000;
+  const deadline = Date.now() + (c.env.timing.taskTimeoutMs ?? INSTALL_TIMEOUT_MS);
   for (;;) {
     const server = await panelOf(c).server(refOf(c));
     if (server.status === null || server.status === 'suspended') return;
@@ -121,9 +121,10 @@ export const provisionSteps: readonly Step<GameJob>[] = [
     name: 'preparing',
     progress: 5,
     async run(c) {
-      const { deps, service } = c.env;
+      const { env } = c;
+      const { service } = env;
       c.game = await gameOf(c.env);
-      const account = await deps.database.db
+      const account = await env.db
         .selectFrom('accounts')
         .select(['id', 'email', 'name'])
         .where('id', '=', service.account_id)
@@ -132,10 +133,10 @@ export const provisionSteps: readonly Step<GameJob>[] = [
       // Name and address are the platform's own, namespaced by the installation: the customer's
       // e-mail may already be on the panel (an invite), and another installation's account of
       // the same id has its own user. Found by that external id, the user is this account's.
-      const externalId = userExternalId(deps.installation.id, account.id);
+      const externalId = userExternalId(env.installation.id, account.id);
       const user = await panelOf(c).ensureUser({
         externalId,
-        email: panelUserEmail(deps.config.publicUrl, deps.installation.id, account.id),
+        email: panelUserEmail(env.publicUrl, env.installation.id, account.id),
         username: externalId,
         firstName: first || 'Hostplane',
         lastName: rest.join(' ') || 'Client',
@@ -147,7 +148,8 @@ export const provisionSteps: readonly Step<GameJob>[] = [
     name: 'creating the game server',
     progress: 20,
     async run(c) {
-      const { deps, service } = c.env;
+      const { env } = c;
+      const { service } = env;
       const spec = serverSpec(c);
       // The panel answers the server already carrying the name when there is one (an earlier
       // attempt's, or not ours at all): nothing is changed on it before it is judged ours.
@@ -158,10 +160,10 @@ export const provisionSteps: readonly Step<GameJob>[] = [
       const isNew = serverRefOf(service)?.id !== ref.id;
       if (isNew || recorded.name !== spec.externalId || recorded.user_id !== c.userId) {
         const external = { ...ref, name: spec.externalId, user_id: c.userId };
-        await services.setExternal(deps.database.db, service.id, JSON.stringify(external));
+        await services.setExternal(env.db, service.id, JSON.stringify(external));
       }
       if (isNew) {
-        await recordEvent(deps.database.db, service.id, 'server_created', `Game server ${ref.identifier} created`, {
+        await recordEvent(env.db, service.id, 'server_created', `Game server ${ref.identifier} created`, {
           identifier: ref.identifier,
         });
       }
@@ -182,7 +184,7 @@ export const gameJobs: ProductJobs<GameJob> = {
   open(env) {
     const ref = serverRefOf(env.service);
     const needsNode = ref !== null || ['provision', 'reinstall', 'power'].includes(env.job.type);
-    const panel = needsNode ? env.deps.backends.gamePanel(env.node) : null;
+    const panel = needsNode ? env.drivers.driverFor(env.node, 'gamePanel') : null;
     if (env.job.type === 'reinstall' && !ref) throw new Error('the service has no game server to reinstall');
     return { env, panel, ref };
   },

@@ -10,8 +10,8 @@ import { UpstreamError } from '../../../upstreams/errors.ts';
 import type { GamePanel, GameServerRef } from '../../../upstreams/game-panel.ts';
 import { AppError } from '../../errors.ts';
 import * as jobs from '../../jobs/job.repository.ts';
+import type { ActionContext } from '../../product-kit/actions.ts';
 import { externalName } from '../../system/installation.ts';
-import type { ActionContext } from '../actions.ts';
 
 /**
  * The name of a service's server on the panel (its external_id): the one recorded with the
@@ -87,7 +87,7 @@ export async function refuseWhileInstalling(db: Kysely<DB>, service: Service): P
 export async function gameTarget(ctx: ActionContext): Promise<{ panel: GamePanel; ref: GameServerRef }> {
   const ref = serverRefOf(ctx.service);
   if (!ref) throw noServer();
-  const panel = ctx.backends.gamePanel(await ctx.node());
+  const panel = ctx.drivers.driverFor(await ctx.node(), 'gamePanel');
   return { panel, ref };
 }
 

@@ -9,8 +9,8 @@ import type { Service } from '../../../db/tables.ts';
 import { UpstreamError } from '../../../upstreams/errors.ts';
 import { TIMEFRAMES, type Timeframe } from '../../../upstreams/hypervisor.ts';
 import { AppError } from '../../errors.ts';
-import type { ProductAction } from '../actions.ts';
-import { checkTimeframe, PROBE_TIMEOUT_MS, unreachable, withTimeout } from '../live.ts';
+import type { ProductAction } from '../../product-kit/actions.ts';
+import { checkTimeframe, PROBE_TIMEOUT_MS, unreachable, withTimeout } from '../../product-kit/live.ts';
 import { snapshotActions } from './snapshots.ts';
 
 const NO_PARAMS = Type.Object({}, { additionalProperties: false });

@@ -4,12 +4,12 @@
 
 import { releaseAddress } from '../../catalog/ipv4.ts';
 import { AppError } from '../../errors.ts';
-import type { Product } from '../index.ts';
+import type { Product } from '../../product-kit/product.ts';
 import { vpsActions, vpsRefused } from './actions.ts';
 import { createVpsLive } from './live.ts';
 import { vpsOrder } from './order.ts';
-import { type VpsJob, vpsJobs } from './provision.ts';
-import { DEFAULT_SNAPSHOT_LIMIT } from './snapshots.ts';
+import { driver, type VpsJob, vmOrThrow, vpsJobs } from './provision.ts';
+import { DEFAULT_SNAPSHOT_LIMIT, snapshotJobs } from './snapshots.ts';
 
 export const vpsProduct: Product<Awaited<ReturnType<typeof vpsOrder.resolve>>, VpsJob> = {
   type: 'vps',
@@ -32,7 +32,7 @@ export const vpsProduct: Product<Awaited<ReturnType<typeof vpsOrder.resolve>>, V
     return { hostname: config.hostname ?? null, os: config.os ?? null, domain: config.domain ?? null };
   },
   login: (username, ipv4) => `ssh ${username}@${ipv4}`,
-  jobs: vpsJobs,
+  jobs: { ...vpsJobs, snapshot: snapshotJobs(driver, vmOrThrow) },
   live: createVpsLive,
   actions: vpsActions,
   wrongType: () => new AppError('not_supported', { message: 'This service is not a virtual server.' }),

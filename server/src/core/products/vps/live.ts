@@ -16,7 +16,7 @@ import {
   PROBE_FRESH_MS,
   type ProductLive,
   statesOf,
-} from '../live.ts';
+} from '../../product-kit/live.ts';
 import { vmRefOf } from './machine.ts';
 
 /** Lists show power states at most this old while the node answers. */
@@ -26,8 +26,11 @@ const NOTHING: LiveState = { power: null, utilisation: null, gap: 'not_running',
 const UNREACHABLE: LiveState = { power: 'unknown', utilisation: null, gap: 'node_unreachable', measuredAt: null };
 
 export function createVpsLive(env: LiveEnv): ProductLive {
-  const { backends } = env;
-  const probes = nodeProbes<Map<number, VmListed>>((node) => backends.hypervisor(node).powerStates(), env.clock);
+  const { drivers } = env;
+  const probes = nodeProbes<Map<number, VmListed>>(
+    (node) => drivers.driverFor(node, 'hypervisor').powerStates(),
+    env.clock,
+  );
   // Which node each listed service is on, so a job's message drops that node's answer only.
   const nodeOfService = new Map<number, number>();
   forgetOnSettle(env.bus, probes, (serviceId) => nodeOfService.get(serviceId));
@@ -67,7 +70,7 @@ export function createVpsLive(env: LiveEnv): ProductLive {
               : 'This service has no virtual machine.',
         });
       }
-      const hv = backends.hypervisor(node);
+      const hv = drivers.driverFor(node, 'hypervisor');
       const ref: VmRef = vm;
       return {
         status: () => hv.status(ref),

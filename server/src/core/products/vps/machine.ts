@@ -3,7 +3,6 @@
 // the installation (`hp-<installation>-svc-<id>`), so another installation's VM of the same
 // service id never matches; a VM made before that keeps its recorded `hp-svc-<id>`.
 
-import { randomInt } from 'node:crypto';
 import type { Service } from '../../../db/tables.ts';
 import type { VmRef } from '../../../upstreams/hypervisor.ts';
 import { externalName } from '../../system/installation.ts';
@@ -27,12 +26,4 @@ export function vmName(installationId: string, service: Pick<Service, 'id' | 'ex
   return typeof recorded.name === 'string' && recorded.name !== ''
     ? recorded.name
     : externalName(installationId, 'svc', service.id);
-}
-
-/** 20 characters from an unambiguous alphabet (~110 bits), with a digit and a symbol guaranteed. */
-export function generatePassword(): string {
-  const alphabet = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789';
-  let out = '';
-  for (let i = 0; i < 18; i++) out += alphabet[randomInt(alphabet.length)];
-  return `${out.slice(0, 9)}-${out.slice(9)}${randomInt(10)}`;
 }

@@ -6,8 +6,8 @@ import type { Kysely } from 'kysely';
 import type { DB, OsTemplate } from '../../../db/tables.ts';
 import { allocateAddress } from '../../catalog/ipv4.ts';
 import { AppError } from '../../errors.ts';
-import type { CheckedConfig, OrderProblems } from '../../orders/order-input.ts';
-import type { ProductOrder } from '../index.ts';
+import type { CheckedConfig, OrderProblems } from '../../orders/order-problems.ts';
+import type { ProductOrder } from '../../product-kit/product.ts';
 
 /** The template a VPS order without `os` gets: ubuntu-24.04 while it is active, else the oldest active one. */
 export const DEFAULT_OS_SLUG = 'ubuntu-24.04';

@@ -6,14 +6,14 @@
 // name is taken (configured, started) only when it is this service's (../extids.ts).
 
 import type { Hypervisor, VmRef, VmSpec } from '../../../upstreams/hypervisor.ts';
+import { sealedCredentials } from '../../product-kit/credentials.ts';
+import { assertAdoptable, type FoundResource, isOurs } from '../../product-kit/extids.ts';
+import type { JobEnv, ProductJobs } from '../../product-kit/jobs.ts';
+import type { Step } from '../../product-kit/steps.ts';
+import { openCredentials } from '../../services/credentials.ts';
 import { recordEvent } from '../../services/events.ts';
 import * as services from '../../services/service.repository.ts';
-import { openCredentials, sealCredentials } from '../../services/service.service.ts';
-import { assertAdoptable, type FoundResource, isOurs } from '../extids.ts';
-import type { JobEnv, ProductJobs } from '../jobs.ts';
-import type { Step } from '../steps.ts';
-import { generatePassword, vmName, vmRefOf } from './machine.ts';
-import { snapshotJobs } from './snapshots.ts';
+import { vmName, vmRefOf } from './machine.ts';
 
 const NAMESERVERS = ['1.1.1.1', '8.8.8.8'];
 
@@ -26,29 +26,16 @@ export interface VpsJob {
   spec?: VmSpec;
 }
 
-const driver = (c: VpsJob): Hypervisor => {
+export const driver = (c: VpsJob): Hypervisor => {
   if (!c.hv) throw new Error('no driver for the node');
   return c.hv;
 };
 
-async function credentialsOf(env: JobEnv, fresh: boolean): Promise<{ username: string; password: string }> {
-  const { deps, service } = env;
-  const existing = fresh ? null : openCredentials(deps.secretKey, service);
-  if (existing) return existing;
-  const credentials = { username: 'root', password: generatePassword() };
-  await services.setCredentials(deps.database.db, service.id, sealCredentials(deps.secretKey, service.id, credentials));
-  return credentials;
-}
-
 async function vmSpec(env: JobEnv, osSlug: string, password: string): Promise<VmSpec> {
-  const { deps, service, plan } = env;
-  const os = await deps.database.db
-    .selectFrom('os_templates')
-    .selectAll()
-    .where('slug', '=', osSlug)
-    .executeTakeFirst();
+  const { service, plan } = env;
+  const os = await env.db.selectFrom('os_templates').selectAll().where('slug', '=', osSlug).executeTakeFirst();
   if (!os) throw new Error(`OS template ${osSlug} no longer exists`);
-  const ip = await deps.database.db
+  const ip = await env.db
     .selectFrom('ipv4_addresses')
     .select(['address', 'prefix', 'gateway'])
     .where('service_id', '=', service.id)
@@ -57,7 +44,7 @@ async function vmSpec(env: JobEnv, osSlug: string, password: string): Promise<Vm
   const specs = plan.specs as { vcpu: number; ram_mb: number; disk_gb: number };
   const config = service.config as { hostname?: string; ssh_keys?: string[] };
   return {
-    name: vmName(deps.installation.id, service),
+    name: vmName(env.installation.id, service),
     templateVmid: os.template_vmid,
     cores: specs.vcpu,
     memoryMb: specs.ram_mb,
@@ -96,7 +83,7 @@ export const provisionSteps: readonly Step<VpsJob>[] = [
     name: 'preparing',
     progress: 5,
     async run(c) {
-      const credentials = await credentialsOf(c.env, false);
+      const credentials = await sealedCredentials(c.env, c.env.service, 'root');
       c.spec = await vmSpec(c.env, (c.env.service.config as { os: string }).os, credentials.password);
     },
   },
@@ -104,7 +91,8 @@ export const provisionSteps: readonly Step<VpsJob>[] = [
     name: 'creating the virtual machine',
     progress: 20,
     async run(c) {
-      const { deps, service } = c.env;
+      const { env } = c;
+      const { service } = env;
       const spec = c.spec as VmSpec;
       // createVm would configure a VM it finds by the name: judge it first (nothing is changed on
       // one that is not ours).
@@ -115,19 +103,13 @@ export const provisionSteps: readonly Step<VpsJob>[] = [
       if (known?.vmid === vm.vmid) {
         // Recorded by an earlier attempt: its MAC addresses too, unless that attempt predates them.
         if (String(known.macs) !== String(vm.macs)) {
-          await services.setExternal(deps.database.db, service.id, JSON.stringify(vm));
+          await services.setExternal(env.db, service.id, JSON.stringify(vm));
         }
       } else {
-        await services.setExternal(deps.database.db, service.id, JSON.stringify(vm));
-        await recordEvent(
-          deps.database.db,
-          service.id,
-          'vm_created',
-          `Virtual machine ${vm.vmid} created on ${vm.node}`,
-          {
-            vmid: vm.vmid,
-          },
-        );
+        await services.setExternal(env.db, service.id, JSON.stringify(vm));
+        await recordEvent(env.db, service.id, 'vm_created', `Virtual machine ${vm.vmid} created on ${vm.node}`, {
+          vmid: vm.vmid,
+        });
       }
       c.vm = vm;
     },
@@ -135,7 +117,7 @@ export const provisionSteps: readonly Step<VpsJob>[] = [
     // it may have died before recording it; one it refused to adopt is left alone). A failure is
     // reported to the runner, which keeps the service for a later cleanup.
     async undo(c) {
-      const vm = await driver(c).findVm(vmName(c.env.deps.installation.id, c.env.service));
+      const vm = await driver(c).findVm(vmName(c.env.installation.id, c.env.service));
       if (vm && (await isOurs(c.env, foundVm(c.env, vm)))) await driver(c).destroy(vm);
     },
   },
@@ -147,10 +129,11 @@ const reinstallSteps: readonly Step<VpsJob>[] = [
     name: 'preparing',
     progress: 5,
     async run(c) {
-      const { deps, service, job } = c.env;
+      const { env } = c;
+      const { service, job } = env;
       // A new password for the new system, kept before the node sees it so a re-run reuses it.
-      let credentials = openCredentials(deps.secretKey, service);
-      if (job.attempts === 0 || !credentials) credentials = await credentialsOf(c.env, true);
+      let credentials = openCredentials(env.secretKey, service);
+      if (job.attempts === 0 || !credentials) credentials = await sealedCredentials(c.env, c.env.service, 'root', true);
       c.spec = await vmSpec(c.env, (job.params as { os: string }).os, credentials.password);
     },
   },
@@ -160,7 +143,7 @@ const reinstallSteps: readonly Step<VpsJob>[] = [
     async run(c) {
       // A fresh clone: new MAC addresses.
       const vm = await driver(c).reinstall(c.vm as VmRef, c.spec as VmSpec);
-      await services.setExternal(c.env.deps.database.db, c.env.service.id, JSON.stringify(vm));
+      await services.setExternal(c.env.db, c.env.service.id, JSON.stringify(vm));
       c.vm = vm;
     },
   },
@@ -172,7 +155,7 @@ export const vpsJobs: ProductJobs<VpsJob> = {
     const vm = vmRefOf(env.service);
     // A service that never got a VM (failed provisioning) can still be suspended or terminated.
     const needsNode = vm !== null || ['provision', 'reinstall', 'power', 'snapshot'].includes(env.job.type);
-    const hv = needsNode ? env.deps.backends.hypervisor(env.node) : null;
+    const hv = needsNode ? env.drivers.driverFor(env.node, 'hypervisor') : null;
     if (env.job.type === 'reinstall' && !vm) throw new Error('the service has no VM to reinstall');
     return { env, vm, hv };
   },
@@ -196,7 +179,6 @@ export const vpsJobs: ProductJobs<VpsJob> = {
     // A hard power cycle (reset): off and on again at once; a stopped server is started.
     power_cycle: { run: (c) => driver(c).reset(vmOrThrow(c)), done: 'Power-cycled (hard)' },
   },
-  snapshot: snapshotJobs(driver, vmOrThrow),
   async suspend(c) {
     if (c.vm) await driver(c).stop(c.vm);
   },
@@ -208,7 +190,7 @@ export const vpsJobs: ProductJobs<VpsJob> = {
   },
 };
 
-function vmOrThrow(c: VpsJob): VmRef {
+export function vmOrThrow(c: VpsJob): VmRef {
   if (!c.vm) throw new Error('the service has no VM');
   return c.vm;
 }

@@ -13,9 +13,9 @@
 import { Type } from 'typebox';
 import { type Hypervisor, snapshotNameProblem, type VmRef, type VmSnapshot } from '../../../upstreams/hypervisor.ts';
 import { AppError } from '../../errors.ts';
+import type { ActionContext, ProductAction } from '../../product-kit/actions.ts';
+import { PROBE_TIMEOUT_MS, unreachable, withTimeout } from '../../product-kit/live.ts';
 import { isoWithOffset } from '../../time.ts';
-import type { ActionContext, ProductAction } from '../actions.ts';
-import { PROBE_TIMEOUT_MS, unreachable, withTimeout } from '../live.ts';
 import { vmRefOf } from './machine.ts';
 import type { VpsJob } from './provision.ts';
 
@@ -86,7 +86,7 @@ const missing = (id: string) =>
 /** The node's driver and the VM of the service (409 no_vm when it has none yet). */
 async function machine(ctx: ActionContext): Promise<{ hv: Hypervisor; vm: VmRef }> {
   await ctx.live();
-  return { hv: ctx.backends.hypervisor(await ctx.node()), vm: vmRefOf(ctx.service) as VmRef };
+  return { hv: ctx.drivers.driverFor(await ctx.node(), 'hypervisor'), vm: vmRefOf(ctx.service) as VmRef };
 }
 
 /** The VM's snapshots, asked of the node now (503 when it does not answer in time). */
@@ -225,7 +225,7 @@ export function snapshotJobs(
         // Again here: two requests may both have seen room before either job ran.
         const list = await hv.snapshots(vm);
         if (!list.some((s) => s.name === name)) {
-          const limit = await limitOf({ db: c.env.deps.database.db, service: c.env.service });
+          const limit = await limitOf({ db: c.env.db, service: c.env.service });
           if (list.length >= limit) throw limitReached(limit);
         }
         const description = (c.env.job.params as { description?: unknown }).description;

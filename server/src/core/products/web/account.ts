@@ -8,7 +8,7 @@ import type { Service } from '../../../db/tables.ts';
 import { UpstreamError } from '../../../upstreams/errors.ts';
 import type { WebPanel } from '../../../upstreams/web-panel.ts';
 import { AppError } from '../../errors.ts';
-import type { ActionContext } from '../actions.ts';
+import type { ActionContext } from '../../product-kit/actions.ts';
 
 export interface WebAccountRef {
   username: string;
@@ -60,7 +60,7 @@ export function webRefused(service: Service): AppError {
 export async function webTarget(ctx: ActionContext): Promise<{ panel: WebPanel; account: WebAccountRef }> {
   const account = accountOf(ctx.service);
   if (!account) throw noPanelUser();
-  return { panel: ctx.backends.webPanel(await ctx.node()), account };
+  return { panel: ctx.drivers.driverFor(await ctx.node(), 'webPanel'), account };
 }
 
 const LIMIT = /(\d+)/;

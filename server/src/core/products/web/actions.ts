@@ -7,12 +7,12 @@
 import { Type } from 'typebox';
 import type { WebDatabase, WebMailbox, WebUsage } from '../../../upstreams/web-panel.ts';
 import { AppError } from '../../errors.ts';
+import type { ActionContext } from '../../product-kit/actions.ts';
+import { answer, EVERY_STATE, panelAction } from '../../product-kit/panel-action.ts';
+import { sealCredentials } from '../../services/credentials.ts';
 import { listEvents } from '../../services/events.ts';
 import * as services from '../../services/service.repository.ts';
-import { sealCredentials } from '../../services/service.service.ts';
 import { isoWithOffset } from '../../time.ts';
-import type { ActionContext } from '../actions.ts';
-import { answer, EVERY_STATE, panelAction } from '../panel-action.ts';
 import { askWeb } from './account.ts';
 import type { WebSpecs } from './provision.ts';
 

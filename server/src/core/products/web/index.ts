@@ -4,8 +4,8 @@
 // actions of the other products are 422 not_supported on a web service.
 
 import { AppError } from '../../errors.ts';
+import type { Product } from '../../product-kit/product.ts';
 import { isoWithOffset } from '../../time.ts';
-import type { Product } from '../index.ts';
 import { askWeb, webRefused } from './account.ts';
 import { webActions } from './actions.ts';
 import { webOrder } from './order.ts';

@@ -9,7 +9,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../../db/tables.ts';
 import { AppError } from '../../errors.ts';
-import type { ProductOrder } from '../index.ts';
+import type { ProductOrder } from '../../product-kit/product.ts';
 
 const HOSTED = 'is already hosted here';
 

@@ -11,13 +11,13 @@ import type { Plan } from '../../../db/tables.ts';
 import { UpstreamError } from '../../../upstreams/errors.ts';
 import type { WebAccountInfo, WebPackageSpec, WebPanel } from '../../../upstreams/web-panel.ts';
 import { AppError } from '../../errors.ts';
+import { generatePassword } from '../../product-kit/credentials.ts';
+import type { JobEnv, ProductJobs } from '../../product-kit/jobs.ts';
+import type { Step } from '../../product-kit/steps.ts';
+import { openCredentials, sealCredentials } from '../../services/credentials.ts';
 import { recordEvent } from '../../services/events.ts';
 import * as services from '../../services/service.repository.ts';
-import { openCredentials, sealCredentials } from '../../services/service.service.ts';
 import { externalName } from '../../system/installation.ts';
-import type { JobEnv, ProductJobs } from '../jobs.ts';
-import type { Step } from '../steps.ts';
-import { generatePassword } from '../vps/machine.ts';
 import { accountOf, claimOf, type WebAccountRef, type WebClaim } from './account.ts';
 import { accountMarker, usernameCandidate } from './username.ts';
 
@@ -66,7 +66,7 @@ const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 /** The marker of this service's account: its contact e-mail, unique to the installation and the service. */
 const markerOf = (c: WebJob) =>
-  accountMarker(externalName(c.env.deps.installation.id, 'svc', c.env.service.id), c.env.deps.config.publicUrl);
+  accountMarker(externalName(c.env.installation.id, 'svc', c.env.service.id), c.env.publicUrl);
 
 /** Whether the account on the server is the one this service claimed: its name, its domain and our marker. */
 function isClaimed(account: WebAccountInfo, claim: WebClaim, domain: string): boolean {
@@ -83,11 +83,12 @@ function isClaimed(account: WebAccountInfo, claim: WebClaim, domain: string): bo
  * before the panel sees them: a later attempt then adopts only the account that carries both.
  */
 async function recordClaim(c: WebJob, claim: WebClaim, password: string): Promise<void> {
-  const { deps, service } = c.env;
+  const { env } = c;
+  const { service } = env;
   const credentials = { username: claim.username, password };
-  await deps.database.db.transaction().execute(async (trx) => {
+  await env.db.transaction().execute(async (trx) => {
     await services.setExternal(trx, service.id, JSON.stringify({ claim: claim.username, marker: claim.marker }));
-    await services.setCredentials(trx, service.id, sealCredentials(deps.secretKey, service.id, credentials));
+    await services.setCredentials(trx, service.id, sealCredentials(env.secretKey, service.id, credentials));
   });
   c.claim = claim;
   c.credentials = credentials;
@@ -121,9 +122,10 @@ export const provisionSteps: readonly Step<WebJob>[] = [
     name: 'preparing',
     progress: 5,
     async run(c) {
-      const { deps, service, plan } = c.env;
+      const { env } = c;
+      const { service, plan } = env;
       await panelOf(c).ensurePackage(packageOf(plan));
-      const stored = openCredentials(deps.secretKey, service);
+      const stored = openCredentials(env.secretKey, service);
       const claim = claimOf(service);
       if (claim && stored?.username === claim.username) {
         c.claim = claim;
@@ -141,7 +143,8 @@ export const provisionSteps: readonly Step<WebJob>[] = [
     name: 'creating the hosting account',
     progress: 30,
     async run(c) {
-      const { deps, service, plan } = c.env;
+      const { env } = c;
+      const { service, plan } = env;
       const domain = domainOf(c);
       let claim = c.claim as WebClaim;
       const password = (c.credentials as { password: string }).password;
@@ -174,9 +177,9 @@ export const provisionSteps: readonly Step<WebJob>[] = [
       }
       const account: WebAccountRef = { username: claim.username, domain };
       if (accountOf(service)?.username !== account.username) {
-        await services.setExternal(deps.database.db, service.id, JSON.stringify({ ...account, marker: claim.marker }));
+        await services.setExternal(env.db, service.id, JSON.stringify({ ...account, marker: claim.marker }));
         await recordEvent(
-          deps.database.db,
+          env.db,
           service.id,
           'account_created',
           `Hosting account ${account.username} created for ${domain}`,
@@ -200,7 +203,7 @@ export const webJobs: ProductJobs<WebJob> = {
   open(env) {
     const account = accountOf(env.service);
     const needsNode = account !== null || env.job.type === 'provision';
-    return { env, panel: needsNode ? env.deps.backends.webPanel(env.node) : null, account };
+    return { env, panel: needsNode ? env.drivers.driverFor(env.node, 'webPanel') : null, account };
   },
   provision: provisionSteps,
   reinstall: {

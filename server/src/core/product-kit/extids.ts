@@ -27,12 +27,12 @@ export interface FoundResource {
 }
 
 /** The name this installation gives the service's server or VM now. */
-export const serviceName = (env: Pick<JobEnv, 'deps' | 'service'>): string =>
-  externalName(env.deps.installation.id, 'svc', env.service.id);
+export const serviceName = (env: Pick<JobEnv, 'installation' | 'service'>): string =>
+  externalName(env.installation.id, 'svc', env.service.id);
 
 /** Another service of this database whose `external` records the resource (null: none). */
 async function claimedBy(env: JobEnv, identity: Record<string, string | number>): Promise<number | null> {
-  let query = env.deps.database.db
+  let query = env.db
     .selectFrom('services')
     .select('id')
     .where('id', '!=', env.service.id)
@@ -58,7 +58,7 @@ export async function adoptionRefusal(env: JobEnv, found: FoundResource): Promis
 export async function assertAdoptable(env: JobEnv, found: FoundResource): Promise<void> {
   const refusal = await adoptionRefusal(env, found);
   if (refusal === null) return;
-  env.deps.logger.error(
+  env.logger.error(
     { service: env.service.id, job: env.job.id, node: env.node?.name, found: found.label, name: found.name },
     "refused to adopt an upstream resource that is not this service's",
   );

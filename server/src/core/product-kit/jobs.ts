@@ -4,12 +4,11 @@
 
 import type { Transaction } from 'kysely';
 import type { DB, Job, NodeRow, Plan, Service } from '../../db/tables.ts';
-import type { Deps } from '../deps.ts';
+import type { ProductEnv } from './env.ts';
 import type { Step } from './steps.ts';
 
-/** Everything a job of one service starts from. */
-export interface JobEnv {
-  deps: Deps;
+/** Everything a job of one service starts from: what a product may use (./env.ts), and the job's rows. */
+export interface JobEnv extends ProductEnv {
   job: Job;
   service: Service;
   plan: Plan;

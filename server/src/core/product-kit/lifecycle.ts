@@ -10,11 +10,11 @@ import type { Bus } from '../bus.ts';
 import { type Failure, finishJob } from '../jobs/service-jobs.ts';
 import { formatPaise } from '../money.ts';
 import { notify } from '../notifications/notification.service.ts';
-import { addMonth } from '../orders/order.service.ts';
 import { recordEvent } from '../services/events.ts';
 import * as services from '../services/service.repository.ts';
+import { addMonth } from '../time.ts';
 import { lockWallet, post } from '../wallet/ledger.ts';
-import { productOf } from './index.ts';
+import type { Product } from './product.ts';
 
 /** What every transition is about. */
 export interface Transition {
@@ -22,6 +22,8 @@ export interface Transition {
   service: Service;
   now: Date;
   bus: Bus;
+  /** The service's product: what it reserved is given back through it. */
+  product: Pick<Product, 'release'>;
 }
 
 /** Provisioned: the service runs and its first month starts now. */
@@ -52,7 +54,7 @@ export async function failedAndRefunded(trx: Transaction<DB>, t: Transition, fai
     .where('id', '=', service.order_id as number)
     .forUpdate()
     .executeTakeFirstOrThrow();
-  await productOf(service.type).release(trx, service.id);
+  await t.product.release(trx, service.id);
   await services.markFailed(trx, service.id);
   await finishJob(trx, t.job.id, now, failure, t.bus);
   await recordEvent(trx, service.id, 'failed', `Provisioning failed: ${failure.message}`, { code: failure.code });
@@ -134,7 +136,7 @@ export async function terminated(trx: Transaction<DB>, t: Transition): Promise<v
     .where('service_id', '=', service.id)
     .where('status', '=', 'unpaid')
     .execute();
-  await productOf(service.type).release(trx, service.id);
+  await t.product.release(trx, service.id);
   await services.markTerminated(trx, service.id, now);
   await finishJob(trx, t.job.id, now, undefined, t.bus);
   await recordEvent(

@@ -1,20 +1,20 @@
 // Services as their owner sees and manages them (spec 4.8): list and detail, credentials
 // (decrypted for the owner only), the activity feed, and staff-reviewed suspend/terminate
-// requests. Every read and write is scoped by the owner: another account's id is 404 not_owner,
+// requests (./service-requests.ts). Every read and write is scoped by the owner: another account's id is 404 not_owner,
 // exactly like an id that does not exist. Power, status and metrics go through the service's
 // product (service-actions.ts).
 
 import { type Kysely, sql } from 'kysely';
-import type { DB, Job, Location, Plan, PlanType, Service, ServiceRequest } from '../../db/tables.ts';
-import { decryptSecret, encryptSecret } from '../crypto/secrets.ts';
+import type { DB, Job, Location, Plan, Service } from '../../db/tables.ts';
 import { AppError } from '../errors.ts';
 import { lastJob } from '../jobs/service-jobs.ts';
-import { notify } from '../notifications/notification.service.ts';
-import { productOf } from '../products/index.ts';
+import type { ProductRegistry } from '../product-kit/registry.ts';
 import type { Clock } from '../time.ts';
-import { listEvents, recordEvent } from './events.ts';
+import { openCredentials } from './credentials.ts';
+import { listEvents } from './events.ts';
 import type { ReadCache } from './list-cache.ts';
 import * as services from './service.repository.ts';
+import { createServiceRequests } from './service-requests.ts';
 
 export interface ServiceDetail {
   service: Service;
@@ -33,21 +33,10 @@ export interface ServiceCredentials {
   ssh: string | null;
 }
 
-/**
- * Which of the account's services a caller sees. `types`: only services of these plan types (a
- * surface that manages some products only, e.g. {ALT_BASE_PATH}/v1: vps and baremetal); any
- * other service answers exactly like a missing id, and is neither listed nor counted.
- */
-export interface ServiceScope {
-  types?: readonly PlanType[];
-}
-
-export interface ListOptions extends ServiceScope {
+export interface ListOptions extends services.ServiceScope {
   /** Terminated services too (left out unless asked). */
   includeTerminated?: boolean;
 }
-
-const CREDENTIALS_AAD = 'service-credentials:';
 
 /** Why a service has no login details, by its status (a terminated one's were deleted with it). */
 const NO_CREDENTIALS: Record<Service['status'], string> = {
@@ -59,38 +48,20 @@ const NO_CREDENTIALS: Record<Service['status'], string> = {
   terminated: 'This service is terminated; its credentials were deleted with it.',
 };
 
-export function sealCredentials(
-  secretKey: Buffer,
-  serviceId: number,
-  credentials: { username: string; password: string },
-): string {
-  return encryptSecret(secretKey, JSON.stringify(credentials), `${CREDENTIALS_AAD}${serviceId}`);
-}
-
-export function openCredentials(
-  secretKey: Buffer,
-  service: Pick<Service, 'id' | 'credentials_sealed'>,
-): { username: string; password: string } | null {
-  if (service.credentials_sealed === null) return null;
-  return JSON.parse(decryptSecret(secretKey, service.credentials_sealed, `${CREDENTIALS_AAD}${service.id}`)) as {
-    username: string;
-    password: string;
-  };
-}
-
 /** The tables a service list is read from (a committed write to one drops the cached lists). */
 export const LIST_TABLES = ['services', 'plans', 'locations', 'ipv4_addresses', 'orders'] as const;
 
 export type ServicePage = { rows: ServiceDetail[]; total: number };
 
-export function createServiceService(options: {
+export function createServiceDirectory(options: {
   db: Kysely<DB>;
   secretKey: Buffer;
   clock: Clock;
+  products: ProductRegistry;
   /** Where list pages are cached; none: every list reads the database. */
   listCache?: ReadCache<ServicePage>;
 }) {
-  const { db, secretKey, clock, listCache } = options;
+  const { db, secretKey, clock, listCache, products } = options;
 
   type Row = Service & {
     plan_label: string;
@@ -114,7 +85,7 @@ export function createServiceService(options: {
   }
 
   /** The caller's service in scope; 404 not_owner otherwise, exactly like a missing id. */
-  async function own(accountId: number, serviceId: number, scope: ServiceScope = {}): Promise<Service> {
+  async function own(accountId: number, serviceId: number, scope: services.ServiceScope = {}): Promise<Service> {
     const service = await services.findOwn(db, accountId, serviceId);
     if (!service || (scope.types && !scope.types.includes(service.type))) throw new AppError('not_owner');
     return service;
@@ -169,7 +140,7 @@ export function createServiceService(options: {
       return listCache.read(accountId, key, () => listPage(accountId, page, perPage, options));
     },
 
-    async detail(accountId: number, serviceId: number, scope: ServiceScope = {}): Promise<ServiceDetail> {
+    async detail(accountId: number, serviceId: number, scope: services.ServiceScope = {}): Promise<ServiceDetail> {
       const row = (await services.ownWithContext(db, accountId).where('s.id', '=', serviceId).executeTakeFirst()) as
         | Row
         | undefined;
@@ -191,7 +162,7 @@ export function createServiceService(options: {
         username: opened.username,
         password: opened.password,
         ipv4: ip?.address ?? null,
-        ssh: ip ? productOf(service.type).login(opened.username, ip.address) : null,
+        ssh: ip ? products.of(service.type).login(opened.username, ip.address) : null,
       };
     },
 
@@ -201,104 +172,8 @@ export function createServiceService(options: {
     },
 
     lastJob: (serviceId: number) => lastJob(db, serviceId),
-
-    /** Ask staff to suspend or terminate; one pending request of a kind per service. */
-    async request(
-      accountId: number,
-      serviceId: number,
-      kind: 'suspend' | 'terminate',
-      note: string | null,
-    ): Promise<ServiceRequest> {
-      return db.transaction().execute(async (trx) => {
-        const service = await services.lockOwn(trx, accountId, serviceId);
-        if (!service) throw new AppError('not_owner');
-        // Contract codes for the state that refuses it (CONTRACT §2), not a generic conflict.
-        if (service.status === 'terminated')
-          throw new AppError('no_vm', { message: 'The service is already terminated.' });
-        if (kind === 'suspend' && service.status === 'suspended')
-          throw new AppError('suspended', { message: 'The service is already suspended.' });
-        const pending = await trx
-          .selectFrom('service_requests')
-          .select('id')
-          .where('service_id', '=', serviceId)
-          .where('kind', '=', kind)
-          .where('status', '=', 'pending')
-          .executeTakeFirst();
-        if (pending)
-          throw new AppError('duplicate_request', {
-            message: `A ${kind} request for this service is already waiting for review.`,
-          });
-        try {
-          const request = await trx
-            .insertInto('service_requests')
-            .values({ service_id: serviceId, account_id: accountId, kind, note })
-            .returningAll()
-            .executeTakeFirstOrThrow();
-          await recordEvent(
-            trx,
-            serviceId,
-            `${kind}_requested`,
-            `${kind === 'suspend' ? 'Suspension' : 'Termination'} requested; waiting for staff review`,
-            { request: request.id },
-          );
-          return request;
-        } catch (error) {
-          if ((error as { code?: string }).code === '23505') throw new AppError('duplicate_request');
-          throw error;
-        }
-      });
-    },
-
-    listRequests: (status?: 'pending' | 'approved' | 'rejected') => {
-      let query = db
-        .selectFrom('service_requests')
-        .innerJoin('services', 'services.id', 'service_requests.service_id')
-        .innerJoin('accounts', 'accounts.id', 'service_requests.account_id')
-        .selectAll('service_requests')
-        .select(['services.label', 'services.status as service_status', 'accounts.email'])
-        .orderBy('service_requests.id', 'desc')
-        .limit(200);
-      if (status) query = query.where('service_requests.status', '=', status);
-      return query.execute();
-    },
-
-    async rejectRequest(requestId: number, reviewer: string, reason: string): Promise<ServiceRequest> {
-      if (reason.trim().length < 3) throw AppError.fields({ reason: 'say why (at least 3 characters)' });
-      return db.transaction().execute(async (trx) => {
-        const request = await trx
-          .selectFrom('service_requests')
-          .selectAll()
-          .where('id', '=', requestId)
-          .forUpdate()
-          .executeTakeFirst();
-        if (!request) throw new AppError('not_found', { message: `No request ${requestId}.` });
-        if (request.status !== 'pending')
-          throw new AppError('conflict', { message: `Request ${requestId} is already ${request.status}.` });
-        const updated = await trx
-          .updateTable('service_requests')
-          .set({ status: 'rejected', reason: reason.trim(), reviewed_by: reviewer, decided_at: clock() })
-          .where('id', '=', requestId)
-          .returningAll()
-          .executeTakeFirstOrThrow();
-        const what = request.kind === 'suspend' ? 'Suspension' : 'Termination';
-        await recordEvent(
-          trx,
-          request.service_id,
-          `${request.kind}_rejected`,
-          `${what} request rejected: ${reason.trim()}`,
-        );
-        const label = await services.labelForStaff(trx, request.service_id);
-        // Approvals tell the client through the job's outcome; a refusal has no job, so here.
-        await notify(trx, request.account_id, {
-          kind: `${request.kind}_request_rejected`,
-          title: `${what} of ${label} was declined`,
-          body: `Your request to ${request.kind} ${label} was declined: ${reason.trim()}`,
-          data: { service: request.service_id, request: request.id },
-        });
-        return updated;
-      });
-    },
+    ...createServiceRequests({ db, clock }),
   };
 }
 
-export type ServiceService = ReturnType<typeof createServiceService>;
+export type ServiceDirectory = ReturnType<typeof createServiceDirectory>;

@@ -5,7 +5,6 @@
 
 import type WebSocket from 'ws';
 import type { NodeRow } from '../../db/tables.ts';
-import type { BareMetal } from '../../upstreams/bare-metal.ts';
 import { budgetOf, nodeBudgets } from '../../upstreams/budgets.ts';
 import type {
   ConsoleDialOptions,
@@ -14,30 +13,29 @@ import type {
   NodeDriver,
   UpstreamConsoleTicket,
 } from '../../upstreams/driver.ts';
-import type { GamePanel } from '../../upstreams/game-panel.ts';
-import type { Hypervisor } from '../../upstreams/hypervisor.ts';
 import {
+  type AnyDriverEntry,
+  DRIVER_ROLES,
   DRIVERS,
   type DriverEntry,
   type DriverRegistry,
+  type DriverRole,
+  type DriverRoles,
   driverEntry,
   NoDriverError,
 } from '../../upstreams/registry.ts';
-import type { WebPanel } from '../../upstreams/web-panel.ts';
 import { AppError } from '../errors.ts';
 import type { NodeService } from '../nodes/node.service.ts';
 
 export type { DriverTiming } from '../../upstreams/driver.ts';
 
-export interface Backends {
-  /** The hypervisor driver of an active node whose kind has one; 409 hypervisor_not_configured for anything else. */
-  hypervisor(node: NodeRow | undefined | null): Hypervisor;
-  /** The game-panel driver of an active node; 503 node_unreachable when the node cannot be used. */
-  gamePanel(node: NodeRow | undefined | null): GamePanel;
-  /** The web-hosting panel driver of an active node; 503 node_unreachable when the node cannot be used. */
-  webPanel(node: NodeRow | undefined | null): WebPanel;
-  /** The BMC driver of an active bare-metal node (one machine); 503 node_unreachable when it cannot be used. */
-  bareMetal(node: NodeRow | undefined | null): BareMetal;
+export interface Drivers {
+  /**
+   * The driver of an active node whose kind has a driver of `role` (DriverRoles). A node that
+   * cannot serve it (inactive, another kind, no driver yet, unreadable credentials): 409
+   * hypervisor_not_configured for a hypervisor, else 503 node_unreachable.
+   */
+  driverFor<R extends DriverRole>(node: NodeRow | undefined | null, role: R): DriverRoles[R];
   /**
    * Probe an active node through its driver: what it runs (e.g. "<software> 8.2.4"). Throws
    * NoDriverError ("no driver for … nodes yet") for a kind without a driver, AppError for an
@@ -64,18 +62,47 @@ export interface Backends {
   readonly timing: DriverTiming;
 }
 
-export function createBackends(
+/** Why a node cannot give the driver of `role`. */
+function refusal(role: DriverRole): AppError {
+  if (role === 'hypervisor') return new AppError('hypervisor_not_configured');
+  return new AppError('node_unreachable', {
+    message:
+      role === 'bareMetal'
+        ? 'The management controller of this server cannot be reached right now.'
+        : 'The panel of this service cannot be reached right now.',
+    retryAfter: 30,
+  });
+}
+
+/** An entry of the registry narrowed to the role asked for (the registry's entries are typed per role). */
+function serves<R extends DriverRole>(entry: DriverEntry, role: R): entry is DriverEntry<R> {
+  return entry.role === role;
+}
+
+interface Cached<R extends DriverRole> {
+  fingerprint: string;
+  driver: DriverRoles[R];
+}
+
+export function createDrivers(
   nodes: NodeService,
   timing: DriverTiming = {},
   registry: DriverRegistry = DRIVERS,
-): Backends {
-  const cache = new Map<number, { fingerprint: string; driver: NodeDriver }>();
+): Drivers {
+  // One cache per role, so each holds drivers of one interface: a node's kind fixes its role.
+  const caches: { [R in DriverRole]: Map<number, Cached<R>> } = {
+    hypervisor: new Map(),
+    gamePanel: new Map(),
+    webPanel: new Map(),
+    bareMetal: new Map(),
+  };
 
   /** The node's driver, from the cache while the row is unchanged. */
-  function build(node: NodeRow, entry: DriverEntry): NodeDriver {
+  function build<R extends DriverRole>(node: NodeRow, entry: DriverEntry<R>): DriverRoles[R] {
     // The driver's HTTP client takes its tokens by the node's name (its metrics label).
     nodeBudgets.configure(node.name, budgetOf(node.settings, timing.budget));
     const fingerprint = `${node.kind}|${node.endpoint}|${node.credentials_sealed}|${JSON.stringify(node.settings)}`;
+    const cache: Map<number, Cached<R>> = caches[entry.role];
     const cached = cache.get(node.id);
     if (cached?.fingerprint === fingerprint) return cached.driver;
     cached?.driver.close();
@@ -95,66 +122,49 @@ export function createBackends(
     return driver;
   }
 
-  /** The driver of a panel node (game, web) or a machine's BMC: 503 node_unreachable when the node cannot be used. */
-  function panelOf(node: NodeRow | undefined | null, role: 'gamePanel' | 'webPanel' | 'bareMetal'): NodeDriver {
-    const refuse = () =>
-      new AppError('node_unreachable', {
-        message:
-          role === 'bareMetal'
-            ? 'The management controller of this server cannot be reached right now.'
-            : 'The panel of this service cannot be reached right now.',
-        retryAfter: 30,
-      });
-    if (!node?.active) throw refuse();
-    let entry: DriverEntry;
-    try {
-      entry = driverEntry(node.kind, registry);
-    } catch (error) {
-      if (error instanceof NoDriverError) throw refuse();
-      throw error;
-    }
-    if (entry.role !== role) throw refuse();
-    return build(node, entry);
+  /** The driver of the node's kind, whatever its role (probes and consoles). */
+  function anyDriver(node: NodeRow): NodeDriver {
+    const entry = driverEntry(node.kind, registry);
+    for (const role of DRIVER_ROLES) if (serves(entry, role)) return build(node, entry);
+    throw new NoDriverError(node.kind, true);
   }
 
   return {
-    hypervisor(node) {
-      if (!node?.active) throw new AppError('hypervisor_not_configured');
-      let entry: DriverEntry;
+    driverFor(node, role) {
+      if (!node?.active) throw refusal(role);
+      let entry: AnyDriverEntry;
       try {
         entry = driverEntry(node.kind, registry);
       } catch (error) {
-        if (error instanceof NoDriverError) throw new AppError('hypervisor_not_configured');
+        if (error instanceof NoDriverError) throw refusal(role);
         throw error;
       }
-      if (entry.role !== 'hypervisor') throw new AppError('hypervisor_not_configured');
-      return build(node, entry) as Hypervisor;
+      if (!serves(entry, role)) throw refusal(role);
+      return build(node, entry);
     },
-
-    gamePanel: (node) => panelOf(node, 'gamePanel') as GamePanel,
-    webPanel: (node) => panelOf(node, 'webPanel') as WebPanel,
-    bareMetal: (node) => panelOf(node, 'bareMetal') as BareMetal,
 
     async ping(node) {
       const entry = driverEntry(node.kind, registry);
       if (!node.active) throw new AppError('hypervisor_not_configured');
-      const { version } = await build(node, entry).ping();
+      const { version } = await anyDriver(node).ping();
       return { detail: `${entry.software} ${version}` };
     },
 
     openConsole(node, ticket, events, options) {
-      return build(node, driverEntry(node.kind, registry)).openConsole(ticket, events, options);
+      return anyDriver(node).openConsole(ticket, events, options);
     },
 
     consoleInput(node, ticket) {
-      return build(node, driverEntry(node.kind, registry)).consoleInput?.(ticket) ?? null;
+      return anyDriver(node).consoleInput?.(ticket) ?? null;
     },
 
     timing,
 
     close() {
-      for (const { driver } of cache.values()) driver.close();
-      cache.clear();
+      for (const cache of Object.values(caches)) {
+        for (const { driver } of cache.values()) driver.close();
+        cache.clear();
+      }
     },
   };
 }

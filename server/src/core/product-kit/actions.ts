@@ -17,7 +17,7 @@ import type { UpstreamConsoleTicket } from '../../upstreams/driver.ts';
 import type { MetricPoint, VmStatus } from '../../upstreams/hypervisor.ts';
 import type { AppError } from '../errors.ts';
 import type { RateLimits } from '../ratelimit/rate-limits.ts';
-import type { Backends } from '../services/backends.ts';
+import type { Drivers } from '../services/drivers.ts';
 import type { LiveTarget } from './live.ts';
 
 export type ActionMethod = 'read' | 'mutate';
@@ -60,7 +60,7 @@ export interface ActionContext {
   /** A file the request streamed to a temporary file (an upload action's multipart body). */
   upload?: { path: string; filename: string; bytes: number } | null;
   /** The driver of the node that runs the service (the panel actions ask it directly). */
-  backends: Backends;
+  drivers: Drivers;
   /** The node row of the service (null: none assigned). */
   node(): Promise<NodeRow | null>;
   /** The absolute base URL clients reach us at (PUBLIC_URL). */

@@ -18,12 +18,12 @@ import {
 } from '../../upstreams/hypervisor.ts';
 import type { Bus } from '../bus.ts';
 import { AppError } from '../errors.ts';
-import type { Backends } from '../services/backends.ts';
+import type { Drivers } from '../services/drivers.ts';
 import { systemClock } from '../time.ts';
 
 export interface LiveEnv {
   db: Kysely<DB>;
-  backends: Backends;
+  drivers: Drivers;
   bus: Bus;
   /** The process clock (how old a cached probe is; tests move it). */
   clock: () => Date;
