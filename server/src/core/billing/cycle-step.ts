@@ -3,10 +3,12 @@
 // what it did. The phases (cycle-renewal.ts, cycle-overdue.ts) take it and write nothing on a
 // dry run.
 
-import type { Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { DB } from '../../db/tables.ts';
-import type { PaymentOptions } from './payments.ts';
+import type { AppJobs } from '../jobs/catalog.ts';
+import type { JobQueue } from '../jobs/queue.ts';
+import type { Mailer } from '../mail/mailer.ts';
 
 export const REMINDER_DAYS = 3;
 export const DAY_MS = 86_400_000;
@@ -29,7 +31,12 @@ export interface BillingAction {
   detail: string;
 }
 
-export interface BillingOptions extends PaymentOptions {
+/** What `deps.billing` is made of; the payments (payments.ts) take the first four. */
+export interface BillingOptions {
+  db: Kysely<DB>;
+  jobs: JobQueue<AppJobs>;
+  mailer: Mailer;
+  clock: () => Date;
   graceDays: number;
   terminateDays: number;
   logger: Logger;
