@@ -43,139 +43,166 @@ function isUniqueViolation(error: unknown, constraint: string): boolean {
   return e.code === '23505' && e.constraint === constraint;
 }
 
-export function createAccountService(options: AccountServiceOptions) {
-  const { db, clock, mailer, publicUrl } = options;
+async function sendVerification(
+  options: AccountServiceOptions,
+  trx: Kysely<DB>,
+  account: Pick<Account, 'id' | 'name' | 'email'>,
+): Promise<void> {
+  const token = await issueLinkToken(trx, options.clock, account.id, 'verify_email');
+  const link = `${options.publicUrl}/verify?token=${token}`;
+  await options.mailer.queue(trx, account.email, { template: 'verify_email', name: account.name, link }, account.id);
+}
 
-  async function sendVerification(trx: Kysely<DB>, account: Pick<Account, 'id' | 'name' | 'email'>): Promise<void> {
-    const token = await issueLinkToken(trx, clock, account.id, 'verify_email');
-    const link = `${publicUrl}/verify?token=${token}`;
-    await mailer.queue(trx, account.email, { template: 'verify_email', name: account.name, link }, account.id);
+async function get(options: AccountServiceOptions, accountId: number): Promise<Account> {
+  const account = await repo.findById(options.db, accountId);
+  if (!account) throw new AppError('not_found', { message: 'No such account.' });
+  return account;
+}
+
+/** Create an unverified account and mail its verification link. */
+async function register(options: AccountServiceOptions, input: RegisterInput): Promise<Account> {
+  const { db } = options;
+  const email = normalizeIdentifier(input.email);
+  const username = normalizeIdentifier(input.username);
+  const name = input.name.trim();
+  const fields = registrationProblems({ ...input });
+  let existence = false;
+  if (!fields.email || !fields.username) {
+    const taken = await repo.emailOrUsernameTaken(db, email, username);
+    if (taken.email && !fields.email) {
+      fields.email = 'is already registered';
+      existence = true;
+    }
+    if (taken.username && !fields.username) {
+      fields.username = 'is already taken';
+      existence = true;
+    }
   }
+  // "Taken" tells about another account: such a refusal keeps counting against the limits.
+  if (Object.keys(fields).length > 0) throw AppError.fields(fields, undefined, { existence });
 
-  async function get(accountId: number): Promise<Account> {
-    const account = await repo.findById(db, accountId);
-    if (!account) throw new AppError('not_found', { message: 'No such account.' });
+  const passwordHash = await hashPassword(input.password);
+  try {
+    return await db.transaction().execute(async (trx) => {
+      const account = await trx
+        .insertInto('accounts')
+        .values({ name, email, username, password_hash: passwordHash })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await sendVerification(options, trx, account);
+      return account;
+    });
+  } catch (error) {
+    // Lost a race with a concurrent registration of the same address or name.
+    if (isUniqueViolation(error, 'accounts_email_key'))
+      throw AppError.fields({ email: 'is already registered' }, undefined, { existence: true });
+    if (isUniqueViolation(error, 'accounts_username_key'))
+      throw AppError.fields({ username: 'is already taken' }, undefined, { existence: true });
+    throw error;
+  }
+}
+
+/** Use a verification link. Single use; an account already verified stays verified. */
+async function verifyEmail(options: AccountServiceOptions, token: string): Promise<Account> {
+  const { clock } = options;
+  return options.db.transaction().execute(async (trx) => {
+    const accountId = await consumeLinkToken(trx, clock, 'verify_email', token);
+    if (accountId === null)
+      throw AppError.fields(
+        { token: 'is invalid, used or expired' },
+        'This verification link is invalid, used or expired.',
+      );
+    const account = await trx
+      .updateTable('accounts')
+      .set((eb) => ({
+        email_verified_at: eb.fn.coalesce('email_verified_at', eb.val(clock())),
+        updated_at: clock(),
+      }))
+      .where('id', '=', accountId)
+      .returningAll()
+      .executeTakeFirstOrThrow();
     return account;
+  });
+}
+
+type ProfileChange = { name?: string; current_password?: string; password?: string };
+
+/** The new password's hash, after every problem of the change is found (thrown together). */
+async function checkProfileChange(account: Account, input: ProfileChange): Promise<string | null> {
+  const fields: Record<string, string> = {};
+  if (input.name === undefined && input.password === undefined) {
+    throw AppError.fields({ name: 'give a new name, or current_password and password' }, 'Nothing to change.');
   }
+  if (input.name !== undefined) {
+    const problem = nameProblem(input.name);
+    if (problem) fields.name = problem;
+  }
+  let passwordHash: string | null = null;
+  if (input.password !== undefined) {
+    const problem = passwordProblem(input.password, { email: account.email, username: account.username });
+    if (problem) fields.password = problem;
+    if (input.current_password === undefined || input.current_password === '') {
+      fields.current_password = 'is required to change the password';
+    } else if (!(await verifyPassword(account.password_hash, input.current_password))) {
+      fields.current_password = 'is wrong';
+    }
+    if (Object.keys(fields).length === 0) passwordHash = await hashPassword(input.password);
+  }
+  if (Object.keys(fields).length > 0) throw AppError.fields(fields);
+  return passwordHash;
+}
+
+/**
+ * Rename, and/or change the password (which needs the current one). A password change ends
+ * every other session of the account; the caller's own (`keepSessionHash`) stays.
+ */
+async function update(
+  options: AccountServiceOptions,
+  accountId: number,
+  input: ProfileChange,
+  keepSessionHash: string,
+): Promise<{ account: Account; endedSessions: number }> {
+  const passwordHash = await checkProfileChange(await get(options, accountId), input);
+  return options.db.transaction().execute(async (trx) => {
+    const updated = await trx
+      .updateTable('accounts')
+      .set({
+        ...(input.name !== undefined ? { name: input.name.trim() } : {}),
+        ...(passwordHash !== null ? { password_hash: passwordHash } : {}),
+        updated_at: options.clock(),
+      })
+      .where('id', '=', accountId)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const endedSessions = passwordHash !== null ? await destroyAccountSessions(trx, accountId, keepSessionHash) : 0;
+    if (passwordHash !== null) await options.bus.publish(trx, { topic: 'access_revoked', id: accountId });
+    return { account: updated, endedSessions };
+  });
+}
+
+export function createAccountService(options: AccountServiceOptions) {
+  const { db, clock } = options;
 
   return {
     /** Create an unverified account and mail its verification link. */
-    async register(input: RegisterInput): Promise<Account> {
-      const email = normalizeIdentifier(input.email);
-      const username = normalizeIdentifier(input.username);
-      const name = input.name.trim();
-      const fields = registrationProblems({ ...input });
-      let existence = false;
-      if (!fields.email || !fields.username) {
-        const taken = await repo.emailOrUsernameTaken(db, email, username);
-        if (taken.email && !fields.email) {
-          fields.email = 'is already registered';
-          existence = true;
-        }
-        if (taken.username && !fields.username) {
-          fields.username = 'is already taken';
-          existence = true;
-        }
-      }
-      // "Taken" tells about another account: such a refusal keeps counting against the limits.
-      if (Object.keys(fields).length > 0) throw AppError.fields(fields, undefined, { existence });
-
-      const passwordHash = await hashPassword(input.password);
-      try {
-        return await db.transaction().execute(async (trx) => {
-          const account = await trx
-            .insertInto('accounts')
-            .values({ name, email, username, password_hash: passwordHash })
-            .returningAll()
-            .executeTakeFirstOrThrow();
-          await sendVerification(trx, account);
-          return account;
-        });
-      } catch (error) {
-        // Lost a race with a concurrent registration of the same address or name.
-        if (isUniqueViolation(error, 'accounts_email_key'))
-          throw AppError.fields({ email: 'is already registered' }, undefined, { existence: true });
-        if (isUniqueViolation(error, 'accounts_username_key'))
-          throw AppError.fields({ username: 'is already taken' }, undefined, { existence: true });
-        throw error;
-      }
-    },
+    register: (input: RegisterInput): Promise<Account> => register(options, input),
 
     /** Use a verification link. Single use; an account already verified stays verified. */
-    async verifyEmail(token: string): Promise<Account> {
-      return db.transaction().execute(async (trx) => {
-        const accountId = await consumeLinkToken(trx, clock, 'verify_email', token);
-        if (accountId === null)
-          throw AppError.fields(
-            { token: 'is invalid, used or expired' },
-            'This verification link is invalid, used or expired.',
-          );
-        const account = await trx
-          .updateTable('accounts')
-          .set((eb) => ({
-            email_verified_at: eb.fn.coalesce('email_verified_at', eb.val(clock())),
-            updated_at: clock(),
-          }))
-          .where('id', '=', accountId)
-          .returningAll()
-          .executeTakeFirstOrThrow();
-        return account;
-      });
-    },
+    verifyEmail: (token: string): Promise<Account> => verifyEmail(options, token),
 
     /** Mail a fresh verification link (after a login attempt on an unverified account). */
     async resendVerification(account: Pick<Account, 'id' | 'name' | 'email'>): Promise<void> {
-      await db.transaction().execute((trx) => sendVerification(trx, account));
+      await db.transaction().execute((trx) => sendVerification(options, trx, account));
     },
 
-    get,
+    get: (accountId: number): Promise<Account> => get(options, accountId),
 
-    /**
-     * Rename, and/or change the password (which needs the current one). A password change ends
-     * every other session of the account; the caller's own (`keepSessionHash`) stays.
-     */
-    async update(
+    /** Rename, and/or change the password; a password change ends every other session. */
+    update: (
       accountId: number,
-      input: { name?: string; current_password?: string; password?: string },
+      input: ProfileChange,
       keepSessionHash: string,
-    ): Promise<{ account: Account; endedSessions: number }> {
-      const account = await get(accountId);
-      const fields: Record<string, string> = {};
-      if (input.name === undefined && input.password === undefined) {
-        throw AppError.fields({ name: 'give a new name, or current_password and password' }, 'Nothing to change.');
-      }
-      if (input.name !== undefined) {
-        const problem = nameProblem(input.name);
-        if (problem) fields.name = problem;
-      }
-      let passwordHash: string | null = null;
-      if (input.password !== undefined) {
-        const problem = passwordProblem(input.password, { email: account.email, username: account.username });
-        if (problem) fields.password = problem;
-        if (input.current_password === undefined || input.current_password === '') {
-          fields.current_password = 'is required to change the password';
-        } else if (!(await verifyPassword(account.password_hash, input.current_password))) {
-          fields.current_password = 'is wrong';
-        }
-        if (Object.keys(fields).length === 0) passwordHash = await hashPassword(input.password);
-      }
-      if (Object.keys(fields).length > 0) throw AppError.fields(fields);
-      return db.transaction().execute(async (trx) => {
-        const updated = await trx
-          .updateTable('accounts')
-          .set({
-            ...(input.name !== undefined ? { name: input.name.trim() } : {}),
-            ...(passwordHash !== null ? { password_hash: passwordHash } : {}),
-            updated_at: clock(),
-          })
-          .where('id', '=', accountId)
-          .returningAll()
-          .executeTakeFirstOrThrow();
-        const endedSessions = passwordHash !== null ? await destroyAccountSessions(trx, accountId, keepSessionHash) : 0;
-        if (passwordHash !== null) await options.bus.publish(trx, { topic: 'access_revoked', id: accountId });
-        return { account: updated, endedSessions };
-      });
-    },
+    ): Promise<{ account: Account; endedSessions: number }> => update(options, accountId, input, keepSessionHash),
 
     // Staff operations (CLI).
 

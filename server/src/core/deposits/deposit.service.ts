@@ -6,7 +6,8 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Kysely, Transaction } from 'kysely';
-import type { DB, Deposit, DepositStatus } from '../../db/tables.ts';
+import { pageOf } from '../../db/page.ts';
+import type { Account, DB, Deposit, DepositStatus } from '../../db/tables.ts';
 import { AppError } from '../errors.ts';
 import { publicId } from '../ids.ts';
 import type { Mailer } from '../mail/mailer.ts';
@@ -27,165 +28,178 @@ export interface SubmitDeposit {
   upload: ReceivedUpload | null;
 }
 
-export function createDepositService(options: {
+export interface DepositServiceOptions {
   db: Kysely<DB>;
   dataDir: string;
   mailer: Mailer;
   clock: () => Date;
   /** Runs in the approving transaction, after the credit (the billing cycle pays unpaid orders). */
   afterCredit?: (trx: Transaction<DB>, accountId: number) => Promise<unknown>;
-}) {
-  const { db, mailer, clock } = options;
+}
+
+type Decision = { status: 'approved' } | { status: 'rejected'; reason: string };
+type Owner = Pick<Account, 'id' | 'name' | 'email'>;
+
+async function txnRefTaken(db: Kysely<DB>, ref: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('deposits')
+    .select('id')
+    .where((eb) => eb(eb.fn('lower', ['txn_ref']), '=', ref.toLowerCase()))
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Every field problem of a submission, together (empty when there is none). */
+async function submissionProblems(db: Kysely<DB>, input: SubmitDeposit) {
+  const fields: Record<string, string> = {};
+  const amount = parsePaise(input.amount);
+  if (input.amount === undefined || input.amount === '') fields.amount = 'is required';
+  else if (!amount.ok) fields.amount = amount.reason;
+  else if (amount.paise <= 0n) fields.amount = 'must be more than zero';
+  else if (amount.paise > MAX_DEPOSIT_PAISE) fields.amount = `must be at most ${formatPaise(MAX_DEPOSIT_PAISE)}`;
+  const txnRef = typeof input.txnRef === 'string' ? input.txnRef.trim() : '';
+  let existence = false;
+  if (txnRef === '') fields.txn_ref = 'is required';
+  else if (!TXN_REF.test(txnRef))
+    fields.txn_ref = 'must be 4–64 letters, digits, ".", "_", "/" or "-" (the UPI or bank reference)';
+  else if (await txnRefTaken(db, txnRef)) {
+    fields.txn_ref = 'has already been used';
+    existence = true;
+  }
+  if (input.upload === null) fields.screenshot = 'is required: a PNG, JPEG, WebP or PDF file';
+  return { fields, existence, amount, txnRef };
+}
+
+/** Record a deposit for review. Every field problem is reported together; the file is kept only on success. */
+async function submit(options: DepositServiceOptions, accountId: number, input: SubmitDeposit): Promise<Deposit> {
+  const { fields, existence, amount, txnRef } = await submissionProblems(options.db, input);
+  // "Already used" tells about a deposit (of any account): it keeps counting against the limits.
+  if (Object.keys(fields).length > 0) throw AppError.fields(fields, undefined, { existence });
+
   const dirs = uploadDirs(options.dataDir);
-
-  async function txnRefTaken(ref: string): Promise<boolean> {
-    const row = await db
-      .selectFrom('deposits')
-      .select('id')
-      .where((eb) => eb(eb.fn('lower', ['txn_ref']), '=', ref.toLowerCase()))
-      .executeTakeFirst();
-    return row !== undefined;
+  const file = await keepUpload(input.upload as ReceivedUpload, dirs.deposits);
+  try {
+    return await options.db
+      .insertInto('deposits')
+      .values({
+        public_id: publicId('pay'),
+        account_id: accountId,
+        amount_paise: (amount as { paise: bigint }).paise,
+        txn_ref: txnRef,
+        screenshot_file: file,
+        screenshot_type: (input.upload as ReceivedUpload).type,
+        screenshot_bytes: (input.upload as ReceivedUpload).bytes,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  } catch (error) {
+    await rm(join(dirs.deposits, file), { force: true });
+    // Lost a race with another submission of the same reference (any account).
+    if ((error as { code?: string }).code === '23505')
+      throw AppError.fields({ txn_ref: 'has already been used' }, undefined, { existence: true });
+    throw error;
   }
+}
 
-  async function decide(
-    id: number,
-    reviewer: string,
-    decision: { status: 'approved' } | { status: 'rejected'; reason: string },
-  ) {
-    return db.transaction().execute(async (trx) => {
-      const deposit = await trx.selectFrom('deposits').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
-      if (!deposit) throw new AppError('not_found', { message: `No deposit ${id}.` });
-      if (deposit.status !== 'pending') {
-        throw new AppError('conflict', { message: `Deposit ${deposit.public_id} is already ${deposit.status}.` });
-      }
-      const account = await trx
-        .selectFrom('accounts')
-        .select(['id', 'name', 'email'])
-        .where('id', '=', deposit.account_id)
-        .executeTakeFirstOrThrow();
-      const amount = formatPaise(deposit.amount_paise);
-      if (decision.status === 'approved') {
-        const entry = await post(trx, deposit.account_id, {
-          kind: 'deposit',
-          amountPaise: BigInt(deposit.amount_paise),
-          referenceType: 'deposit',
-          referenceId: deposit.id,
-          note: `Deposit ${deposit.public_id} (${deposit.txn_ref})`,
-        });
-        const updated = await trx
-          .updateTable('deposits')
-          .set({ status: 'approved', reviewed_by: reviewer, reviewed_at: clock(), transaction_id: entry.id })
-          .where('id', '=', id)
-          .returningAll()
-          .executeTakeFirstOrThrow();
-        // Unpaid renewal orders are paid from the deposit first (the billing cycle): the balance after.
-        await options.afterCredit?.(trx, deposit.account_id);
-        const balance = formatPaise(await balanceOf(trx, deposit.account_id));
-        await notify(trx, account.id, {
-          kind: 'deposit_approved',
-          title: `Deposit of ₹${amount} approved`,
-          body: `₹${amount} (reference ${deposit.txn_ref}) was added to your wallet. Balance: ₹${balance}.`,
-          data: { deposit: deposit.public_id, transaction: entry.public_id },
-        });
-        await mailer.queue(
-          trx,
-          account.email,
-          { template: 'deposit_approved', name: account.name, amount, reference: deposit.txn_ref, balance },
-          account.id,
-        );
-        return { deposit: updated, transaction: entry };
-      }
-      const updated = await trx
-        .updateTable('deposits')
-        .set({ status: 'rejected', reason: decision.reason, reviewed_by: reviewer, reviewed_at: clock() })
-        .where('id', '=', id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      await notify(trx, account.id, {
-        kind: 'deposit_rejected',
-        title: `Deposit of ₹${amount} not approved`,
-        body: `Your deposit of ₹${amount} (reference ${deposit.txn_ref}) was not approved: ${decision.reason}`,
-        data: { deposit: deposit.public_id },
-      });
-      await mailer.queue(
-        trx,
-        account.email,
-        {
-          template: 'deposit_rejected',
-          name: account.name,
-          amount,
-          reference: deposit.txn_ref,
-          reason: decision.reason,
-        },
-        account.id,
-      );
-      return { deposit: updated, transaction: null };
-    });
-  }
+/** Staff decide a pending deposit, under a lock on it, so two decisions cannot both apply. */
+async function decide(options: DepositServiceOptions, id: number, reviewer: string, decision: Decision) {
+  return options.db.transaction().execute(async (trx) => {
+    const deposit = await trx.selectFrom('deposits').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+    if (!deposit) throw new AppError('not_found', { message: `No deposit ${id}.` });
+    if (deposit.status !== 'pending') {
+      throw new AppError('conflict', { message: `Deposit ${deposit.public_id} is already ${deposit.status}.` });
+    }
+    const account = await trx
+      .selectFrom('accounts')
+      .select(['id', 'name', 'email'])
+      .where('id', '=', deposit.account_id)
+      .executeTakeFirstOrThrow();
+    if (decision.status === 'approved') return approve(options, trx, deposit, account, reviewer);
+    return reject(options, trx, deposit, account, reviewer, decision.reason);
+  });
+}
+
+/** Credit the wallet once, pay what is unpaid from it, and tell the client. */
+async function approve(
+  options: DepositServiceOptions,
+  trx: Transaction<DB>,
+  deposit: Deposit,
+  account: Owner,
+  reviewer: string,
+) {
+  const amount = formatPaise(deposit.amount_paise);
+  const entry = await post(trx, deposit.account_id, {
+    kind: 'deposit',
+    amountPaise: BigInt(deposit.amount_paise),
+    referenceType: 'deposit',
+    referenceId: deposit.id,
+    note: `Deposit ${deposit.public_id} (${deposit.txn_ref})`,
+  });
+  const updated = await trx
+    .updateTable('deposits')
+    .set({ status: 'approved', reviewed_by: reviewer, reviewed_at: options.clock(), transaction_id: entry.id })
+    .where('id', '=', deposit.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  // Unpaid renewal orders are paid from the deposit first (the billing cycle): the balance after.
+  await options.afterCredit?.(trx, deposit.account_id);
+  const balance = formatPaise(await balanceOf(trx, deposit.account_id));
+  await notify(trx, account.id, {
+    kind: 'deposit_approved',
+    title: `Deposit of ₹${amount} approved`,
+    body: `₹${amount} (reference ${deposit.txn_ref}) was added to your wallet. Balance: ₹${balance}.`,
+    data: { deposit: deposit.public_id, transaction: entry.public_id },
+  });
+  await options.mailer.queue(
+    trx,
+    account.email,
+    { template: 'deposit_approved', name: account.name, amount, reference: deposit.txn_ref, balance },
+    account.id,
+  );
+  return { deposit: updated, transaction: entry };
+}
+
+async function reject(
+  options: DepositServiceOptions,
+  trx: Transaction<DB>,
+  deposit: Deposit,
+  account: Owner,
+  reviewer: string,
+  reason: string,
+) {
+  const amount = formatPaise(deposit.amount_paise);
+  const updated = await trx
+    .updateTable('deposits')
+    .set({ status: 'rejected', reason, reviewed_by: reviewer, reviewed_at: options.clock() })
+    .where('id', '=', deposit.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await notify(trx, account.id, {
+    kind: 'deposit_rejected',
+    title: `Deposit of ₹${amount} not approved`,
+    body: `Your deposit of ₹${amount} (reference ${deposit.txn_ref}) was not approved: ${reason}`,
+    data: { deposit: deposit.public_id },
+  });
+  await options.mailer.queue(
+    trx,
+    account.email,
+    { template: 'deposit_rejected', name: account.name, amount, reference: deposit.txn_ref, reason },
+    account.id,
+  );
+  return { deposit: updated, transaction: null };
+}
+
+export function createDepositService(options: DepositServiceOptions) {
+  const { db } = options;
+  const dirs = uploadDirs(options.dataDir);
 
   return {
     /** Record a deposit for review. Every field problem is reported together; the file is kept only on success. */
-    async submit(accountId: number, input: SubmitDeposit): Promise<Deposit> {
-      const fields: Record<string, string> = {};
-      const amount = parsePaise(input.amount);
-      if (input.amount === undefined || input.amount === '') fields.amount = 'is required';
-      else if (!amount.ok) fields.amount = amount.reason;
-      else if (amount.paise <= 0n) fields.amount = 'must be more than zero';
-      else if (amount.paise > MAX_DEPOSIT_PAISE) fields.amount = `must be at most ${formatPaise(MAX_DEPOSIT_PAISE)}`;
-      const txnRef = typeof input.txnRef === 'string' ? input.txnRef.trim() : '';
-      let existence = false;
-      if (txnRef === '') fields.txn_ref = 'is required';
-      else if (!TXN_REF.test(txnRef))
-        fields.txn_ref = 'must be 4–64 letters, digits, ".", "_", "/" or "-" (the UPI or bank reference)';
-      else if (await txnRefTaken(txnRef)) {
-        fields.txn_ref = 'has already been used';
-        existence = true;
-      }
-      if (input.upload === null) fields.screenshot = 'is required: a PNG, JPEG, WebP or PDF file';
-      // "Already used" tells about a deposit (of any account): it keeps counting against the limits.
-      if (Object.keys(fields).length > 0) throw AppError.fields(fields, undefined, { existence });
-
-      const file = await keepUpload(input.upload as ReceivedUpload, dirs.deposits);
-      try {
-        return await db
-          .insertInto('deposits')
-          .values({
-            public_id: publicId('pay'),
-            account_id: accountId,
-            amount_paise: (amount as { paise: bigint }).paise,
-            txn_ref: txnRef,
-            screenshot_file: file,
-            screenshot_type: (input.upload as ReceivedUpload).type,
-            screenshot_bytes: (input.upload as ReceivedUpload).bytes,
-          })
-          .returningAll()
-          .executeTakeFirstOrThrow();
-      } catch (error) {
-        await rm(join(dirs.deposits, file), { force: true });
-        // Lost a race with another submission of the same reference (any account).
-        if ((error as { code?: string }).code === '23505')
-          throw AppError.fields({ txn_ref: 'has already been used' }, undefined, { existence: true });
-        throw error;
-      }
-    },
+    submit: (accountId: number, input: SubmitDeposit): Promise<Deposit> => submit(options, accountId, input),
 
     async listOwn(accountId: number, page: number, perPage: number) {
-      const [rows, count] = await Promise.all([
-        db
-          .selectFrom('deposits')
-          .selectAll()
-          .where('account_id', '=', accountId)
-          .orderBy('id', 'desc')
-          .limit(perPage)
-          .offset((page - 1) * perPage)
-          .execute(),
-        db
-          .selectFrom('deposits')
-          .select((eb) => eb.fn.countAll<string>().as('n'))
-          .where('account_id', '=', accountId)
-          .executeTakeFirstOrThrow(),
-      ]);
-      return { rows, total: Number(count.n) };
+      const own = db.selectFrom('deposits').where('account_id', '=', accountId);
+      return pageOf(own, (q) => q.selectAll().orderBy('id', 'desc'), page, perPage);
     },
 
     /** One of the account's deposits; another account's (or none) is 404 not_owner. */
@@ -228,11 +242,11 @@ export function createDepositService(options: {
       return deposit;
     },
 
-    approve: (id: number, reviewer: string) => decide(id, reviewer, { status: 'approved' }),
+    approve: (id: number, reviewer: string) => decide(options, id, reviewer, { status: 'approved' }),
 
     async reject(id: number, reviewer: string, reason: string) {
       if (reason.trim().length < 3) throw AppError.fields({ reason: 'say why (at least 3 characters)' });
-      return decide(id, reviewer, { status: 'rejected', reason: reason.trim() });
+      return decide(options, id, reviewer, { status: 'rejected', reason: reason.trim() });
     },
   };
 }

@@ -6,6 +6,7 @@
 // rolls all of it back, so nothing is ever charged for an order that was not accepted.
 
 import { type Kysely, sql, type Transaction } from 'kysely';
+import { pageOf } from '../../db/page.ts';
 import type { DB, Job, Location, Order, Plan, Service } from '../../db/tables.ts';
 import type { Billing } from '../billing/billing.service.ts';
 import { AppError } from '../errors.ts';
@@ -266,22 +267,8 @@ export function createOrderService(options: {
       billing.renew(accountId, serviceId),
 
     async list(accountId: number, page: number, perPage: number) {
-      const [rows, count] = await Promise.all([
-        db
-          .selectFrom('orders')
-          .selectAll()
-          .where('account_id', '=', accountId)
-          .orderBy('id', 'desc')
-          .limit(perPage)
-          .offset((page - 1) * perPage)
-          .execute(),
-        db
-          .selectFrom('orders')
-          .select((eb) => eb.fn.countAll<string>().as('n'))
-          .where('account_id', '=', accountId)
-          .executeTakeFirstOrThrow(),
-      ]);
-      return { rows, total: Number(count.n) };
+      const own = db.selectFrom('orders').where('account_id', '=', accountId);
+      return pageOf(own, (q) => q.selectAll().orderBy('id', 'desc'), page, perPage);
     },
 
     async get(accountId: number, orderId: number): Promise<Order> {

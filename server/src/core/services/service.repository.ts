@@ -239,3 +239,9 @@ export async function markTerminated(trx: Transaction<DB>, id: number, now: Date
     .where('id', '=', id)
     .execute();
 }
+
+/** Who owns the service (its wallet is locked before the service itself, see lockWallet). */
+export async function ownerOf(db: Executor, id: number): Promise<number | undefined> {
+  const row = await db.selectFrom('services').select('account_id').where('id', '=', id).executeTakeFirst();
+  return row?.account_id;
+}

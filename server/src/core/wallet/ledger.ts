@@ -5,6 +5,7 @@
 // can never overspend.
 
 import type { Kysely, Transaction } from 'kysely';
+import { type Page, pageOf } from '../../db/page.ts';
 import type { DB, LedgerKind, LedgerRow } from '../../db/tables.ts';
 import { AppError } from '../errors.ts';
 import { publicId } from '../ids.ts';
@@ -91,10 +92,7 @@ export async function balanceOf(db: Kysely<DB>, accountId: number): Promise<stri
   return row?.balance_paise ?? '0';
 }
 
-export interface LedgerPage {
-  rows: LedgerRow[];
-  total: number;
-}
+export type LedgerPage = Page<LedgerRow>;
 
 /** Which rows of the ledger a page shows: some kinds only, and a time window [from, to). */
 export interface LedgerFilter {
@@ -110,23 +108,9 @@ export async function history(
   perPage: number,
   filter: LedgerFilter = {},
 ): Promise<LedgerPage> {
-  const base = () => {
-    let query = db.selectFrom('wallet_transactions').where('account_id', '=', accountId);
-    if (filter.kinds && filter.kinds.length > 0) query = query.where('kind', 'in', filter.kinds);
-    if (filter.from) query = query.where('created_at', '>=', filter.from);
-    if (filter.to) query = query.where('created_at', '<', filter.to);
-    return query;
-  };
-  const [rows, count] = await Promise.all([
-    base()
-      .selectAll()
-      .orderBy('id', 'desc')
-      .limit(perPage)
-      .offset((page - 1) * perPage)
-      .execute(),
-    base()
-      .select((eb) => eb.fn.countAll<string>().as('n'))
-      .executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.n) };
+  let query = db.selectFrom('wallet_transactions').where('account_id', '=', accountId);
+  if (filter.kinds && filter.kinds.length > 0) query = query.where('kind', 'in', filter.kinds);
+  if (filter.from) query = query.where('created_at', '>=', filter.from);
+  if (filter.to) query = query.where('created_at', '<', filter.to);
+  return pageOf(query, (q) => q.selectAll().orderBy('id', 'desc'), page, perPage);
 }
