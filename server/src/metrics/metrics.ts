@@ -1,4 +1,4 @@
-// The process's metrics (issue 18): one module-level registry per process, scraped as
+// The process's metrics: one module-level registry per process, scraped as
 // Prometheus text at GET /metrics (./expose.ts says where). Code that has something to count
 // calls the record* functions here; they only bump in-memory numbers (no database, no I/O).
 // What is read rather than counted (the job queues' depth, the database pool) is asked for when
@@ -9,7 +9,7 @@
 
 import type pg from 'pg';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { LimitName } from '../core/ratelimit/rate-limits.ts';
+import type { LimitName } from '../core/ratelimit/limits.ts';
 import { RequestSeries } from './request-series.ts';
 
 export const registry = new Registry();
@@ -120,7 +120,7 @@ export function recordUpstreamCall(node: string, seconds: number, failure: Upstr
   if (failure !== null) upstreamErrors.inc({ node, kind: failure });
 }
 
-// ---- rate limits (core/ratelimit/rate-limits.ts) ----
+// ---- rate limits (core/ratelimit/: declared by rate-limits.ts, refusals by limit-state.ts) ----
 
 const refusals = new Counter({
   name: 'hostplane_ratelimit_refusals_total',

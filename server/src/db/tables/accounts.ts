@@ -1,0 +1,97 @@
+// Accounts and how they sign in and act: sessions, e-mail and one-time codes, SSH keys, API
+// tokens and the log of the requests made with them.
+
+import type { ColumnType, Generated, Selectable } from 'kysely';
+import type { CreatedAt, NullableTimestamp, Timestamp } from './columns.ts';
+
+export interface AccountsTable {
+  id: Generated<number>;
+  name: string;
+  email: string;
+  username: string;
+  password_hash: string;
+  email_verified_at: NullableTimestamp;
+  suspended_at: NullableTimestamp;
+  suspended_reason: string | null;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+export interface SessionsTable {
+  id_hash: string;
+  account_id: number;
+  remember: boolean;
+  created_at: CreatedAt;
+  last_seen_at: CreatedAt;
+  expires_at: Timestamp;
+  ip: string | null;
+  user_agent: string | null;
+}
+
+export interface AccountTokensTable {
+  id: Generated<number>;
+  account_id: number;
+  purpose: 'verify_email' | 'reset_password';
+  token_hash: string;
+  expires_at: Timestamp;
+  consumed_at: NullableTimestamp;
+  created_at: CreatedAt;
+}
+
+export interface LoginCodesTable {
+  id: Generated<number>;
+  account_id: number;
+  code_hash: string;
+  attempts: Generated<number>;
+  expires_at: Timestamp;
+  consumed_at: NullableTimestamp;
+  created_at: CreatedAt;
+}
+
+export interface ApiTokensTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  token_hash: string;
+  /** `svc_` and the first characters of the secret, to recognise a token in a list. */
+  hint: string;
+  scopes: string[];
+  allowed_cidrs: ColumnType<string[], string[] | undefined, string[]>;
+  expires_at: NullableTimestamp;
+  created_at: CreatedAt;
+  last_used_at: NullableTimestamp;
+  last_used_ip: string | null;
+  revoked_at: NullableTimestamp;
+}
+
+export interface ApiRequestLogTable {
+  id: ColumnType<string, never, never>;
+  token_id: number | null;
+  account_id: number | null;
+  method: string;
+  path: string;
+  route: string | null;
+  status: number;
+  ip: string | null;
+  duration_ms: number;
+  request_id: string | null;
+  created_at: CreatedAt;
+}
+
+export interface SshKeysTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  /** Normalised: `type base64 comment`. */
+  public_key: string;
+  key_type: string;
+  bits: number;
+  /** `SHA256:…`, as ssh-keygen -l prints it. */
+  fingerprint: string;
+  created_at: CreatedAt;
+}
+
+export type Account = Selectable<AccountsTable>;
+export type Session = Selectable<SessionsTable>;
+export type SshKey = Selectable<SshKeysTable>;
+export type ApiToken = Selectable<ApiTokensTable>;

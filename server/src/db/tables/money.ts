@@ -1,0 +1,71 @@
+// Money: wallets and their ledger, deposits, and orders (what an account pays for, and when).
+
+import type { ColumnType, Generated, Selectable } from 'kysely';
+import type { CreatedAt, NullableTimestamp, Paise } from './columns.ts';
+
+export interface WalletsTable {
+  account_id: number;
+  balance_paise: ColumnType<string, bigint | string | undefined, bigint | string>;
+  updated_at: CreatedAt;
+}
+
+export type LedgerKind = 'deposit' | 'order' | 'renewal' | 'refund' | 'adjustment';
+
+export interface WalletTransactionsTable {
+  id: Generated<number>;
+  public_id: string;
+  account_id: number;
+  kind: LedgerKind;
+  amount_paise: Paise;
+  balance_after_paise: Paise;
+  reference_type: string | null;
+  reference_id: number | null;
+  note: string | null;
+  created_at: CreatedAt;
+}
+
+export type DepositStatus = 'pending' | 'approved' | 'rejected';
+export type UploadType = 'png' | 'jpeg' | 'webp' | 'pdf';
+
+export interface DepositsTable {
+  id: Generated<number>;
+  public_id: string;
+  account_id: number;
+  amount_paise: Paise;
+  txn_ref: string;
+  screenshot_file: string;
+  screenshot_type: UploadType;
+  screenshot_bytes: number;
+  status: ColumnType<DepositStatus, DepositStatus | undefined, DepositStatus>;
+  reason: string | null;
+  reviewed_by: string | null;
+  reviewed_at: NullableTimestamp;
+  transaction_id: number | null;
+  created_at: CreatedAt;
+}
+
+export type OrderStatus = 'unpaid' | 'paid' | 'refunded' | 'cancelled';
+
+export interface OrdersTable {
+  id: Generated<number>;
+  public_id: string;
+  account_id: number;
+  plan_id: number;
+  service_id: number | null;
+  kind: 'new' | 'renewal';
+  status: OrderStatus;
+  amount_paise: Paise;
+  config: ColumnType<Record<string, unknown>, string | undefined, string>;
+  domain: string | null;
+  location_id: number | null;
+  transaction_id: number | null;
+  refund_transaction_id: number | null;
+  created_at: CreatedAt;
+  paid_at: NullableTimestamp;
+  /** A renewal: the paid_until it extends by a month (unique per service: one order per period). */
+  renews_from: NullableTimestamp;
+}
+
+export type LedgerRow = Selectable<WalletTransactionsTable>;
+export type Deposit = Selectable<DepositsTable>;
+export type Order = Selectable<OrdersTable>;
