@@ -8,9 +8,9 @@ import type { DB, Order, Service } from '../../db/tables.ts';
 import { AppError } from '../errors.ts';
 import * as jobRepo from '../jobs/job.repository.ts';
 import { formatPaise } from '../money.ts';
-import { addMonth } from '../orders/order.service.ts';
 import { recordEvent } from '../services/events.ts';
 import * as services from '../services/service.repository.ts';
+import { addMonth } from '../time.ts';
 import { balanceOf, lockWallet, post } from '../wallet/ledger.ts';
 import * as repo from './billing.repository.ts';
 import {
