@@ -14,18 +14,13 @@
 // - its live state (./live.ts) and its actions (./actions.ts), from which the routes are made.
 
 import type { Kysely, Transaction } from 'kysely';
+import type { TObject } from 'typebox';
 import type { DB, Location, NodeKind, PlanType, Service } from '../../db/tables.ts';
 import type { AppError } from '../errors.ts';
 import type { CheckedConfig, OrderProblems } from '../orders/order-problems.ts';
 import type { ActionContext, ProductAction } from './actions.ts';
 import type { ProductJobs } from './jobs.ts';
 import type { ProductLiveFactory } from './live.ts';
-
-export type SpecRule =
-  /** `default`: the key may be left out of a plan's specs, and means this. */
-  | { kind: 'int'; min: number; max: number; default?: number }
-  | { kind: 'number'; min: number; max: number }
-  | { kind: 'slug' };
 
 /** What an order of this product may say, and what placing one takes (core/orders/). */
 export interface ProductOrder<R = unknown> {
@@ -66,8 +61,11 @@ export interface Product<R = any, C = any> {
    * failed service whose clean-up is pending keeps it until the clean-up has wiped it.
    */
   readonly exclusiveNode?: boolean;
-  /** What a plan's `specs` hold. */
-  readonly specRules: Readonly<Record<string, SpecRule>>;
+  /**
+   * What a plan's `specs` hold (TypeBox, additionalProperties false): whole numbers and numbers
+   * with their bounds, slugs; an optional key with a `default` may be left out of a plan.
+   */
+  readonly specs: TObject;
   /**
    * Checks of a plan's specs against the catalog, once their shape is right (game: the game
    * exists): problems by spec key, empty when there are none.

@@ -7,6 +7,7 @@ import { releaseAddress } from '../../catalog/ipv4.ts';
 import { AppError } from '../../errors.ts';
 import type { Product } from '../../product-kit/product.ts';
 import { baremetalActions, baremetalRefused } from './actions.ts';
+import { baremetalSpecs } from './data.ts';
 import { createBareMetalLive } from './live.ts';
 import { baremetalOrder } from './order.ts';
 import { type BareMetalJob, baremetalJobs } from './provision.ts';
@@ -19,12 +20,7 @@ export const baremetalProduct: Product<Awaited<ReturnType<typeof baremetalOrder.
   exclusiveNode: true,
   // What the plan's machines have: processors (as the BMC counts them), memory, disk, traffic.
   // The order claims any free machine of the region.
-  specRules: {
-    cpus: { kind: 'int', min: 1, max: 16 },
-    ram_gb: { kind: 'int', min: 1, max: 65_536 },
-    disk_gb: { kind: 'int', min: 10, max: 1_000_000 },
-    bandwidth_tb: { kind: 'number', min: 0.1, max: 1000 },
-  },
+  specs: baremetalSpecs,
   order: baremetalOrder,
   // Gives back the IPv4 address `order.reserve` took; the machine is free once the service is not live.
   release: async (trx, serviceId) => {

@@ -13,8 +13,9 @@ import { fileActions } from './actions-files.ts';
 import { consoleActions, infoActions } from './actions-info.ts';
 import { lifecycleActions, startupActions, userActions } from './actions-settings.ts';
 import { gameUnsupported, sharedActions } from './actions-shared.ts';
+import { gameSpecs } from './data.ts';
 import { createGameLive } from './live.ts';
-import { DEFAULT_BACKUPS, DEFAULT_DATABASES, type GameJob, gameJobs } from './provision.ts';
+import { type GameJob, gameJobs } from './provision.ts';
 import { ask, gameRefused, refuseWhileInstalling, serverRefOf } from './server.ts';
 
 /** An account's own panel user, by its external id: `hp-acct-<id>`, or `hp-<installation>-acct-<id>`. */
@@ -69,15 +70,7 @@ const panelLoginActions = [
 export const gameProduct: Product<null, GameJob> = {
   type: 'game',
   nodeKind: 'pterodactyl',
-  specRules: {
-    game: { kind: 'slug' },
-    ram_mb: { kind: 'int', min: 512, max: 65_536 },
-    cpu_percent: { kind: 'int', min: 25, max: 1600 },
-    disk_gb: { kind: 'int', min: 1, max: 1024 },
-    slots: { kind: 'int', min: 1, max: 1000 },
-    databases: { kind: 'int', min: 0, max: 50, default: DEFAULT_DATABASES },
-    backups: { kind: 'int', min: 0, max: 50, default: DEFAULT_BACKUPS },
-  },
+  specs: gameSpecs,
   async checkSpecs(db, specs): Promise<Record<string, string>> {
     const game = typeof specs === 'object' && specs !== null && 'game' in specs ? specs.game : null;
     if (typeof game !== 'string') return { game: 'must be a slug' };

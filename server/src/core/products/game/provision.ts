@@ -15,21 +15,8 @@ import type { JobEnv, ProductJobs } from '../../product-kit/jobs.ts';
 import type { Step } from '../../product-kit/steps.ts';
 import { recordEvent } from '../../services/events.ts';
 import * as services from '../../services/service.repository.ts';
+import { DEFAULT_BACKUPS, DEFAULT_DATABASES, type GameSpecs } from './data.ts';
 import { panelUserEmail, serverExternalId, serverRefOf, userExternalId } from './server.ts';
-
-/** Plan specs of a game plan (core/products/game/index.ts specRules). */
-export interface GameSpecs {
-  game: string;
-  ram_mb: number;
-  cpu_percent: number;
-  disk_gb: number;
-  slots: number;
-  databases?: number;
-  backups?: number;
-}
-
-export const DEFAULT_DATABASES = 1;
-export const DEFAULT_BACKUPS = 2;
 
 /** The plan's limits on what a client may create (databases, backups), defaults filled in. */
 export function featureLimits(specs: GameSpecs): { databases: number; backups: number } {

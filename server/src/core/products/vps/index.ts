@@ -6,22 +6,16 @@ import { releaseAddress } from '../../catalog/ipv4.ts';
 import { AppError } from '../../errors.ts';
 import type { Product } from '../../product-kit/product.ts';
 import { vpsActions, vpsRefused } from './actions.ts';
+import { vpsSpecs } from './data.ts';
 import { createVpsLive } from './live.ts';
 import { vpsOrder } from './order.ts';
 import { driver, type VpsJob, vmOrThrow, vpsJobs } from './provision.ts';
-import { DEFAULT_SNAPSHOT_LIMIT, snapshotJobs } from './snapshots.ts';
+import { snapshotJobs } from './snapshots.ts';
 
 export const vpsProduct: Product<Awaited<ReturnType<typeof vpsOrder.resolve>>, VpsJob> = {
   type: 'vps',
   nodeKind: 'proxmox',
-  specRules: {
-    vcpu: { kind: 'int', min: 1, max: 64 },
-    ram_mb: { kind: 'int', min: 512, max: 524_288 },
-    disk_gb: { kind: 'int', min: 10, max: 4096 },
-    bandwidth_tb: { kind: 'number', min: 0.1, max: 100 },
-    // How many snapshots a server of the plan keeps (./snapshots.ts).
-    snapshots: { kind: 'int', min: 0, max: 100, default: DEFAULT_SNAPSHOT_LIMIT },
-  },
+  specs: vpsSpecs,
   order: vpsOrder,
   // Gives back the IPv4 address `order.reserve` took.
   release: async (trx, serviceId) => {

@@ -16,11 +16,9 @@ import { AppError } from '../../errors.ts';
 import type { ActionContext, ProductAction } from '../../product-kit/actions.ts';
 import { PROBE_TIMEOUT_MS, unreachable, withTimeout } from '../../product-kit/live.ts';
 import { isoWithOffset } from '../../time.ts';
+import { DEFAULT_SNAPSHOT_LIMIT } from './data.ts';
 import { vmRefOf } from './machine.ts';
 import type { VpsJob } from './provision.ts';
-
-/** How many snapshots a plan holds when its specs do not say (the `snapshots` spec rule's default). */
-export const DEFAULT_SNAPSHOT_LIMIT = 3;
 
 /**
  * C0 and C1 controls (line breaks, ESC, the one-character CSI U+009B, DEL) and the bidi

@@ -8,6 +8,7 @@ import type { Product } from '../../product-kit/product.ts';
 import { isoWithOffset } from '../../time.ts';
 import { askWeb, webRefused } from './account.ts';
 import { webActions } from './actions.ts';
+import { webSpecs } from './data.ts';
 import { webOrder } from './order.ts';
 import { type WebJob, webJobs } from './provision.ts';
 
@@ -16,12 +17,7 @@ const NO_POWER = 'Web hosting has no server to power on or off; manage it throug
 export const webProduct: Product<null, WebJob> = {
   type: 'web',
   nodeKind: 'cpanel',
-  specRules: {
-    sites: { kind: 'int', min: 1, max: 1000 },
-    disk_gb: { kind: 'int', min: 1, max: 1024 },
-    mailboxes: { kind: 'int', min: 0, max: 10_000 },
-    databases: { kind: 'int', min: 0, max: 1000 },
-  },
+  specs: webSpecs,
   order: webOrder,
   release: async () => {},
   view(service) {

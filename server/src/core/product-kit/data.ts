@@ -1,0 +1,29 @@
+// A product's stored JSON (plans.specs, services.config, services.external, jobs.params) read
+// through the TypeBox schemas the product declares: checked once where it enters a job, an
+// action or a view, and typed from there on, instead of cast. A row that does not fit is a
+// programming or data error, reported with the path that failed, never silently misread.
+
+import { type Static, type TInteger, type TNumber, type TSchema, type TString, Type } from 'typebox';
+import { Value } from 'typebox/value';
+
+/** Stored JSON that does not fit the schema its product declares. */
+export class StoredDataError extends Error {
+  override name = 'StoredDataError';
+}
+
+/** `value` as `schema` says (defaults of absent optional keys left absent); throws StoredDataError naming `what`. */
+export function readStored<T extends TSchema>(schema: T, value: unknown, what: string): Static<T> {
+  if (Value.Check(schema, value)) return value;
+  const [first] = Value.Errors(schema, value);
+  const where = first?.instancePath ? ` at ${first.instancePath}` : '';
+  throw new StoredDataError(`${what} does not fit its schema${where}: ${first?.message ?? 'invalid'}`);
+}
+
+/** A whole number spec of a plan, between `min` and `max`. */
+export const intSpec = (min: number, max: number): TInteger => Type.Integer({ minimum: min, maximum: max });
+
+/** A number spec of a plan (fractions allowed), between `min` and `max`. */
+export const numberSpec = (min: number, max: number): TNumber => Type.Number({ minimum: min, maximum: max });
+
+/** A slug spec of a plan (a catalog entry it names: the game). */
+export const slugSpec = (): TString => Type.String({ pattern: '^[a-z0-9][a-z0-9-]{1,47}$' });
