@@ -5,9 +5,8 @@ import type { Deps } from '../core/deps.ts';
 import { sweep, vacuumEmbedded } from '../core/housekeeping.ts';
 import type { AppJobs } from '../core/jobs/catalog.ts';
 import type { JobHandlers } from '../core/jobs/queue.ts';
-import { runActionJob } from './actions.ts';
 import { retryCleanups } from './cleanup.ts';
-import { runProvisionJob } from './provision.ts';
+import { runServiceJob } from './job-run.ts';
 
 export function jobHandlers(deps: Deps): JobHandlers<AppJobs> {
   return {
@@ -23,8 +22,11 @@ export function jobHandlers(deps: Deps): JobHandlers<AppJobs> {
       const actions = await deps.billing.run();
       if (actions.length > 0) context.logger.info({ actions: actions.length, billing: actions }, 'billing cycle');
     },
-    'service.provision': (payload, context) => runProvisionJob(deps, payload.jobId, context),
-    'service.action': (payload, context) => runActionJob(deps, payload.jobId, context),
+    // Both service queues run a service's job the same way (./job-run.ts); they differ in how long
+    // a job is retried: provisioning and reinstalls for long, power, snapshots and staff's
+    // suspensions and terminations briefly (core/jobs/catalog.ts).
+    'service.provision': (payload, context) => runServiceJob(deps, payload.jobId, context),
+    'service.action': (payload, context) => runServiceJob(deps, payload.jobId, context),
   };
 }
 
