@@ -23,7 +23,9 @@ export interface DriverRoles {
   bareMetal: BareMetal;
 }
 export type DriverRole = keyof DriverRoles;
-export const DRIVER_ROLES: readonly DriverRole[] = ['hypervisor', 'gamePanel', 'webPanel', 'bareMetal'];
+/** Every role, once (the object's keys are checked against DriverRoles). */
+const ROLES: Record<DriverRole, true> = { hypervisor: true, gamePanel: true, webPanel: true, bareMetal: true };
+export const DRIVER_ROLES = Object.keys(ROLES) as DriverRole[];
 
 export interface DriverEntry<R extends DriverRole = DriverRole> {
   role: R;

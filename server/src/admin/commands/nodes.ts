@@ -2,6 +2,7 @@
 // the command line, where other local users can read them), and are stored encrypted; no
 // command prints them back.
 
+import type { ProductRegistry } from '../../core/product-kit/registry.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import type { NodeKind } from '../../db/tables.ts';
 import { DRIVERS, nodeKinds } from '../../upstreams/registry.ts';
@@ -33,14 +34,17 @@ function credentialsJson(text: string): unknown {
   }
 }
 
-/** A redfish node is one machine: capacity 1 unless given as 0 (out of stock); other kinds must say. */
-function capacityOf(options: CommandInput['options']): number {
+/**
+ * A node a service holds whole (its product's `exclusiveNode`: a redfish node is one machine) has
+ * capacity 1 unless given as 0 (out of stock); other kinds must say.
+ */
+function capacityOf(products: ProductRegistry, options: CommandInput['options']): number {
   const kind = requiredOption(options, 'kind');
   const given = options.capacity;
-  if (kind === 'redfish') {
+  if (products.all.some((p) => p.nodeKind === kind && p.exclusiveNode)) {
     if (given === undefined) return 1;
     if (given !== '0' && given !== '1')
-      throw new UsageError('a redfish node is one machine: --capacity is 1 (the default) or 0 (out of stock)');
+      throw new UsageError(`a ${kind} node is one machine: --capacity is 1 (the default) or 0 (out of stock)`);
     return Number(given);
   }
   return Number(requiredOption(options, 'capacity'));
@@ -110,7 +114,7 @@ export const nodeCommands: Command[] = [
         endpoint: requiredOption(options, 'endpoint'),
         credentials: credentialsJson(credentials),
         settings: jsonOption(options.settings, 'settings') ?? {},
-        capacity: capacityOf(options),
+        capacity: capacityOf(deps.products, options),
       });
       return {
         json: { id: node.id, name: node.name, kind: node.kind, endpoint: node.endpoint },

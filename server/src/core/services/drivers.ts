@@ -80,8 +80,14 @@ function serves<R extends DriverRole>(entry: DriverEntry, role: R): entry is Dri
 }
 
 interface Cached<R extends DriverRole> {
+  role: R;
   fingerprint: string;
   driver: DriverRoles[R];
+}
+
+/** A cached driver narrowed to the role asked for. */
+function holds<R extends DriverRole>(cached: Cached<DriverRole>, role: R): cached is Cached<R> {
+  return cached.role === role;
 }
 
 export function createDrivers(
@@ -89,22 +95,15 @@ export function createDrivers(
   timing: DriverTiming = {},
   registry: DriverRegistry = DRIVERS,
 ): Drivers {
-  // One cache per role, so each holds drivers of one interface: a node's kind fixes its role.
-  const caches: { [R in DriverRole]: Map<number, Cached<R>> } = {
-    hypervisor: new Map(),
-    gamePanel: new Map(),
-    webPanel: new Map(),
-    bareMetal: new Map(),
-  };
+  const cache = new Map<number, Cached<DriverRole>>();
 
   /** The node's driver, from the cache while the row is unchanged. */
   function build<R extends DriverRole>(node: NodeRow, entry: DriverEntry<R>): DriverRoles[R] {
     // The driver's HTTP client takes its tokens by the node's name (its metrics label).
     nodeBudgets.configure(node.name, budgetOf(node.settings, timing.budget));
     const fingerprint = `${node.kind}|${node.endpoint}|${node.credentials_sealed}|${JSON.stringify(node.settings)}`;
-    const cache: Map<number, Cached<R>> = caches[entry.role];
     const cached = cache.get(node.id);
-    if (cached?.fingerprint === fingerprint) return cached.driver;
+    if (cached && holds(cached, entry.role) && cached.fingerprint === fingerprint) return cached.driver;
     cached?.driver.close();
     let credentials: Record<string, string>;
     try {
@@ -118,7 +117,7 @@ export function createDrivers(
       { name: node.name, endpoint: node.endpoint, credentials, settings: node.settings },
       timing,
     );
-    cache.set(node.id, { fingerprint, driver });
+    cache.set(node.id, { role: entry.role, fingerprint, driver });
     return driver;
   }
 
@@ -161,10 +160,8 @@ export function createDrivers(
     timing,
 
     close() {
-      for (const cache of Object.values(caches)) {
-        for (const { driver } of cache.values()) driver.close();
-        cache.clear();
-      }
+      for (const { driver } of cache.values()) driver.close();
+      cache.clear();
     },
   };
 }
