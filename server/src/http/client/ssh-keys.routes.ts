@@ -11,7 +11,7 @@ import { sshKeyView } from '../../core/ssh/ssh-key.service.ts';
 import { sessionErrors } from '../schemas.ts';
 import { SshKeySchema } from '../views/ssh-key.view.ts';
 import { signedIn } from './context.ts';
-import { mutationBody, okSchema } from './views.ts';
+import { mutationBody, okSchema } from './envelopes.ts';
 
 const tags = ['ssh-keys'];
 

@@ -9,7 +9,7 @@ import { principalOf } from '../plugins/token-auth.ts';
 import { tokenErrors } from '../schemas.ts';
 import { BillingSchema, billingView } from '../views/billing.view.ts';
 import { OrderSchema, orderView } from '../views/order.view.ts';
-import { okSchema } from './views.ts';
+import { okSchema } from './envelopes.ts';
 
 const Money = Type.Object({ amount: Type.String(), currency: Type.Literal('INR') });
 

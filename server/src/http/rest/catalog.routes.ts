@@ -13,7 +13,7 @@ import { products } from '../../core/products/index.ts';
 import { tokenErrors } from '../schemas.ts';
 import { sendAsIs } from '../surfaces.ts';
 import { PlanSchema, planView, TypeAvailabilitySchema } from '../views/plan.view.ts';
-import { okSchema } from './views.ts';
+import { okSchema } from './envelopes.ts';
 
 const tags = ['token: catalog'];
 const PLAN_TYPES = products()

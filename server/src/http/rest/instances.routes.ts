@@ -27,7 +27,7 @@ import {
   ServiceSchema,
   serviceView,
 } from '../views/service.view.ts';
-import { IdParams, okSchema, PageQuery, PaginationSchema } from './views.ts';
+import { IdParams, okSchema, PageQuery, PaginationSchema } from './envelopes.ts';
 
 const tags = ['token: instances'];
 const INSTANCES_PER_PAGE = 50;
