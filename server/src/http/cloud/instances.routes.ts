@@ -15,7 +15,7 @@ import { orderFieldRules } from '../../core/orders/order-input.ts';
 import { answerTokenDeploy } from '../deploy.ts';
 import { jsonList } from '../list-body.ts';
 import { principalOf } from '../plugins/token-auth.ts';
-import { IdParams, okSchema, PageQuery, PaginationSchema } from '../rest/views.ts';
+import { IdParams, okSchema, PageQuery, PaginationSchema } from '../rest/envelopes.ts';
 import { tokenErrors } from '../schemas.ts';
 import { sendAsIs } from '../surfaces.ts';
 import { CredentialsSchema, instanceCredentials, instanceDetail, instancePage } from '../views/instance.view.ts';

@@ -9,7 +9,7 @@ import { Type } from 'typebox';
 import type { Deps } from '../../core/deps.ts';
 import { sshKeyView } from '../../core/ssh/ssh-key.service.ts';
 import { principalOf } from '../plugins/token-auth.ts';
-import { IdParams, okSchema } from '../rest/views.ts';
+import { IdParams, okSchema } from '../rest/envelopes.ts';
 import { tokenErrors } from '../schemas.ts';
 import { SshKeySchema } from '../views/ssh-key.view.ts';
 
