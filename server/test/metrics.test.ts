@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { startMetricsListener } from '../src/metrics/expose.ts';
+import { startMetricsListener } from '../src/http/metrics.routes.ts';
 import { UpstreamError } from '../src/upstreams/errors.ts';
 import { createHttpClient } from '../src/upstreams/http.ts';
 import { freshIp, signedInBrowser } from './support/factories.ts';

@@ -15,12 +15,12 @@ import type { Bindings, ChildLoggerOptions, Logger } from 'pino';
 import type { Deps } from '../core/deps.ts';
 import { AppError } from '../core/errors.ts';
 import { prebuiltInfoLines, redactQuery } from '../logging.ts';
-import { registerMetricsRoute } from '../metrics/expose.ts';
 import { recordRequest } from '../metrics/metrics.ts';
 import { clientSurface } from './client/plugin.ts';
 import { cloudSurface } from './cloud/plugin.ts';
 import { consoleRoutes } from './console.ts';
 import { healthRoutes } from './health.routes.ts';
+import { registerMetricsRoute } from './metrics.routes.ts';
 import { pageRoutes } from './pages.ts';
 import { loadPanel, registerPanel } from './panel.ts';
 import { registerErrorHandling, toAppError } from './plugins/errors.ts';
@@ -248,7 +248,7 @@ export function buildServer(deps: Deps): FastifyInstance {
   });
 
   registerOpenApi(app, config.publicUrl, config.altBasePath);
-  // GET /metrics on this port only with METRICS_TOKEN (metrics/expose.ts); not in the OpenAPI document.
+  // GET /metrics on this port only with METRICS_TOKEN (metrics.routes.ts); not in the OpenAPI document.
   if (config.metricsToken !== null) registerMetricsRoute(app, deps, config.metricsToken);
   app.register(healthRoutes, { deps });
   app.register(clientSurface, { deps, prefix: '/api/v1/client' });
