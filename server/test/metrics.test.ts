@@ -1,4 +1,4 @@
-// GET /metrics (issue 18): behind METRICS_TOKEN on the main port, on a listener of its own with
+// GET /metrics: behind METRICS_TOKEN on the main port, on a listener of its own with
 // METRICS_PORT, absent with neither. What it counts: requests by route pattern and status,
 // rate-limit refusals, job attempts and service jobs, upstream calls by node, and what it reads
 // when scraped (queue depth, database pool, event-loop lag). The registry is per process and
