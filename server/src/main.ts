@@ -14,9 +14,9 @@ import { openDatabase, targetFromConfig } from './db/database.ts';
 import { DataDirLockedError } from './db/lock.ts';
 import { migrateToLatest } from './db/migrator.ts';
 import { startDemoUpstreams } from './demo.ts';
+import { type MetricsListener, startMetricsListener } from './http/metrics.routes.ts';
 import { buildServer } from './http/server.ts';
 import { createLogger, flushProcessLog } from './logging.ts';
-import { type MetricsListener, startMetricsListener } from './metrics/expose.ts';
 import { startWorker } from './worker/worker.ts';
 
 type Role = 'all' | 'api' | 'worker';

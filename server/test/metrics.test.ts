@@ -1,4 +1,4 @@
-// GET /metrics (issue 18): behind METRICS_TOKEN on the main port, on a listener of its own with
+// GET /metrics: behind METRICS_TOKEN on the main port, on a listener of its own with
 // METRICS_PORT, absent with neither. What it counts: requests by route pattern and status,
 // rate-limit refusals, job attempts and service jobs, upstream calls by node, and what it reads
 // when scraped (queue depth, database pool, event-loop lag). The registry is per process and
@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { startMetricsListener } from '../src/metrics/expose.ts';
+import { startMetricsListener } from '../src/http/metrics.routes.ts';
 import { UpstreamError } from '../src/upstreams/errors.ts';
 import { createHttpClient } from '../src/upstreams/http.ts';
 import { freshIp, signedInBrowser } from './support/factories.ts';

@@ -221,7 +221,11 @@ describe('token cache', () => {
       cacheNow: () => ms,
     });
     try {
-      const scopes = async () => (await tokens.authenticate(secret, '127.0.0.1')).scopes;
+      const scopes = async () => {
+        const checked = await tokens.authenticate(secret, '127.0.0.1');
+        if ('refused' in checked) throw checked.refused;
+        return checked.principal.scopes;
+      };
       assert.deepEqual(await scopes(), ['read']);
       assert.equal(tokens.cacheStats().lookups, 1);
       ms += 6_000;

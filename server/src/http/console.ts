@@ -25,7 +25,7 @@
 // change cannot be seen afterwards; it is the bus's reconnect window, not a standing gap.)
 
 import websocket from '@fastify/websocket';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import WebSocket from 'ws';
 import type { Deps } from '../core/deps.ts';
 import { AppError } from '../core/errors.ts';
@@ -78,11 +78,11 @@ export function consoleRelayStats(): { open: number; paused: number; queuedBytes
 const size = (data: WebSocket.RawData): number =>
   Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : (data as Buffer | ArrayBuffer).byteLength;
 
-export async function consoleRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
-  await app.register(websocket, { options: { maxPayload: 1024 * 1024 } });
-  app.decorateRequest('consoleTicket', null);
-
-  const open = new Set<Relay>();
+/**
+ * Keep the open consoles of this app honest: renew their session rows, and close or re-check
+ * them on the bus's access messages (see the top of this file).
+ */
+function watchConsoles(app: FastifyInstance, deps: Deps, open: Set<Relay>): void {
   const recheck = (which: Relay[]) => {
     if (which.length === 0) return;
     deps.consoles
@@ -109,6 +109,114 @@ export async function consoleRoutes(app: FastifyInstance, { deps }: { deps: Deps
       recheck([...open]);
     }
   });
+}
+
+/**
+ * Relay one redeemed console: buffer the client's first input, have the node's driver open its
+ * console, then pipe both ways with bounded queues until either side closes or time runs out.
+ */
+async function relayConsole(deps: Deps, open: Set<Relay>, client: WebSocket, request: FastifyRequest): Promise<void> {
+  const redeemed = request.consoleTicket as RedeemedTicket;
+  // Listen before the first await: a client may speak right after the handshake, and a
+  // message that arrives with no listener is gone.
+  const pending: { data: WebSocket.RawData; binary: boolean }[] = [];
+  let pendingBytes = 0;
+  let forward: ((data: WebSocket.RawData, binary: boolean) => void) | null = null;
+  let upstream: WebSocket | null = null;
+  let stopped = false;
+  const stop = (code = 1000, reason = '') => {
+    if (stopped) return;
+    stopped = true;
+    clearTimeout(limit);
+    open.delete(relay);
+    relays.delete(relay);
+    deps.consoles
+      .release(redeemed.sessionId)
+      .catch((error: unknown) => request.log.warn({ err: error }, 'console session release failed'));
+    if (client.readyState === WebSocket.OPEN || client.readyState === WebSocket.CONNECTING) client.close(code, reason);
+    if (upstream && (upstream.readyState === WebSocket.OPEN || upstream.readyState === WebSocket.CONNECTING))
+      upstream.terminate();
+  };
+  const relay: Relay = {
+    sessionId: redeemed.sessionId,
+    accountId: redeemed.accountId,
+    serviceId: redeemed.serviceId,
+    stop,
+    paused: () => client.isPaused || upstream?.isPaused === true,
+    queued: () => client.bufferedAmount + (upstream?.bufferedAmount ?? 0) + pendingBytes,
+  };
+  open.add(relay);
+  relays.add(relay);
+  const limit = setTimeout(() => stop(1000, 'session time limit'), MAX_SESSION_MS);
+  client.on('close', () => stop());
+  client.on('message', (data, binary) => {
+    if (forward) return forward(data, binary);
+    pendingBytes += size(data);
+    if (pendingBytes > PENDING_MAX_BYTES) return stop(1009, 'too much input before the console opened');
+    pending.push({ data, binary });
+  });
+
+  /**
+   * Send to `sink`, and keep its queue bounded: above the high-water mark `source` is no
+   * longer read until the queue drains; past the hard cap the session ends.
+   */
+  const pipe = (source: WebSocket, sink: WebSocket, data: WebSocket.RawData, binary: boolean) => {
+    if (sink.readyState !== WebSocket.OPEN) return;
+    sink.send(data, { binary }, () => {
+      if (source.isPaused && sink.bufferedAmount <= LOW_WATER_BYTES && !stopped) source.resume();
+    });
+    const queued = sink.bufferedAmount;
+    if (queued > peakQueuedBytes) peakQueuedBytes = queued;
+    if (queued > HARD_CAP_BYTES) return stop(1009, 'the console is sending faster than it is read');
+    if (queued > HIGH_WATER_BYTES && !source.isPaused) source.pause();
+  };
+
+  let node: Awaited<ReturnType<Deps['nodes']['get']>>;
+  try {
+    node = await deps.nodes.get(redeemed.nodeId);
+    // A revocation published between the redeem and `open.add` above would be missed.
+    if ((await deps.consoles.revoked([redeemed.serviceId])).size > 0) return stop(1008, 'console access ended');
+  } catch (error) {
+    request.log.warn({ err: error, service: redeemed.serviceId }, 'console node not found');
+    stop(1011, 'the node console is unreachable');
+    return;
+  }
+  if (stopped) return;
+  // What the node's protocol lets a client send (a game console: player events, never `auth`).
+  const accept = deps.drivers.consoleInput(node, redeemed.upstream);
+  const send = (data: WebSocket.RawData, binary: boolean) => {
+    if (!accept || accept(data, binary)) pipe(client, up, data, binary);
+  };
+  const flow = () => {
+    pendingBytes = 0;
+    for (const m of pending.splice(0)) send(m.data, m.binary);
+    forward = send;
+  };
+  // The node's driver dials its console with the node's credentials and does any handshake.
+  const up = deps.drivers.openConsole(
+    node,
+    redeemed.upstream,
+    {
+      ready: flow,
+      output: (data, binary) => pipe(up, client, data, binary),
+      refused: () => stop(1011, 'the node refused the console'),
+    },
+    { maxPayload: UPSTREAM_MAX_PAYLOAD },
+  );
+  upstream = up;
+  up.on('error', (error) => {
+    request.log.warn({ err: error, service: redeemed.serviceId }, 'console upstream failed');
+    stop(1011, 'the node console is unreachable');
+  });
+  up.on('close', () => stop(1000, 'console closed'));
+}
+
+export async function consoleRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  await app.register(websocket, { options: { maxPayload: 1024 * 1024 } });
+  app.decorateRequest('consoleTicket', null);
+
+  const open = new Set<Relay>();
+  watchConsoles(app, deps, open);
 
   app.get(
     '/ws/console/',
@@ -123,101 +231,6 @@ export async function consoleRoutes(app: FastifyInstance, { deps }: { deps: Deps
         request.consoleTicket = await deps.consoles.redeem(typeof t === 'string' ? t : '');
       },
     },
-    async (client, request) => {
-      const redeemed = request.consoleTicket as RedeemedTicket;
-      // Listen before the first await: a client may speak right after the handshake, and a
-      // message that arrives with no listener is gone.
-      const pending: { data: WebSocket.RawData; binary: boolean }[] = [];
-      let pendingBytes = 0;
-      let forward: ((data: WebSocket.RawData, binary: boolean) => void) | null = null;
-      let upstream: WebSocket | null = null;
-      let stopped = false;
-      const stop = (code = 1000, reason = '') => {
-        if (stopped) return;
-        stopped = true;
-        clearTimeout(limit);
-        open.delete(relay);
-        relays.delete(relay);
-        deps.consoles
-          .release(redeemed.sessionId)
-          .catch((error: unknown) => request.log.warn({ err: error }, 'console session release failed'));
-        if (client.readyState === WebSocket.OPEN || client.readyState === WebSocket.CONNECTING)
-          client.close(code, reason);
-        if (upstream && (upstream.readyState === WebSocket.OPEN || upstream.readyState === WebSocket.CONNECTING))
-          upstream.terminate();
-      };
-      const relay: Relay = {
-        sessionId: redeemed.sessionId,
-        accountId: redeemed.accountId,
-        serviceId: redeemed.serviceId,
-        stop,
-        paused: () => client.isPaused || upstream?.isPaused === true,
-        queued: () => client.bufferedAmount + (upstream?.bufferedAmount ?? 0) + pendingBytes,
-      };
-      open.add(relay);
-      relays.add(relay);
-      const limit = setTimeout(() => stop(1000, 'session time limit'), MAX_SESSION_MS);
-      client.on('close', () => stop());
-      client.on('message', (data, binary) => {
-        if (forward) return forward(data, binary);
-        pendingBytes += size(data);
-        if (pendingBytes > PENDING_MAX_BYTES) return stop(1009, 'too much input before the console opened');
-        pending.push({ data, binary });
-      });
-
-      /**
-       * Send to `sink`, and keep its queue bounded: above the high-water mark `source` is no
-       * longer read until the queue drains; past the hard cap the session ends.
-       */
-      const pipe = (source: WebSocket, sink: WebSocket, data: WebSocket.RawData, binary: boolean) => {
-        if (sink.readyState !== WebSocket.OPEN) return;
-        sink.send(data, { binary }, () => {
-          if (source.isPaused && sink.bufferedAmount <= LOW_WATER_BYTES && !stopped) source.resume();
-        });
-        const queued = sink.bufferedAmount;
-        if (queued > peakQueuedBytes) peakQueuedBytes = queued;
-        if (queued > HARD_CAP_BYTES) return stop(1009, 'the console is sending faster than it is read');
-        if (queued > HIGH_WATER_BYTES && !source.isPaused) source.pause();
-      };
-
-      let node: Awaited<ReturnType<Deps['nodes']['get']>>;
-      try {
-        node = await deps.nodes.get(redeemed.nodeId);
-        // A revocation published between the redeem and `open.add` above would be missed.
-        if ((await deps.consoles.revoked([redeemed.serviceId])).size > 0) return stop(1008, 'console access ended');
-      } catch (error) {
-        request.log.warn({ err: error, service: redeemed.serviceId }, 'console node not found');
-        stop(1011, 'the node console is unreachable');
-        return;
-      }
-      if (stopped) return;
-      // What the node's protocol lets a client send (a game console: player events, never `auth`).
-      const accept = deps.drivers.consoleInput(node, redeemed.upstream);
-      const send = (data: WebSocket.RawData, binary: boolean) => {
-        if (!accept || accept(data, binary)) pipe(client, up, data, binary);
-      };
-      const flow = () => {
-        pendingBytes = 0;
-        for (const m of pending.splice(0)) send(m.data, m.binary);
-        forward = send;
-      };
-      // The node's driver dials its console with the node's credentials and does any handshake.
-      const up = deps.drivers.openConsole(
-        node,
-        redeemed.upstream,
-        {
-          ready: flow,
-          output: (data, binary) => pipe(up, client, data, binary),
-          refused: () => stop(1011, 'the node refused the console'),
-        },
-        { maxPayload: UPSTREAM_MAX_PAYLOAD },
-      );
-      upstream = up;
-      up.on('error', (error) => {
-        request.log.warn({ err: error, service: redeemed.serviceId }, 'console upstream failed');
-        stop(1011, 'the node console is unreachable');
-      });
-      up.on('close', () => stop(1000, 'console closed'));
-    },
+    (client, request) => relayConsole(deps, open, client, request),
   );
 }

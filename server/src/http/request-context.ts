@@ -1,5 +1,5 @@
 // Who is calling, as every surface sees it: the client's address (behind the configured
-// proxies), its key for per-IP limits, and its user agent.
+// proxies), its key for per-IP limits, its user agent, and its Bearer credential.
 
 import type { FastifyRequest } from 'fastify';
 import { normalizeIp, rateKeyIp } from '../core/net/ip.ts';
@@ -21,7 +21,18 @@ export function clientInfo(request: FastifyRequest): { ip: string | null; userAg
   return { ip: clientIp(request), userAgent: typeof ua === 'string' ? ua : null };
 }
 
+/** `Authorization: Bearer …`, then the credential when the rest of the header is one word. */
+const BEARER = /^Bearer\s(?:\s*(\S+)$)?/i;
+
 /** The credential of an `Authorization: Bearer <credential>` header, or null for any other header or none. */
-export function bearerToken(header: string | undefined): string | null {
-  return header === undefined ? null : (/^Bearer\s+(\S+)$/i.exec(header)?.[1] ?? null);
+export function bearerToken(header: string | string[] | undefined): string | null {
+  return typeof header === 'string' ? (BEARER.exec(header)?.[1] ?? null) : null;
+}
+
+/**
+ * Whether the header names the Bearer scheme, whatever follows: such a request is a token
+ * request (surfaces.ts), to be refused as one when its credential is not one word.
+ */
+export function isBearer(header: string | string[] | undefined): boolean {
+  return typeof header === 'string' && BEARER.test(header);
 }

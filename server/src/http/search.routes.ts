@@ -16,8 +16,8 @@ import { limit, signedIn } from './client/context.ts';
 import { useFastSerializer } from './plugins/serializer.ts';
 import { sessionAuth } from './plugins/session-auth.ts';
 import { principalOf, tokenAuth } from './plugins/token-auth.ts';
+import { isBearer } from './request-context.ts';
 import { sessionErrors, tokenErrors } from './schemas.ts';
-import { bearer } from './surfaces.ts';
 
 /** Routes constrained `{auth: 'bearer' | 'session'}` match by the Authorization header. */
 export const authConstraint = {
@@ -30,7 +30,7 @@ export const authConstraint = {
     };
   },
   deriveConstraint: (request: { headers: Record<string, string | string[] | undefined> }) =>
-    bearer(request.headers.authorization) ? 'bearer' : 'session',
+    isBearer(request.headers.authorization) ? 'bearer' : 'session',
   // Routes without the constraint (all the others) still match every request.
   mustMatchWhenDerived: false,
 };

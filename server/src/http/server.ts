@@ -15,22 +15,22 @@ import type { Bindings, ChildLoggerOptions, Logger } from 'pino';
 import type { Deps } from '../core/deps.ts';
 import { AppError } from '../core/errors.ts';
 import { prebuiltInfoLines, redactQuery } from '../logging.ts';
-import { registerMetricsRoute } from '../metrics/expose.ts';
 import { recordRequest } from '../metrics/metrics.ts';
 import { clientSurface } from './client/plugin.ts';
 import { cloudSurface } from './cloud/plugin.ts';
 import { consoleRoutes } from './console.ts';
 import { healthRoutes } from './health.routes.ts';
+import { registerMetricsRoute } from './metrics.routes.ts';
 import { pageRoutes } from './pages.ts';
 import { loadPanel, registerPanel } from './panel.ts';
 import { registerErrorHandling, toAppError } from './plugins/errors.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
-import { underTokenPrefix } from './plugins/token-auth.ts';
+import { tokenCallLog } from './plugins/request-log.ts';
 import { registerValidation } from './plugins/validation.ts';
-import { bearerToken, clientIp } from './request-context.ts';
+import { clientIp } from './request-context.ts';
 import { restSurface } from './rest/plugin.ts';
 import { authConstraint, searchRoutes } from './search.routes.ts';
-import { errorBody, sendError, surfaceOf } from './surfaces.ts';
+import { errorBody, sendError } from './surfaces.ts';
 import { createTurnBatch } from './turn-batch.ts';
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -80,9 +80,9 @@ class AccessLog extends LogController {
 
 /**
  * A request's logger, made when something first logs through it. Fastify gives every request a
- * child logger, and pino's child() serialises its bindings through the redaction on each request:
- * 3 % of the server's CPU on `GET /api/v1/plans` (issue 18 profile), for a logger that a request
- * answered without error never uses (the access-log line has its own, see AccessLog).
+ * child logger, and pino's child() serialises its bindings through the redaction on each request,
+ * a real cost for a logger that a request answered without error never uses (the access-log line
+ * has its own, see AccessLog).
  */
 class RequestLogger {
   #made: FastifyBaseLogger | null = null;
@@ -186,69 +186,18 @@ export function buildServer(deps: Deps): FastifyInstance {
     atTurnEnd(() => done(null, payload));
   });
 
-  // Every call of a token holder to a route behind token auth (plugins/token-auth.ts, whatever
-  // its prefix) is logged (spec §1), refused tokens included, and so are calls to unknown routes
-  // under a token-auth prefix. Calls with no token, or one we do not know, have no holder who
-  // could ever read the row: they go to the access log and an in-process counter only (security
-  // review F8).
-  app.decorate('tokenPrefixes', [] as string[]);
-  const logTokenCall = (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    path: string,
-    route: string | undefined,
-    principal: { tokenId: number; accountId: number } | null,
-  ): void => {
-    if (principal === null) {
-      deps.requestLog.countAnonymous(reply.statusCode);
-      return;
-    }
-    deps.requestLog.record({
-      tokenId: principal.tokenId,
-      accountId: principal.accountId,
-      method: request.method,
-      path,
-      route: route ?? null,
-      status: reply.statusCode,
-      ip: clientIp(request),
-      durationMs: reply.elapsedTime,
-      requestId: request.id,
-      at: Date.now(),
-    });
-  };
-
   // One callback hook (no promise per request, and the route's options read once: Fastify builds
   // them on each read): the request count and latency by route pattern (never the URL: one series
-  // per route and status) for GET /metrics, in memory only; then the request log.
+  // per route and status) for GET /metrics, in memory only; then the request log of token calls.
+  const logTokenCall = tokenCallLog(app, deps);
   app.addHook('onResponse', (request, reply, done) => {
     const options = request.is404 ? undefined : request.routeOptions;
-    const route = options?.url;
-    recordRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
-    const path = request.url.split('?', 1)[0] ?? '';
-    const logged =
-      route === undefined
-        ? surfaceOf(path, request.headers.authorization) === 'token' && underTokenPrefix(app, path)
-        : options?.config.tokenAuth === true;
-    if (!logged) return done();
-    const principal = request.principal ?? null;
-    // Refused tokens (expired, revoked, wrong address) and unknown routes (tickets, DNS, typos)
-    // have no principal: the call still goes to the log of the token it was made with. Unknown
-    // tokens are remembered for a few seconds, so a flood of them costs one lookup each.
-    const bearer = principal === null ? bearerToken(request.headers.authorization) : null;
-    if (bearer === null) {
-      logTokenCall(request, reply, path, route, principal);
-      return done();
-    }
-    deps.tokens
-      .identify(bearer)
-      .catch(() => null)
-      .then((identified) => logTokenCall(request, reply, path, route, identified))
-      .catch((error) => request.log.error({ err: error }, 'call not logged'))
-      .finally(() => done());
+    recordRequest(request.method, options?.url, reply.statusCode, reply.elapsedTime / 1000);
+    logTokenCall(request, reply, options, done);
   });
 
   registerOpenApi(app, config.publicUrl, config.altBasePath);
-  // GET /metrics on this port only with METRICS_TOKEN (metrics/expose.ts); not in the OpenAPI document.
+  // GET /metrics on this port only with METRICS_TOKEN (metrics.routes.ts); not in the OpenAPI document.
   if (config.metricsToken !== null) registerMetricsRoute(app, deps, config.metricsToken);
   app.register(healthRoutes, { deps });
   app.register(clientSurface, { deps, prefix: '/api/v1/client' });

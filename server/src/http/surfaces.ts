@@ -5,6 +5,7 @@
 import type { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppError } from '../core/errors.ts';
+import { isBearer } from './request-context.ts';
 
 export type Surface = 'token' | 'session' | 'health';
 
@@ -13,13 +14,8 @@ export function surfaceOf(url: string, authorization?: string | string[]): Surfa
   if (path === '/api/v1/health' || path === '/api/v1/health/') return 'health';
   if (/^\/api\/v1\/client(\/|$)/.test(path)) return 'session';
   // Search answers both surfaces (CONTRACT §8): a bearer token makes it the token surface.
-  if (/^\/api\/v1\/search(\/|$)/.test(path)) return bearer(authorization) ? 'token' : 'session';
+  if (/^\/api\/v1\/search(\/|$)/.test(path)) return isBearer(authorization) ? 'token' : 'session';
   return 'token';
-}
-
-/** Whether the request carries `Authorization: Bearer …`. */
-export function bearer(authorization: string | string[] | undefined): boolean {
-  return typeof authorization === 'string' && /^Bearer\s/i.test(authorization);
 }
 
 export interface TokenErrorBody {
@@ -95,8 +91,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
  * stream, sent as it is (Fastify does not serialise any of them again). `reply` is where its
  * status and headers were set. Returned, not sent here: a handler that sends and returns the
  * reply hands Fastify a thenable, and Fastify then waits for the response to finish with
- * end-of-stream listeners on every response (3 % of the main thread under /plans, issue 18
- * profile); a returned payload is sent at once.
+ * end-of-stream listeners on every response, which is costly; a returned payload is sent at once.
  */
 export function sendAsIs(_reply: FastifyReply, body: string | Buffer | Readable): never {
   return body as never;

@@ -1,6 +1,6 @@
-// The process's metrics: one module-level registry per process, scraped as
-// Prometheus text at GET /metrics (./expose.ts says where). Code that has something to count
-// calls the record* functions here; they only bump in-memory numbers (no database, no I/O).
+// The process's metrics: one module-level registry per process, scraped as Prometheus text at
+// GET /metrics (http/metrics.routes.ts says where). Code that has something to count calls the
+// record* functions here; they only bump in-memory numbers (no database, no I/O).
 // What is read rather than counted (the job queues' depth, the database pool) is asked for when
 // scraped, through the sources a running process hands to watchProcess().
 //

@@ -1,8 +1,8 @@
 // The log of every token-surface call (spec §1: method, path, status, caller IP, duration),
-// kept off the request path: entries are buffered and written in batches (every second, or
-// sooner when 1000 are waiting), together with each token's last use. Kept RETENTION_DAYS.
-// Off the request path is not free on PGlite, which runs in this process: a row costs about
-// half as much in batches of 1000 as of 200 (issue 18; migration 0016 took the rest of it).
+// kept off the request path: entries are buffered (request-log-rows.ts) and written in batches
+// (every second, or sooner when 1000 are waiting), together with each token's last use. Kept
+// RETENTION_DAYS. Batches are large because a row costs PGlite, which runs in this process,
+// much less in a big batch than in a small one.
 // Only calls made with a token we know are stored (a row nobody can ever read is only disk):
 // anonymous calls (no token, or an unknown one) are counted per status in memory, and the
 // counts go to the log every ANONYMOUS_REPORT_MS when they changed (security review F8).
@@ -10,6 +10,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { DB } from '../../db/tables.ts';
+import { type RequestLogEntry, Rows } from './request-log-rows.ts';
 
 export const REQUEST_LOG_RETENTION_DAYS = 30;
 const FLUSH_MS = 1000;
@@ -29,20 +30,6 @@ export interface AnonymousCalls {
   byStatus: Record<string, number>;
 }
 
-export interface RequestLogEntry {
-  tokenId: number | null;
-  accountId: number | null;
-  method: string;
-  path: string;
-  route: string | null;
-  status: number;
-  ip: string | null;
-  durationMs: number;
-  requestId: string;
-  /** When: a Date, or epoch milliseconds. */
-  at: Date | number;
-}
-
 export interface RequestLog {
   record(entry: RequestLogEntry): void;
   /** Count a call that carried no token we know: it is not stored (F8). */
@@ -53,166 +40,65 @@ export interface RequestLog {
   close(): Promise<void>;
 }
 
-/**
- * One text column of buffered rows as the elements of a PostgreSQL array literal, in UTF-8 bytes
- * off the JavaScript heap (issue 18): `"text",NULL`. An entry kept as an object (a Date, the path
- * and the request id with it) until its batch was written outlived the young generation and was
- * copied and promoted by the garbage collector: with the writing, a quarter of `/plans`' CPU.
- * ASCII is copied byte by byte here: a `Buffer.write` per value (a call into C++ each) was 6 % of
- * `/plans`' main thread with ten columns (issue 18, eighth pass); the rest goes through it.
- */
-class TextColumn {
-  #bytes = Buffer.allocUnsafe(16 * 1024);
-  #length = 0;
-  #count = 0;
-  #room(bytes: number): void {
-    if (this.#length + bytes <= this.#bytes.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(this.#bytes.length * 2, this.#length + bytes));
-    this.#bytes.copy(grown, 0, 0, this.#length);
-    this.#bytes = grown;
-  }
-  push(value: string | null): void {
-    // A UTF-8 character is at most 3 bytes per UTF-16 unit (an escaped ASCII one 2); the
-    // separator and the quotes add 3.
-    this.#room(value === null ? 5 : value.length * 3 + 3);
-    const bytes = this.#bytes;
-    if (this.#count++ > 0) bytes[this.#length++] = 0x2c; // ,
-    if (value === null) {
-      this.#length += bytes.write('NULL', this.#length, 'latin1');
-      return;
-    }
-    let at = this.#length;
-    bytes[at++] = 0x22; // "
-    for (let i = 0; i < value.length; i++) {
-      const c = value.charCodeAt(i);
-      if (c >= 0x80) {
-        // The rest, escaped, as UTF-8.
-        at += bytes.write(value.slice(i).replace(/[\\"]/g, '\\$&'), at, 'utf8');
-        break;
-      }
-      if (c === 0x22 || c === 0x5c) bytes[at++] = 0x5c; // a backslash before " and \
-      bytes[at++] = c;
-    }
-    bytes[at++] = 0x22;
-    this.#length = at;
-  }
-  /** The literal: `{…}`. */
-  literal(): string {
-    return `{${this.#bytes.toString('utf8', 0, this.#length)}}`;
-  }
-  clear(): void {
-    this.#length = 0;
-    this.#count = 0;
-    // A burst's buffer is not kept for ever.
-    if (this.#bytes.length > 1024 * 1024) this.#bytes = Buffer.allocUnsafe(16 * 1024);
-  }
-}
-
-/** One number column of buffered rows, unboxed; NaN stands for NULL (and so do infinities). */
-class NumberColumn {
-  #values = new Float64Array(1024);
-  push(index: number, value: number | null): void {
-    if (index === this.#values.length) {
-      const grown = new Float64Array(this.#values.length * 2);
-      grown.set(this.#values);
-      this.#values = grown;
-    }
-    this.#values[index] = value === null ? Number.NaN : value;
-  }
-  /** The first `count` values as an array literal: `{12,NULL}`. */
-  literal(count: number): string {
-    let text = '{';
-    for (let i = 0; i < count; i++) {
-      const value = this.#values[i] as number;
-      text += `${i > 0 ? ',' : ''}${Number.isFinite(value) ? value : 'NULL'}`;
-    }
-    return `${text}}`;
-  }
-  clear(): void {
-    // A burst's array is not kept for ever.
-    if (this.#values.length > 64 * 1024) this.#values = new Float64Array(1024);
-  }
-}
-
-/**
- * A column of few distinct texts (methods, route patterns): each row holds the index of its
- * text in the batch's own list, and the texts are written once each when the batch is.
- */
-class ChoiceColumn {
-  #texts: (string | null)[] = [];
-  #index = new Map<string | null, number>();
-  readonly #rows = new NumberColumn();
-  push(index: number, value: string | null): void {
-    let choice = this.#index.get(value);
-    if (choice === undefined) {
-      choice = this.#texts.length;
-      this.#texts.push(value);
-      this.#index.set(value, choice);
-    }
-    this.#rows.push(index, choice + 1);
-  }
-  /** The texts (`{"GET","POST"}`) and the rows' 1-based positions in them (`{1,1,2}`). */
-  literals(count: number): { texts: string; rows: string } {
-    const texts = new TextColumn();
-    for (const text of this.#texts) texts.push(text);
-    return { texts: texts.literal(), rows: this.#rows.literal(count) };
-  }
-  clear(): void {
-    this.#texts = [];
-    this.#index.clear();
-    this.#rows.clear();
-  }
-}
-
-/** Buffered rows, column by column. */
-class Rows {
-  length = 0;
-  readonly tokenId = new NumberColumn();
-  readonly accountId = new NumberColumn();
-  readonly method = new ChoiceColumn();
-  readonly path = new TextColumn();
-  readonly route = new ChoiceColumn();
-  readonly status = new NumberColumn();
-  readonly ip = new TextColumn();
-  readonly durationMs = new NumberColumn();
-  readonly requestId = new TextColumn();
-  /** Epoch milliseconds. */
-  readonly at = new NumberColumn();
-  push(e: RequestLogEntry, at: number): void {
-    const i = this.length++;
-    this.tokenId.push(i, e.tokenId);
-    this.accountId.push(i, e.accountId);
-    this.method.push(i, e.method);
-    this.path.push(e.path.length > 500 ? e.path.slice(0, 500) : e.path);
-    this.route.push(i, e.route);
-    this.status.push(i, e.status);
-    this.ip.push(e.ip);
-    this.durationMs.push(i, Math.round(e.durationMs * 100) / 100);
-    this.requestId.push(e.requestId);
-    this.at.push(i, at);
-  }
-  clear(): void {
-    this.length = 0;
-    for (const column of [
-      this.tokenId,
-      this.accountId,
-      this.method,
-      this.path,
-      this.route,
-      this.status,
-      this.ip,
-      this.durationMs,
-      this.requestId,
-      this.at,
-    ])
-      column.clear();
-  }
-}
-
 /** A token's latest use not yet written to `api_tokens`. */
 interface LastUse {
   at: number;
   ip: string | null;
+}
+
+/** The anonymous calls counted per status, and their report to the log when they changed. */
+function anonymousCounter(logger: Logger) {
+  const anonymous: AnonymousCalls = { since: new Date(), total: 0, byStatus: {} };
+  let reportedTotal = 0;
+  const counts = (): AnonymousCalls => ({ ...anonymous, byStatus: { ...anonymous.byStatus } });
+  return {
+    count(status: number): void {
+      let key = String(status);
+      if (!(key in anonymous.byStatus) && Object.keys(anonymous.byStatus).length >= ANONYMOUS_STATUSES) key = 'other';
+      anonymous.byStatus[key] = (anonymous.byStatus[key] ?? 0) + 1;
+      anonymous.total++;
+    },
+    counts,
+    report(): void {
+      if (anonymous.total === reportedTotal) return;
+      logger.info(
+        { anonymousCalls: counts(), sinceLastReport: anonymous.total - reportedTotal },
+        'anonymous token-surface calls (not stored in the request log)',
+      );
+      reportedTotal = anonymous.total;
+    },
+  };
+}
+
+/**
+ * Write one batch: its rows in one statement of ten array literals rather than ten parameters a
+ * row (far less to parse and bind), then the last use of every token in it in one more. Rows of a
+ * token or account deleted meanwhile are left out, not the whole batch; a duration that was not a
+ * number is 0, not a batch refused for a NULL.
+ */
+async function writeBatch(db: Kysely<DB>, batch: Rows, uses: Map<number, LastUse>): Promise<void> {
+  const n = batch.length;
+  const method = batch.method.literals(n);
+  const route = batch.route.literals(n);
+  await sql`
+    insert into api_request_log
+      (token_id, account_id, method, path, route, status, ip, duration_ms, request_id, created_at)
+    select u.token_id, u.account_id, (${method.texts}::text[])[u.method], u.path,
+      (${route.texts}::text[])[u.route], u.status, u.ip, coalesce(u.duration_ms, 0), u.request_id,
+      to_timestamp(u.at / 1000.0)
+    from unnest(
+      ${batch.tokenId.literal(n)}::integer[], ${batch.accountId.literal(n)}::integer[],
+      ${method.rows}::integer[], ${batch.path.literal()}::text[],
+      ${route.rows}::integer[], ${batch.status.literal(n)}::integer[],
+      ${batch.ip.literal()}::text[], ${batch.durationMs.literal(n)}::real[],
+      ${batch.requestId.literal()}::text[], ${batch.at.literal(n)}::float8[]
+    ) as u (token_id, account_id, method, path, route, status, ip, duration_ms, request_id, at)
+    where (u.token_id is null or exists (select 1 from api_tokens t where t.id = u.token_id))
+      and (u.account_id is null or exists (select 1 from accounts a where a.id = u.account_id))`.execute(db);
+  if (uses.size === 0) return;
+  const values = [...uses].map(([id, use]) => sql`(${id}::integer, ${new Date(use.at)}::timestamptz, ${use.ip}::text)`);
+  await sql`update api_tokens t set last_used_at = v.at, last_used_ip = v.ip
+    from (values ${sql.join(values)}) as v(id, at, ip) where t.id = v.id`.execute(db);
 }
 
 export function createRequestLog(db: Kysely<DB>, logger: Logger): RequestLog {
@@ -225,24 +111,12 @@ export function createRequestLog(db: Kysely<DB>, logger: Logger): RequestLog {
   const lastWritten = new Map<number, number>();
   /** Tokens whose use is due to be written (not written for LAST_USED_EVERY_MS): the latest use. */
   let lastUses = new Map<number, LastUse>();
-  const anonymous: AnonymousCalls = { since: new Date(), total: 0, byStatus: {} };
-  let reportedTotal = 0;
-  const anonymousCounts = (): AnonymousCalls => ({ ...anonymous, byStatus: { ...anonymous.byStatus } });
-  const report = (): void => {
-    if (anonymous.total === reportedTotal) return;
-    logger.info(
-      { anonymousCalls: anonymousCounts(), sinceLastReport: anonymous.total - reportedTotal },
-      'anonymous token-surface calls (not stored in the request log)',
-    );
-    reportedTotal = anonymous.total;
-  };
+  const anonymous = anonymousCounter(logger);
 
   async function write(): Promise<void> {
     // The batch waiting now, then more only while a full one waits again: rows recorded while a
     // batch was being written wait for the next second (or the next full batch) rather than going
-    // as a small batch of their own at once (issue 18: at a few thousand requests a second that
-    // was a batch of a hundred rows after every full one, and a row costs PGlite about twice as
-    // much in batches of 200 as of 1000).
+    // as a small batch of their own at once, which under load would follow every full one.
     if (rows.length === 0) return;
     do {
       const batch = rows;
@@ -251,37 +125,9 @@ export function createRequestLog(db: Kysely<DB>, logger: Logger): RequestLog {
       const uses = lastUses;
       lastUses = new Map();
       try {
-        // One statement of ten array literals rather than ten parameters a row: far less to parse
-        // and bind. Rows of a token or account deleted meanwhile are left out, not the whole batch;
-        // a duration that was not a number is 0, not a batch refused for a NULL.
-        const n = batch.length;
-        const method = batch.method.literals(n);
-        const route = batch.route.literals(n);
-        await sql`
-          insert into api_request_log
-            (token_id, account_id, method, path, route, status, ip, duration_ms, request_id, created_at)
-          select u.token_id, u.account_id, (${method.texts}::text[])[u.method], u.path,
-            (${route.texts}::text[])[u.route], u.status, u.ip, coalesce(u.duration_ms, 0), u.request_id,
-            to_timestamp(u.at / 1000.0)
-          from unnest(
-            ${batch.tokenId.literal(n)}::integer[], ${batch.accountId.literal(n)}::integer[],
-            ${method.rows}::integer[], ${batch.path.literal()}::text[],
-            ${route.rows}::integer[], ${batch.status.literal(n)}::integer[],
-            ${batch.ip.literal()}::text[], ${batch.durationMs.literal(n)}::real[],
-            ${batch.requestId.literal()}::text[], ${batch.at.literal(n)}::float8[]
-          ) as u (token_id, account_id, method, path, route, status, ip, duration_ms, request_id, at)
-          where (u.token_id is null or exists (select 1 from api_tokens t where t.id = u.token_id))
-            and (u.account_id is null or exists (select 1 from accounts a where a.id = u.account_id))`.execute(db);
-        if (uses.size > 0) {
-          // One statement for every token of the batch.
-          const values = [...uses].map(
-            ([id, use]) => sql`(${id}::integer, ${new Date(use.at)}::timestamptz, ${use.ip}::text)`,
-          );
-          await sql`update api_tokens t set last_used_at = v.at, last_used_ip = v.ip
-            from (values ${sql.join(values)}) as v(id, at, ip) where t.id = v.id`.execute(db);
-          if (lastWritten.size + uses.size > 50_000) lastWritten.clear();
-          for (const [id, use] of uses) lastWritten.set(id, use.at);
-        }
+        await writeBatch(db, batch, uses);
+        if (uses.size > 0 && lastWritten.size + uses.size > 50_000) lastWritten.clear();
+        for (const [id, use] of uses) lastWritten.set(id, use.at);
       } catch (error) {
         // A token deleted with its account in the meantime, or the database briefly away: the
         // log is an audit aid, never a reason to fail requests.
@@ -301,7 +147,7 @@ export function createRequestLog(db: Kysely<DB>, logger: Logger): RequestLog {
 
   const timer = setInterval(() => void flush(), FLUSH_MS);
   timer.unref();
-  const reportTimer = setInterval(report, ANONYMOUS_REPORT_MS);
+  const reportTimer = setInterval(anonymous.report, ANONYMOUS_REPORT_MS);
   reportTimer.unref();
 
   return {
@@ -323,13 +169,8 @@ export function createRequestLog(db: Kysely<DB>, logger: Logger): RequestLog {
       }
       if (rows.length >= FLUSH_AT) void flush();
     },
-    countAnonymous(status) {
-      let key = String(status);
-      if (!(key in anonymous.byStatus) && Object.keys(anonymous.byStatus).length >= ANONYMOUS_STATUSES) key = 'other';
-      anonymous.byStatus[key] = (anonymous.byStatus[key] ?? 0) + 1;
-      anonymous.total++;
-    },
-    anonymous: anonymousCounts,
+    countAnonymous: anonymous.count,
+    anonymous: anonymous.counts,
     async flush() {
       await flush();
       if (rows.length > 0) await flush();
@@ -337,7 +178,7 @@ export function createRequestLog(db: Kysely<DB>, logger: Logger): RequestLog {
     async close() {
       clearInterval(timer);
       clearInterval(reportTimer);
-      report();
+      anonymous.report();
       await this.flush();
     },
   };

@@ -9,7 +9,7 @@ import type { Deps } from '../../core/deps.ts';
 import { sessionErrors } from '../schemas.ts';
 import { AccountSchema, accountView } from '../views/account.view.ts';
 import { limit, signedIn } from './context.ts';
-import { mutationBody, okSchema } from './views.ts';
+import { mutationBody, okSchema } from './envelopes.ts';
 
 const tags = ['account'];
 

@@ -19,7 +19,7 @@ import { clientInfo, clientRateKey } from '../request-context.ts';
 import { sessionErrors } from '../schemas.ts';
 import { AccountSchema, accountView } from '../views/account.view.ts';
 import { clearSessionCookie, limit, limited, setSessionCookie } from './context.ts';
-import { mutationBody, okSchema } from './views.ts';
+import { mutationBody, okSchema } from './envelopes.ts';
 
 const tags = ['auth'];
 const Str = (max: number, description?: string) =>

@@ -9,7 +9,7 @@ import type { Deps } from '../../core/deps.ts';
 import { CURRENCY } from '../../core/money.ts';
 import { sessionErrors } from '../schemas.ts';
 import { PlanSchema, planView, TypeAvailabilitySchema } from '../views/plan.view.ts';
-import { okSchema } from './views.ts';
+import { okSchema } from './envelopes.ts';
 
 export async function catalogRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();

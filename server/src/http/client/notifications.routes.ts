@@ -10,7 +10,7 @@ import { isoWithOffset } from '../../core/time.ts';
 import type { Notification } from '../../db/tables.ts';
 import { sessionErrors } from '../schemas.ts';
 import { PAGE_QUERY, PaginationSchema, pageOf, pagination, signedIn } from './context.ts';
-import { mutationBody, okSchema } from './views.ts';
+import { mutationBody, okSchema } from './envelopes.ts';
 
 const NotificationSchema = Type.Object({
   id: Type.Integer(),

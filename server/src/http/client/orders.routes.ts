@@ -21,7 +21,7 @@ import { sendAsIs } from '../surfaces.ts';
 import { OrderSchema, orderView } from '../views/order.view.ts';
 import { JobSchema, jobView, ServiceSchema, serviceView } from '../views/service.view.ts';
 import { PAGE_QUERY, PaginationSchema, pageOf, pagination, signedIn } from './context.ts';
-import { mutationBody, okSchema } from './views.ts';
+import { mutationBody, okSchema } from './envelopes.ts';
 
 export function placedBody(products: ProductRegistry, placed: Placed) {
   return {

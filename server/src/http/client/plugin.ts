@@ -12,6 +12,7 @@ import { catalogRoutes } from './catalog.routes.ts';
 import { notificationRoutes } from './notifications.routes.ts';
 import { orderRoutes } from './orders.routes.ts';
 import { panelRoutes } from './panel.routes.ts';
+import { serviceControlRoutes } from './service-control.routes.ts';
 import { serviceRoutes } from './services.routes.ts';
 import { sshKeyRoutes } from './ssh-keys.routes.ts';
 import { tokenRoutes } from './tokens.routes.ts';
@@ -27,6 +28,7 @@ export async function clientSurface(app: FastifyInstance, { deps }: { deps: Deps
   await app.register(notificationRoutes, { deps });
   await app.register(orderRoutes, { deps });
   await app.register(serviceRoutes, { deps });
+  await app.register(serviceControlRoutes, { deps });
   // Each product with management actions has its route, /api/v1/client/<type>/ (CONTRACT §6).
   for (const product of deps.products.all) {
     if (product.actions.some((a) => sessionRoutes(a).includes('panel'))) {

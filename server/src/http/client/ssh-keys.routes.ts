@@ -9,20 +9,11 @@ import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import { sshKeyView } from '../../core/ssh/ssh-key.service.ts';
 import { sessionErrors } from '../schemas.ts';
+import { SshKeySchema } from '../views/ssh-key.view.ts';
 import { signedIn } from './context.ts';
-import { mutationBody, okSchema } from './views.ts';
+import { mutationBody, okSchema } from './envelopes.ts';
 
 const tags = ['ssh-keys'];
-
-export const SshKeySchema = Type.Object({
-  id: Type.Integer(),
-  name: Type.String(),
-  type: Type.String({ description: 'ssh-ed25519, ecdsa-sha2-nistp256/384/521 or ssh-rsa' }),
-  bits: Type.Integer(),
-  fingerprint: Type.String({ description: 'SHA256:…, as ssh-keygen -l prints it' }),
-  public_key: Type.String(),
-  created_at: Type.String(),
-});
 
 export async function sshKeyRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();

@@ -12,7 +12,7 @@ import { checkNewToken, MAX_CIDRS_PER_TOKEN, MAX_TOKENS_PER_ACCOUNT, SCOPES } fr
 import type { ApiToken } from '../../db/tables.ts';
 import { sessionErrors } from '../schemas.ts';
 import { signedIn } from './context.ts';
-import { mutationBody, okSchema } from './views.ts';
+import { mutationBody, okSchema } from './envelopes.ts';
 
 const tags = ['tokens'];
 const Time = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);

@@ -16,7 +16,7 @@ import { sessionErrors } from '../schemas.ts';
 import { sendAsIs } from '../surfaces.ts';
 import { BillingSchema, billingView } from '../views/billing.view.ts';
 import { limited, PAGE_QUERY, PaginationSchema, pageOf, pagination, signedIn } from './context.ts';
-import { okSchema } from './views.ts';
+import { okSchema } from './envelopes.ts';
 
 const LEDGER_KINDS: readonly LedgerKind[] = ['deposit', 'order', 'renewal', 'refund', 'adjustment'];
 

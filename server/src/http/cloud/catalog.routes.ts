@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { availableTypes } from '../../core/catalog/availability.ts';
 import type { Deps } from '../../core/deps.ts';
-import { okSchema } from '../rest/views.ts';
+import { okSchema } from '../rest/envelopes.ts';
 import { tokenErrors } from '../schemas.ts';
 import { PlanSchema, planView } from '../views/plan.view.ts';
 import { INSTANCE_TYPES, type InstanceType, instanceType } from './views.ts';

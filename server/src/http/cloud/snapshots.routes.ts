@@ -11,7 +11,7 @@ import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import type { ActionResult } from '../../core/product-kit/actions.ts';
 import { principalOf } from '../plugins/token-auth.ts';
-import { IdParams, okSchema } from '../rest/views.ts';
+import { IdParams, okSchema } from '../rest/envelopes.ts';
 import { tokenErrors } from '../schemas.ts';
 import { JobSchema, jobView } from '../views/service.view.ts';
 import { CLOUD_SCOPE, instanceType } from './views.ts';

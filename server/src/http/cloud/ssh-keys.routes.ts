@@ -8,10 +8,10 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../../core/deps.ts';
 import { sshKeyView } from '../../core/ssh/ssh-key.service.ts';
-import { SshKeySchema } from '../client/ssh-keys.routes.ts';
 import { principalOf } from '../plugins/token-auth.ts';
-import { IdParams, okSchema } from '../rest/views.ts';
+import { IdParams, okSchema } from '../rest/envelopes.ts';
 import { tokenErrors } from '../schemas.ts';
+import { SshKeySchema } from '../views/ssh-key.view.ts';
 
 const tags = ['cloud: ssh-keys'];
 

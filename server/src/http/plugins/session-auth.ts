@@ -142,15 +142,20 @@ function expectedBytes(request: FastifyRequest, cap: number): number {
   return Number.isSafeInteger(declared) && declared > 0 ? Math.min(declared, cap) : cap;
 }
 
-async function sessionAuthPlugin(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
-  await app.register(cookie);
+/** Whether the request's token (header, or `csrf_token` in `body`) is its session's. */
+function csrfValid(deps: Deps, request: FastifyRequest, body: unknown): boolean {
+  const id = request.clientSession.id;
+  return id !== null && csrfMatches(deps.secretKey, id, presentedCsrf(body, request.headers['x-csrf-token']));
+}
+
+/**
+ * Multipart bodies: fields go into the body; a file part only on a route marked `uploads`, once
+ * the request may send it (its CSRF token, a signed-in account, a slot of the upload gate), then
+ * streamed to a temporary file (see the top of this file).
+ */
+async function registerMultipart(app: FastifyInstance, deps: Deps): Promise<void> {
   const tmpDir = uploadDirs(deps.config.dataDir).tmp;
   const gate = gateOf(deps);
-  /** Whether the request's token (header, or `csrf_token` in `body`) is its session's. */
-  const csrfValid = (request: FastifyRequest, body: unknown): boolean => {
-    const id = request.clientSession.id;
-    return id !== null && csrfMatches(deps.secretKey, id, presentedCsrf(body, request.headers['x-csrf-token']));
-  };
   await app.register(multipart, {
     attachFieldsToBody: 'keyValues',
     // The byte count is enforced while streaming (receiveUpload); busboy's own cap sits just above
@@ -173,7 +178,10 @@ async function sessionAuthPlugin(app: FastifyInstance, { deps }: { deps: Deps })
       // sent as a field must come before the file; any other file needs the header, checked (with
       // the route's own decisions) before parsing.
       const early = this.csrfCheckedEarly;
-      if (!early && (uploads !== true || !csrfValid(this, { csrf_token: fieldSoFar(part.fields, 'csrf_token') }))) {
+      if (
+        !early &&
+        (uploads !== true || !csrfValid(deps, this, { csrf_token: fieldSoFar(part.fields, 'csrf_token') }))
+      ) {
         part.file.destroy();
         throw new AppError('csrf_failed', {
           message: 'The CSRF token is missing or wrong (send it as X-CSRF-Token, or as a field before the file).',
@@ -208,6 +216,11 @@ async function sessionAuthPlugin(app: FastifyInstance, { deps }: { deps: Deps })
       (part as unknown as { value: ReceivedUpload }).value = upload;
     },
   });
+}
+
+async function sessionAuthPlugin(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  await app.register(cookie);
+  await registerMultipart(app, deps);
   app.decorateRequest('clientSession', null as unknown as ClientSession);
   app.decorateRequest('uploadTmpFiles', null);
   app.decorateRequest('receivedFiles', null);
@@ -247,7 +260,7 @@ async function sessionAuthPlugin(app: FastifyInstance, { deps }: { deps: Deps })
     refuseCrossSite(request);
     const header = request.headers['x-csrf-token'];
     if (header === undefined && uploads === true) return; // a payment proof's field: onFile
-    if (!csrfValid(request, undefined)) {
+    if (!csrfValid(deps, request, undefined)) {
       throw new AppError('csrf_failed', {
         message: 'Send the CSRF token as the X-CSRF-Token header with a file upload.',
       });
@@ -264,7 +277,7 @@ async function sessionAuthPlugin(app: FastifyInstance, { deps }: { deps: Deps })
     // posted cross-site by any page, so on a public route it needs the anonymous session's token.
     const needsCsrf = config.csrf ?? ((config.access ?? 'client') === 'client' || sentAsForm(request));
     if (!needsCsrf) return;
-    if (!csrfValid(request, request.body)) throw new AppError('csrf_failed');
+    if (!csrfValid(deps, request, request.body)) throw new AppError('csrf_failed');
   });
 
   // Before the answer leaves (a kept upload was already moved, so this removes only leftovers),

@@ -3,20 +3,27 @@
 // cookies ignored), the token's IPv4 allow-list, 600 requests a minute per token, and the scope
 // each route declares next to its schema. Every route of the scope must declare one (refused at
 // boot otherwise); the OpenAPI document shows it as `x-required-scope` with `bearer` security.
-// Routes of the scope are marked `tokenAuth`, which the request log keys on (server.ts), and the
-// scope's prefix is remembered so calls to unknown routes under it are logged too.
+// Routes of the scope are marked `tokenAuth` and each call's token holder is kept on the request,
+// which the request log (request-log.ts) files the call under; the scope's prefix is remembered
+// so that calls to unknown routes under it are logged too.
 
-import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import type { LimitName, LimitState } from '../../core/ratelimit/rate-limits.ts';
-import { grants, type Principal, type RouteScope } from '../../core/tokens/token.service.ts';
+import { grants, type Principal, type RouteScope, type TokenHolder } from '../../core/tokens/token.service.ts';
 import { bearerToken, clientIp, clientRateKey } from '../request-context.ts';
 import { setRateLimitHeaders } from '../surfaces.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
+    /**
+     * Whose token the call was made with, once token auth has looked: the principal's, or the
+     * refused token's holder; null when the call carried no token we know. Undefined while token
+     * auth has not looked (a route it does not guard, or its lookup failed).
+     */
+    tokenHolder: TokenHolder | null | undefined;
   }
   interface FastifyContextConfig {
     /** The token scope a token-surface route needs. */
@@ -30,7 +37,7 @@ declare module 'fastify' {
     tokenLimits?: LimitName[];
   }
   interface FastifyInstance {
-    /** The prefixes under which token auth is registered (shared by the whole app; see server.ts). */
+    /** The prefixes under which token auth is registered (shared by the whole app; see request-log.ts). */
     tokenPrefixes: string[];
   }
 }
@@ -50,6 +57,7 @@ async function tokenAuthPlugin(app: FastifyInstance, { deps }: { deps: Deps }): 
   if (!app.hasDecorator('tokenPrefixes')) throw new Error('token auth needs the root decorated with tokenPrefixes');
   app.tokenPrefixes.push(app.prefix);
   if (!app.hasRequestDecorator('principal')) app.decorateRequest('principal', null);
+  if (!app.hasRequestDecorator('tokenHolder')) app.decorateRequest('tokenHolder', undefined);
 
   app.addHook('onRoute', (route) => {
     if (!route.config?.scope) throw new Error(`token-surface route ${route.method} ${route.url} declares no scope`);
@@ -67,22 +75,7 @@ async function tokenAuthPlugin(app: FastifyInstance, { deps }: { deps: Deps }): 
     const config = request.routeOptions.config;
     const required = config.scope;
     if (!required) return;
-    const ip = clientIp(request);
-    const token = bearerToken(request.headers.authorization);
-    let principal: Principal;
-    try {
-      if (token === null)
-        throw new AppError('invalid_token', { message: 'Send the API token as `Authorization: Bearer svc_…`.' });
-      principal = await deps.tokens.authenticate(token, ip);
-    } catch (error) {
-      // Every refusal of the token names the scheme (set here, not set and removed on each
-      // request that passes: 2 % of `/plans`' main thread, issue 18).
-      reply.header('WWW-Authenticate', 'Bearer realm="hostplane"');
-      // Guessing tokens costs: bad tokens are limited per address.
-      if (error instanceof AppError && error.code === 'invalid_token')
-        await deps.limits.consume('token_auth_fail_ip', clientRateKey(request));
-      throw error;
-    }
+    const principal = await authenticated(deps, request, reply);
     request.principal = principal;
     const key = `token:${principal.tokenId}`;
     const granted = grants(principal.scopes, required);
@@ -98,6 +91,38 @@ async function tokenAuthPlugin(app: FastifyInstance, { deps }: { deps: Deps }): 
       });
     }
   });
+}
+
+/**
+ * The principal of the request's bearer token, with its holder kept for the request log. A refused
+ * token answers its auth error, naming the scheme; an invalid one (malformed, unknown, revoked)
+ * counts against the caller's address, since guessing tokens must cost.
+ */
+async function authenticated(deps: Deps, request: FastifyRequest, reply: FastifyReply): Promise<Principal> {
+  const token = bearerToken(request.headers.authorization);
+  let refused: unknown;
+  try {
+    if (token === null) {
+      request.tokenHolder = null;
+      refused = new AppError('invalid_token', { message: 'Send the API token as `Authorization: Bearer svc_…`.' });
+    } else {
+      const checked = await deps.tokens.authenticate(token, clientIp(request));
+      if ('principal' in checked) {
+        request.tokenHolder = checked.principal;
+        return checked.principal;
+      }
+      request.tokenHolder = checked.token;
+      refused = checked.refused;
+    }
+  } catch (error) {
+    // The lookup failed (the database away): the request log looks again when the call is over.
+    refused = error;
+  }
+  // On refusals only: set on every request and removed from those that pass, it was measurable.
+  reply.header('WWW-Authenticate', 'Bearer realm="hostplane"');
+  if (refused instanceof AppError && refused.code === 'invalid_token')
+    await deps.limits.consume('token_auth_fail_ip', clientRateKey(request));
+  throw refused;
 }
 
 /**

@@ -6,10 +6,10 @@ import { Type } from 'typebox';
 import type { Deps } from '../../core/deps.ts';
 import { formatPaise } from '../../core/money.ts';
 import { isoWithOffset } from '../../core/time.ts';
+import { principalOf } from '../plugins/token-auth.ts';
 import { tokenErrors } from '../schemas.ts';
 import { AccountSchema, accountView } from '../views/account.view.ts';
-import { principalOf } from './plugin.ts';
-import { okSchema } from './views.ts';
+import { okSchema } from './envelopes.ts';
 
 export async function accountRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();

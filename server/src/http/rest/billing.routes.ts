@@ -5,11 +5,11 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../../core/deps.ts';
 import { formatPaise } from '../../core/money.ts';
+import { principalOf } from '../plugins/token-auth.ts';
 import { tokenErrors } from '../schemas.ts';
 import { BillingSchema, billingView } from '../views/billing.view.ts';
 import { OrderSchema, orderView } from '../views/order.view.ts';
-import { principalOf } from './plugin.ts';
-import { okSchema } from './views.ts';
+import { okSchema } from './envelopes.ts';
 
 const Money = Type.Object({ amount: Type.String(), currency: Type.Literal('INR') });
 

@@ -13,7 +13,7 @@ import { PLAN_TYPES } from '../../db/tables.ts';
 import { tokenErrors } from '../schemas.ts';
 import { sendAsIs } from '../surfaces.ts';
 import { PlanSchema, planView, TypeAvailabilitySchema } from '../views/plan.view.ts';
-import { okSchema } from './views.ts';
+import { okSchema } from './envelopes.ts';
 
 const tags = ['token: catalog'];
 const PLAN_TYPE_LIST = PLAN_TYPES.join(', ');
@@ -29,11 +29,10 @@ const OsSchema = Type.Object({
 export async function catalogRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   // The body of /plans, kept for PLANS_FRESH_MS (availability is part of each plan) and dropped
-  // at once when a catalog change arrives through the bus. One refresh at a time (issue 18):
-  // when the copy aged, every request in flight had computed the catalog itself (fifty at once at
-  // fifty connections, eight queries each); now the first one refreshes it and the rest are
-  // answered from the copy meanwhile. After a catalog change there is no copy to answer from, and
-  // the requests wait for the one refresh.
+  // at once when a catalog change arrives through the bus. One refresh at a time, so that the
+  // requests in flight when the copy ages do not each compute the catalog: the first one refreshes
+  // it and the rest are answered from the copy meanwhile. After a catalog change there is no copy
+  // to answer from, and the requests wait for the one refresh.
   let plansBody: string | null = null;
   let plansAt = 0;
   /** Bumped by every catalog change: a refresh begun before one does not keep its answer. */

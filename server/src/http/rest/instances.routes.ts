@@ -12,15 +12,22 @@ import { getOwnJob } from '../../core/jobs/service-jobs.ts';
 import { orderFieldRules } from '../../core/orders/order-input.ts';
 import { actionParams, actionsOn, listActions, powerDescription } from '../../core/product-kit/action-routes.ts';
 import { DEFAULT_OS_SLUG } from '../../core/products/vps/order.ts';
-import type { ServiceScope } from '../../core/services/service.repository.ts';
 import { answerTokenDeploy } from '../deploy.ts';
 import { jsonList } from '../list-body.ts';
+import { principalOf } from '../plugins/token-auth.ts';
 import { tokenErrors } from '../schemas.ts';
 import { sendAsIs } from '../surfaces.ts';
+import { CredentialsSchema, instanceCredentials, instanceDetail, instancePage } from '../views/instance.view.ts';
 import { OrderSchema, orderView } from '../views/order.view.ts';
-import { JobSchema, jobView, listedServiceView, orUnknown, ServiceSchema, serviceView } from '../views/service.view.ts';
-import { principalOf } from './plugin.ts';
-import { IdParams, okSchema, PageQuery, PaginationSchema } from './views.ts';
+import {
+  JobSchema,
+  jobView,
+  type listedServiceView,
+  orUnknown,
+  ServiceSchema,
+  serviceView,
+} from '../views/service.view.ts';
+import { IdParams, okSchema, PageQuery, PaginationSchema } from './envelopes.ts';
 
 const tags = ['token: instances'];
 const INSTANCES_PER_PAGE = 50;
@@ -71,67 +78,6 @@ const TicketSchema = Type.Object({
   password: Type.Union([Type.String(), Type.Null()], { description: 'VNC: the RFB password for this session' }),
   expires_at: Type.String({ format: 'date-time' }),
 });
-
-/**
- * A page of the caller's instances in `scope`, with their live state from each node's cached
- * listing (every token surface lists them so; its power is in the view).
- */
-export async function instancePage(
-  deps: Deps,
-  accountId: number,
-  page: number,
-  perPage: number,
-  scope: ServiceScope = {},
-) {
-  const list = await deps.services.list(accountId, page, perPage, scope);
-  const live = await deps.serviceActions.liveStates(list.rows.map((d) => d.service));
-  return {
-    instances: list.rows.map((d) => ({
-      service: d.service,
-      live: live.get(d.service.id) ?? null,
-      view: listedServiceView(deps.products, d, live.get(d.service.id) ?? null),
-    })),
-    total: list.total,
-  };
-}
-
-/** One of the caller's instances in `scope` with its live state and last job (404 not_owner otherwise). */
-export async function instanceDetail(deps: Deps, accountId: number, id: number, scope: ServiceScope = {}) {
-  const detail = await deps.services.detail(accountId, id, scope);
-  const live = (await deps.serviceActions.liveStates([detail.service])).get(id) ?? null;
-  return {
-    service: detail.service,
-    live,
-    view: serviceView(deps.products, detail.service, {
-      plan: detail.plan,
-      location: detail.location,
-      ipv4: detail.ipv4,
-      overdue: detail.overdue,
-      power: live?.power ?? null,
-      lastJob: detail.lastJob,
-    }),
-  };
-}
-
-/** The instance's login details, or null while it has none. Secret: never cached or logged. */
-export async function instanceCredentials(deps: Deps, accountId: number, id: number) {
-  try {
-    const c = await deps.services.credentials(accountId, id);
-    return { username: c.username, password: c.password, ssh: c.ssh };
-  } catch (error) {
-    if (error instanceof AppError && error.code === 'no_vm') return null;
-    throw error;
-  }
-}
-
-export const CredentialsSchema = Type.Union([
-  Type.Object({
-    username: Type.String(),
-    password: Type.String(),
-    ssh: Type.Union([Type.String(), Type.Null()]),
-  }),
-  Type.Null(),
-]);
 
 export async function instanceRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();

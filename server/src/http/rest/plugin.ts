@@ -11,9 +11,6 @@ import { billingRoutes } from './billing.routes.ts';
 import { catalogRoutes } from './catalog.routes.ts';
 import { instanceRoutes } from './instances.routes.ts';
 
-// Kept here for the routes that import it from this module.
-export { principalOf } from '../plugins/token-auth.ts';
-
 export async function restSurface(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   useFastSerializer(app);
   await app.register(tokenAuth, { deps });

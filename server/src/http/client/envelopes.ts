@@ -1,4 +1,5 @@
-// How session-surface responses look: the success envelope and the shapes of resources.
+// How session-surface responses are wrapped: the success envelope and a mutation's body (with its
+// CSRF token). The resources inside them are http/views/.
 
 import { type TProperties, Type } from 'typebox';
 

@@ -1,4 +1,5 @@
-// The token surface's success envelope, `{"ok": true, …payload}` (spec 4.0).
+// The token surface's success envelope, `{"ok": true, …payload}` (spec 4.0), and the id and page
+// parameters and pagination block every token-surface list shares. Resources are http/views/.
 
 import { type TProperties, Type } from 'typebox';
 

@@ -11,8 +11,8 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../core/deps.ts';
 import { AppError } from '../core/errors.ts';
-import { bearerToken } from '../http/request-context.ts';
-import { type MetricSources, registry, watchProcess } from './metrics.ts';
+import { type MetricSources, registry, watchProcess } from '../metrics/metrics.ts';
+import { bearerToken } from './request-context.ts';
 
 export const METRICS_PATH = '/metrics';
 
