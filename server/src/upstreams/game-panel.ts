@@ -6,7 +6,7 @@
 // Contract shared by every method:
 // - It resolves when the panel has answered, or it throws UpstreamError (./hypervisor.ts) and
 //   nothing else, never with a credential in its message. How panel answers map:
-//     401 → auth; 403 → forbidden (a permission or key refusal; `ptero_forbidden` to clients);
+//     401 → auth; 403 → forbidden (a permission or key refusal; `upstream_forbidden` to clients);
 //     404 → not_found; 409 (the server's state) → conflict, the panel's text in `detail`;
 //     400 (the panel's DisplayException: a limit, a business rule) → rejected with the text;
 //     422 → rejected with `fields` (the panel's field → message);
