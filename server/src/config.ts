@@ -5,7 +5,7 @@
 import { isIP } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseCidr } from './core/net/ip.ts';
+import { parseCidr } from './cidr.ts';
 
 export type Engine = 'pglite' | 'postgresql';
 
