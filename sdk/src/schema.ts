@@ -1040,7 +1040,7 @@ export interface components {
         TokenError: {
             /** @enum {boolean} */
             ok: false;
-            /** @description Stable snake_case code (CONTRACT §2) */
+            /** @description Stable snake_case code (CONTRACT §2). Deprecated: `ptero_forbidden`, no longer sent, replaced by `upstream_forbidden` (403). */
             error: string;
             status: number;
             message: string;
@@ -1054,7 +1054,7 @@ export interface components {
             /** @enum {boolean} */
             success: false;
             message: string;
-            /** @description Stable snake_case code (CONTRACT §2) */
+            /** @description Stable snake_case code (CONTRACT §2). Deprecated: `ptero_forbidden`, no longer sent, replaced by `upstream_forbidden` (403). */
             code: string;
             /** @description Per-field reasons */
             errors: {

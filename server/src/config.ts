@@ -5,7 +5,7 @@
 import { isIP } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseCidr } from './core/net/ip.ts';
+import { parseCidr } from './cidr.ts';
 
 export type Engine = 'pglite' | 'postgresql';
 
@@ -133,38 +133,79 @@ export const VARIABLES: readonly Variable[] = [
 
 type Env = Record<string, string | undefined>;
 
+/** The environment as the sections below read it: trimmed values, and every problem collected. */
+interface Reader {
+  /** The variable's value, trimmed; undefined when unset or blank. */
+  get(name: string): string | undefined;
+  /** Note a problem with a variable (the value shown as given; pass `<hidden>` for secrets). */
+  fail(name: string, value: string, why: string): void;
+  /** A problem that is not about one variable's value. */
+  problem(text: string): void;
+}
+
 /**
  * Parse and validate the environment. Collects every problem before throwing, so one run
  * tells the operator everything that is wrong.
  */
 export function loadConfig(env: Env, cwd = process.cwd()): Config {
   const problems: string[] = [];
-  const get = (name: string): string | undefined => {
-    const value = env[name]?.trim();
-    return value === undefined || value === '' ? undefined : value;
-  };
-  const fail = (name: string, value: string, why: string): void => {
-    problems.push(`${name}=${JSON.stringify(value)}: ${why}`);
+  const r: Reader = {
+    get(name) {
+      const value = env[name]?.trim();
+      return value === undefined || value === '' ? undefined : value;
+    },
+    fail(name, value, why) {
+      problems.push(`${name}=${JSON.stringify(value)}: ${why}`);
+    },
+    problem(text) {
+      problems.push(text);
+    },
   };
 
-  const port = parsePort(get('PORT') ?? '8080', (why, v) => fail('PORT', v, why));
-  const host = get('HOST') ?? '127.0.0.1';
+  const place = readPlace(r, cwd);
+  const stores = readStores(r);
+  const demo = readDemo(r, stores.engine);
+  const requests = readRequests(r);
+  const lifecycle = readLifecycle(r);
+  const metrics = readMetrics(r, place.port);
+  const uploadFreeSpaceFloorMb = readUploadFloor(r);
+  if (lifecycle.terminateDays <= lifecycle.graceDays) {
+    r.problem(`TERMINATE_DAYS (${lifecycle.terminateDays}) must be more than GRACE_DAYS (${lifecycle.graceDays})`);
+  }
+  const panel = readPanel(r, cwd, demo);
 
-  let publicUrl = get('PUBLIC_URL') ?? `http://localhost:${port}`;
+  if (problems.length > 0) {
+    throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  }
+  return { ...place, ...stores, demo, ...requests, ...lifecycle, ...metrics, uploadFreeSpaceFloorMb, ...panel };
+}
+
+/** Where the server listens, the address it is reached at, and where it keeps its files. */
+function readPlace(r: Reader, cwd: string): Pick<Config, 'port' | 'host' | 'publicUrl' | 'dataDir'> {
+  const port = parsePort(r.get('PORT') ?? '8080', (why, v) => r.fail('PORT', v, why));
+  const host = r.get('HOST') ?? '127.0.0.1';
+
+  let publicUrl = r.get('PUBLIC_URL') ?? `http://localhost:${port}`;
   try {
     const url = new URL(publicUrl);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') fail('PUBLIC_URL', publicUrl, 'must be http(s)://');
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') r.fail('PUBLIC_URL', publicUrl, 'must be http(s)://');
     publicUrl = publicUrl.replace(/\/+$/, '');
   } catch {
-    fail('PUBLIC_URL', publicUrl, 'not a URL');
+    r.fail('PUBLIC_URL', publicUrl, 'not a URL');
   }
 
-  const dataDirRaw = get('DATA_DIR') ?? './data';
+  const dataDirRaw = r.get('DATA_DIR') ?? './data';
   const dataDir = isAbsolute(dataDirRaw) ? dataDirRaw : resolve(cwd, dataDirRaw);
+  return { port, host, publicUrl, dataDir };
+}
 
-  const databaseUrl = get('DATABASE_URL') ?? null;
+/** The database, Redis, mail, and the key that seals secrets at rest. */
+function readStores(
+  r: Reader,
+): Pick<Config, 'databaseUrl' | 'engine' | 'redisUrl' | 'redisPrefix' | 'smtpUrl' | 'mailFrom' | 'secretKey'> {
+  const databaseUrl = r.get('DATABASE_URL') ?? null;
   if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    fail(
+    r.fail(
       'DATABASE_URL',
       redactUrl(databaseUrl),
       'only postgres:// or postgresql:// is supported (unset it for embedded PGlite)',
@@ -172,66 +213,76 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
   }
   const engine: Engine = databaseUrl ? 'postgresql' : 'pglite';
 
-  const redisUrl = get('REDIS_URL') ?? null;
+  const redisUrl = r.get('REDIS_URL') ?? null;
   if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl))
-    fail('REDIS_URL', redactUrl(redisUrl), 'must be redis:// or rediss://');
+    r.fail('REDIS_URL', redactUrl(redisUrl), 'must be redis:// or rediss://');
 
-  const redisPrefix = get('REDIS_PREFIX') ?? 'hp';
+  const redisPrefix = r.get('REDIS_PREFIX') ?? 'hp';
   if (!/^[A-Za-z0-9:_-]{1,64}$/.test(redisPrefix))
-    fail('REDIS_PREFIX', redisPrefix, 'must be 1–64 of letters, digits, ":", "_" and "-"');
+    r.fail('REDIS_PREFIX', redisPrefix, 'must be 1–64 of letters, digits, ":", "_" and "-"');
 
-  const smtpUrl = get('SMTP_URL') ?? null;
+  const smtpUrl = r.get('SMTP_URL') ?? null;
   if (smtpUrl !== null && !/^smtps?:\/\/[^/]+/.test(smtpUrl))
-    fail('SMTP_URL', redactUrl(smtpUrl), 'must be smtp://host:port or smtps://user:pass@host:port');
+    r.fail('SMTP_URL', redactUrl(smtpUrl), 'must be smtp://host:port or smtps://user:pass@host:port');
 
-  const mailFrom = get('MAIL_FROM') ?? 'Hostplane <no-reply@localhost>';
+  const mailFrom = r.get('MAIL_FROM') ?? 'Hostplane <no-reply@localhost>';
 
   let secretKey: Buffer | null = null;
-  const secretRaw = get('SECRET_KEY');
+  const secretRaw = r.get('SECRET_KEY');
   if (secretRaw !== undefined) {
     const decoded = Buffer.from(secretRaw, 'base64');
     if (decoded.length !== 32 || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(secretRaw)) {
-      fail('SECRET_KEY', '<hidden>', 'must be 32 bytes encoded as base64 (e.g. `openssl rand -base64 32`)');
+      r.fail('SECRET_KEY', '<hidden>', 'must be 32 bytes encoded as base64 (e.g. `openssl rand -base64 32`)');
     } else {
       secretKey = decoded;
     }
   } else if (engine === 'postgresql') {
-    problems.push('SECRET_KEY is required with DATABASE_URL (generate one with `openssl rand -base64 32`)');
+    r.problem('SECRET_KEY is required with DATABASE_URL (generate one with `openssl rand -base64 32`)');
   }
+  return { databaseUrl, engine, redisUrl, redisPrefix, smtpUrl, mailFrom, secretKey };
+}
 
-  const demoRaw = get('DEMO');
-  let demo = engine === 'pglite';
-  if (demoRaw !== undefined) {
-    if (demoRaw === '1' || demoRaw === 'true') demo = true;
-    else if (demoRaw === '0' || demoRaw === 'false') demo = false;
-    else fail('DEMO', demoRaw, 'must be 1 or 0');
-  }
+/** Demo mode: on by default with the embedded database only. */
+function readDemo(r: Reader, engine: Engine): boolean {
+  const demoRaw = r.get('DEMO');
+  if (demoRaw === undefined) return engine === 'pglite';
+  if (demoRaw === '1' || demoRaw === 'true') return true;
+  if (demoRaw === '0' || demoRaw === 'false') return false;
+  r.fail('DEMO', demoRaw, 'must be 1 or 0');
+  return engine === 'pglite';
+}
 
-  let altBasePath = get('ALT_BASE_PATH') ?? '/cloud';
+/** How requests are routed, whom their forwarded addresses are believed from, and how much is logged. */
+function readRequests(r: Reader): Pick<Config, 'altBasePath' | 'trustProxy' | 'logLevel'> {
+  let altBasePath = r.get('ALT_BASE_PATH') ?? '/cloud';
   if (!/^\/[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*\/?$/.test(altBasePath) || altBasePath.startsWith('/api/')) {
-    fail('ALT_BASE_PATH', altBasePath, 'must be a path such as /cloud, outside /api/');
+    r.fail('ALT_BASE_PATH', altBasePath, 'must be a path such as /cloud, outside /api/');
   }
   altBasePath = altBasePath.replace(/\/+$/, '');
 
   const trustProxy: string[] = [];
-  for (const part of (get('TRUST_PROXY') ?? '').split(',')) {
+  for (const part of (r.get('TRUST_PROXY') ?? '').split(',')) {
     const cidr = part.trim();
     if (cidr === '') continue;
-    if (parseCidr(cidr) === null) fail('TRUST_PROXY', cidr, 'not an IPv4/IPv6 CIDR or address');
+    if (parseCidr(cidr) === null) r.fail('TRUST_PROXY', cidr, 'not an IPv4/IPv6 CIDR or address');
     else trustProxy.push(cidr);
   }
 
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-  const levelRaw = get('LOG_LEVEL') ?? 'info';
+  const levelRaw = r.get('LOG_LEVEL') ?? 'info';
   const logLevel = levels.find((l) => l === levelRaw) ?? 'info';
-  if (!levels.some((l) => l === levelRaw)) fail('LOG_LEVEL', levelRaw, `must be one of ${levels.join(', ')}`);
+  if (!levels.some((l) => l === levelRaw)) r.fail('LOG_LEVEL', levelRaw, `must be one of ${levels.join(', ')}`);
+  return { altBasePath, trustProxy, logLevel };
+}
 
+/** How long an unpaid service lives on, and how long a bare-metal install may take. */
+function readLifecycle(r: Reader): Pick<Config, 'graceDays' | 'terminateDays' | 'baremetalInstallTimeoutSeconds'> {
   const days = (name: string, fallback: number, min: number, max: number): number => {
-    const raw = get(name);
+    const raw = r.get(name);
     if (raw === undefined) return fallback;
     const value = Number(raw);
     if (!/^\d+$/.test(raw) || value < min || value > max) {
-      fail(name, raw, `must be a whole number of days from ${min} to ${max}`);
+      r.fail(name, raw, `must be a whole number of days from ${min} to ${max}`);
       return fallback;
     }
     return value;
@@ -239,55 +290,62 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
   const graceDays = days('GRACE_DAYS', 3, 0, 60);
   const terminateDays = days('TERMINATE_DAYS', 14, 1, 365);
   let baremetalInstallTimeoutSeconds = 1800;
-  const installRaw = get('BAREMETAL_INSTALL_TIMEOUT');
+  const installRaw = r.get('BAREMETAL_INSTALL_TIMEOUT');
   if (installRaw !== undefined) {
     if (!/^\d+$/.test(installRaw) || Number(installRaw) < 1 || Number(installRaw) > 86_400)
-      fail('BAREMETAL_INSTALL_TIMEOUT', installRaw, 'must be a whole number of seconds from 1 to 86400');
+      r.fail('BAREMETAL_INSTALL_TIMEOUT', installRaw, 'must be a whole number of seconds from 1 to 86400');
     else baremetalInstallTimeoutSeconds = Number(installRaw);
   }
+  return { graceDays, terminateDays, baremetalInstallTimeoutSeconds };
+}
 
-  // Metrics (issue 18): on a port of their own (loopback unless told otherwise) and/or on the
-  // main port behind a token. Neither set: no /metrics anywhere.
+/**
+ * Metrics: on a port of their own (loopback unless told otherwise) and/or on the main port
+ * behind a token. Neither set: no /metrics anywhere.
+ */
+function readMetrics(r: Reader, port: number): Pick<Config, 'metricsPort' | 'metricsHost' | 'metricsToken'> {
   let metricsPort: number | null = null;
-  const metricsPortRaw = get('METRICS_PORT');
+  const metricsPortRaw = r.get('METRICS_PORT');
   if (metricsPortRaw !== undefined) {
-    metricsPort = parsePort(metricsPortRaw, (why, v) => fail('METRICS_PORT', v, why));
+    metricsPort = parsePort(metricsPortRaw, (why, v) => r.fail('METRICS_PORT', v, why));
     if (metricsPort !== 0 && metricsPort === port)
-      fail(
+      r.fail(
         'METRICS_PORT',
         metricsPortRaw,
         'must differ from PORT (use METRICS_TOKEN to serve /metrics on the main port)',
       );
   }
-  const metricsHost = get('METRICS_HOST') ?? '127.0.0.1';
-  if (get('METRICS_HOST') !== undefined) {
-    if (metricsPortRaw === undefined) fail('METRICS_HOST', metricsHost, 'means nothing without METRICS_PORT');
+  const metricsHost = r.get('METRICS_HOST') ?? '127.0.0.1';
+  if (r.get('METRICS_HOST') !== undefined) {
+    if (metricsPortRaw === undefined) r.fail('METRICS_HOST', metricsHost, 'means nothing without METRICS_PORT');
     else if (isIP(metricsHost) === 0 && !/^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/.test(metricsHost))
-      fail('METRICS_HOST', metricsHost, 'must be an IP address or a host name');
+      r.fail('METRICS_HOST', metricsHost, 'must be an IP address or a host name');
   }
-  const metricsToken = get('METRICS_TOKEN') ?? null;
+  const metricsToken = r.get('METRICS_TOKEN') ?? null;
   if (metricsToken !== null && !/^[\x21-\x7e]{16,256}$/.test(metricsToken)) {
-    fail(
+    r.fail(
       'METRICS_TOKEN',
       '<hidden>',
       'must be 16–256 printable characters without spaces (e.g. `openssl rand -hex 24`)',
     );
   }
+  return { metricsPort, metricsHost, metricsToken };
+}
 
-  // Uploads stream to DATA_DIR/uploads/tmp, the embedded database's disk: refused before they fill it.
-  let uploadFreeSpaceFloorMb = 1024;
-  const floorRaw = get('UPLOAD_FREE_SPACE_FLOOR_MB');
-  if (floorRaw !== undefined) {
-    if (!/^\d{1,10}$/.test(floorRaw) || Number(floorRaw) > 1_000_000_000)
-      fail('UPLOAD_FREE_SPACE_FLOOR_MB', floorRaw, 'must be a whole number of megabytes from 0 to 1000000000');
-    else uploadFreeSpaceFloorMb = Number(floorRaw);
+/** Uploads stream to DATA_DIR/uploads/tmp, the embedded database's disk: refused before they fill it. */
+function readUploadFloor(r: Reader): number {
+  const floorRaw = r.get('UPLOAD_FREE_SPACE_FLOOR_MB');
+  if (floorRaw === undefined) return 1024;
+  if (!/^\d{1,10}$/.test(floorRaw) || Number(floorRaw) > 1_000_000_000) {
+    r.fail('UPLOAD_FREE_SPACE_FLOOR_MB', floorRaw, 'must be a whole number of megabytes from 0 to 1000000000');
+    return 1024;
   }
+  return Number(floorRaw);
+}
 
-  if (terminateDays <= graceDays) {
-    problems.push(`TERMINATE_DAYS (${terminateDays}) must be more than GRACE_DAYS (${graceDays})`);
-  }
-
-  const panelRaw = get('PANEL_DIR');
+/** The client panel served at /, and the UPI details it shows for deposits. */
+function readPanel(r: Reader, cwd: string, demo: boolean): Pick<Config, 'panelDir' | 'upi'> {
+  const panelRaw = r.get('PANEL_DIR');
   const panelDir =
     panelRaw === 'off'
       ? null
@@ -298,45 +356,15 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
           : resolve(cwd, panelRaw);
 
   // NPCI's VPA shape: a handle, "@", the PSP's handle. Demo mode shows a handle no PSP has.
-  const vpaRaw = get('UPI_VPA') ?? (demo ? 'demo@hostplane' : undefined);
-  const payeeName = get('UPI_PAYEE_NAME') ?? 'Hostplane';
+  const vpaRaw = r.get('UPI_VPA') ?? (demo ? 'demo@hostplane' : undefined);
+  const payeeName = r.get('UPI_PAYEE_NAME') ?? 'Hostplane';
   if (vpaRaw !== undefined && !/^[A-Za-z0-9._-]{2,256}@[A-Za-z][A-Za-z0-9.-]{1,63}$/.test(vpaRaw)) {
-    fail('UPI_VPA', vpaRaw, 'not a UPI ID such as payments@okaxis');
+    r.fail('UPI_VPA', vpaRaw, 'not a UPI ID such as payments@okaxis');
   }
   if (payeeName.length > 99 || /\p{Cc}/u.test(payeeName)) {
-    fail('UPI_PAYEE_NAME', payeeName, 'at most 99 printable characters');
+    r.fail('UPI_PAYEE_NAME', payeeName, 'at most 99 printable characters');
   }
-  const upi = vpaRaw === undefined ? null : { vpa: vpaRaw, payeeName };
-
-  if (problems.length > 0) {
-    throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
-  }
-  return {
-    port,
-    host,
-    publicUrl,
-    dataDir,
-    databaseUrl,
-    redisUrl,
-    redisPrefix,
-    smtpUrl,
-    mailFrom,
-    secretKey,
-    demo,
-    altBasePath,
-    trustProxy,
-    logLevel,
-    engine,
-    graceDays,
-    terminateDays,
-    baremetalInstallTimeoutSeconds,
-    metricsPort,
-    metricsHost,
-    metricsToken,
-    uploadFreeSpaceFloorMb,
-    panelDir,
-    upi,
-  };
+  return { panelDir, upi: vpaRaw === undefined ? null : { vpa: vpaRaw, payeeName } };
 }
 
 function parsePort(raw: string, fail: (why: string, value: string) => void): number {

@@ -5,15 +5,16 @@
 
 import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import { startAdminSocket } from './admin/socket.ts';
 import { type Config, ConfigError, loadConfig, redactUrl } from './config.ts';
 import { seedDemoCatalog } from './core/catalog/demo-seed.ts';
-import { closeDeps, createDeps } from './core/deps.ts';
+import { closeDeps, createDeps, type Deps } from './core/deps.ts';
 import { analyzeEmbedded } from './core/housekeeping.ts';
-import { openDatabase, targetFromConfig } from './db/database.ts';
+import { type Database, openDatabase, targetFromConfig } from './db/database.ts';
 import { DataDirLockedError } from './db/lock.ts';
 import { migrateToLatest } from './db/migrator.ts';
-import { startDemoUpstreams } from './demo.ts';
+import { type DemoUpstreams, startDemoUpstreams } from './demo.ts';
 import { type MetricsListener, startMetricsListener } from './http/metrics.routes.ts';
 import { buildServer } from './http/server.ts';
 import { createLogger, flushProcessLog } from './logging.ts';
@@ -47,10 +48,43 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel);
   const started = performance.now();
-  // A signal that arrives while the process is still starting (the HTTP port may already answer
-  // while the worker, the admin socket and the rest start) stops it once it has started, within
-  // the same grace; a second one exits at once. Without this the default action killed the
-  // process mid-start, leaving the embedded lock and the database unclosed.
+  const startedUp = watchSignals(logger);
+
+  const database = await openMigrated(config, role, logger);
+  const deps = await createDeps(config, database, logger);
+  if (config.demo) await seedDemoCatalog(database.db);
+  if (database.engine === 'pglite') await analyzeEmbedded(database.db);
+  // The emulators run inside `npm start` only: separate api/worker processes would each start
+  // their own and repoint the nodes at it.
+  const demo = config.demo && role === 'all' ? await startDemoUpstreams(deps) : null;
+  if (config.demo && role !== 'all') logger.warn('DEMO=1: the emulated upstreams run only under `npm start`');
+  const running = await startRole(deps, role);
+
+  const version = await database.serverVersion();
+  logger.info(
+    {
+      role,
+      engine: database.engine,
+      dbVersion: version,
+      url: running.app ? config.publicUrl : undefined,
+      demo: config.demo,
+      startupMs: Math.round(performance.now() - started),
+    },
+    running.app
+      ? `Hostplane listening on ${config.publicUrl} (${database.engine} ${version})`
+      : `Hostplane worker running (${database.engine})`,
+  );
+  await startedUp(shutdownOf(logger, { ...running, deps, demo, database }));
+}
+
+/**
+ * A signal that arrives while the process is still starting (the HTTP port may already answer
+ * while the worker, the admin socket and the rest start) stops it once it has started, within
+ * the same grace; a second one exits at once. Without this the default action killed the
+ * process mid-start, leaving the embedded lock and the database unclosed. The function returned
+ * is called once started, with the shutdown every later signal runs.
+ */
+function watchSignals(logger: Logger): (shutdown: (signal: string) => Promise<void>) => Promise<void> {
   let shutdown: ((signal: string) => Promise<void>) | null = null;
   let signalled: string | null = null;
   const onSignal = (signal: string) => {
@@ -68,7 +102,14 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
+  return async (ready) => {
+    shutdown = ready;
+    if (signalled !== null) await ready(signalled);
+  };
+}
 
+/** The database, opened (the embedded one locked) and migrated; a failed migration is a configuration error. */
+async function openMigrated(config: Config, role: Role, logger: Logger): Promise<Database> {
   const database = await openDatabase(
     targetFromConfig(config, `npm ${role === 'all' ? 'start' : `run ${role}`}`),
     logger,
@@ -84,28 +125,32 @@ async function main(): Promise<void> {
     );
   }
   if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
-  const deps = await createDeps(config, database, logger);
-  if (config.demo) await seedDemoCatalog(database.db);
-  if (database.engine === 'pglite') await analyzeEmbedded(database.db);
-  // The emulators run inside `npm start` only: separate api/worker processes would each start
-  // their own and repoint the nodes at it.
-  const demo = config.demo && role === 'all' ? await startDemoUpstreams(deps) : null;
-  if (config.demo && role !== 'all') logger.warn('DEMO=1: the emulated upstreams run only under `npm start`');
+  return database;
+}
 
+/** What the role runs: the HTTP server, the worker, the admin socket (embedded only), the metrics port. */
+interface Running {
+  app: FastifyInstance | null;
+  adminSocket: Server | null;
+  metrics: MetricsListener | null;
+}
+
+async function startRole(deps: Deps, role: Role): Promise<Running> {
+  const { config, logger, database } = deps;
+  const engine = database.engine;
   let app: FastifyInstance | null = null;
-  let adminSocket: Server | null = null;
   if (role !== 'worker') {
     app = buildServer(deps);
     await app.listen({ port: config.port, host: config.host });
   }
   if (role !== 'api') {
-    if (database.engine === 'pglite') {
+    if (engine === 'pglite') {
       const orphans = await deps.jobs.recoverOrphans(database.db);
       if (orphans > 0) logger.warn({ orphans }, 'jobs left running by a stopped process were handed back for retry');
     }
     await startWorker(deps);
   }
-  if (database.engine === 'pglite') adminSocket = await startAdminSocket(deps, config.dataDir);
+  const adminSocket = engine === 'pglite' ? await startAdminSocket(deps, config.dataDir) : null;
   // GET /metrics on a port of its own (METRICS_PORT); with METRICS_TOKEN, buildServer serves it
   // on the main port too. A worker alone has no main port, so only METRICS_PORT reaches it.
   let metrics: MetricsListener | null = null;
@@ -116,26 +161,20 @@ async function main(): Promise<void> {
   } else if (role === 'worker' && config.metricsToken !== null) {
     logger.warn('METRICS_TOKEN serves /metrics on the API port, which a worker has not: set METRICS_PORT');
   }
+  return { app, adminSocket, metrics };
+}
 
-  const version = await database.serverVersion();
-  logger.info(
-    {
-      role,
-      engine: database.engine,
-      dbVersion: version,
-      url: app ? config.publicUrl : undefined,
-      demo: config.demo,
-      startupMs: Math.round(performance.now() - started),
-    },
-    app
-      ? `Hostplane listening on ${config.publicUrl} (${database.engine} ${version})`
-      : `Hostplane worker running (${database.engine})`,
-  );
-
+/**
+ * The stop on SIGTERM/SIGINT, in order. Every way out goes through process.exit, whose exit
+ * hooks are bounded (the log sink gives up on a pipe that cannot take its tail), so a stuck or
+ * vanished log reader cannot keep us alive.
+ */
+function shutdownOf(
+  logger: Logger,
+  parts: Running & { deps: Deps; demo: DemoUpstreams | null; database: Database },
+): (signal: string) => Promise<void> {
   let stopping = false;
-  // Every way out goes through process.exit, whose exit hooks are bounded (the log sink gives up
-  // on a pipe that cannot take its tail), so a stuck or vanished log reader cannot keep us alive.
-  shutdown = async (signal: string) => {
+  return async (signal: string) => {
     if (stopping) {
       logger.warn({ signal }, 'second signal during shutdown; exiting now');
       process.exit(1);
@@ -151,12 +190,12 @@ async function main(): Promise<void> {
     force.unref();
     let code = 0;
     try {
-      await app?.close(); // stops accepting, waits for in-flight requests
-      await metrics?.close();
-      adminSocket?.close();
-      await closeDeps(deps); // lets running jobs finish, then stops the queue
-      await demo?.stop();
-      await database.close(); // releases the embedded lock
+      await parts.app?.close(); // stops accepting, waits for in-flight requests
+      await parts.metrics?.close();
+      parts.adminSocket?.close();
+      await closeDeps(parts.deps); // lets running jobs finish, then stops the queue
+      await parts.demo?.stop();
+      await parts.database.close(); // releases the embedded lock
       logger.info('stopped');
     } catch (error) {
       logger.error({ err: error }, 'shutdown failed');
@@ -165,7 +204,6 @@ async function main(): Promise<void> {
     await flushProcessLog(LOG_FLUSH_MS);
     process.exit(code);
   };
-  if (signalled !== null) await shutdown(signalled);
 }
 
 main().catch((error: unknown) => {

@@ -15,8 +15,8 @@ import { createNodeService, type NodeService } from '../src/core/nodes/node.serv
 import { createDrivers, type Drivers } from '../src/core/services/drivers.ts';
 import { createServiceStaff } from '../src/core/services/staff.ts';
 import type { NodeKind, NodeRow } from '../src/db/tables.ts';
-import type { ConsoleEvents } from '../src/upstreams/driver.ts';
-import type { ConsoleTicket } from '../src/upstreams/hypervisor.ts';
+import type { ConsoleEvents, ConsoleTicket } from '../src/upstreams/driver.ts';
+
 import {
   DRIVERS,
   type DriverRegistry,

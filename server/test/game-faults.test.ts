@@ -1,5 +1,5 @@
 // The game panel misbehaving (reliability, CONTRACT §6): each fault knob of the emulated
-// Pterodactyl panel against the game route (403 ptero_forbidden, 503 node_unreachable, a 429
+// Pterodactyl panel against the game route (403 upstream_forbidden, 503 node_unreachable, a 429
 // waited out or passed on, never a 500) and against provisioning (a failed install undone and
 // refunded, a lost answer not making a second server, flaky and dead panels retried, retries
 // running out: failed and refunded). Then a seeded fuzz of every management action on an
@@ -75,9 +75,9 @@ function ok(res: LightMyRequestResponse, status = 200) {
 describe('panel faults on actions', () => {
   afterEach(clearFaults);
 
-  test('forbidNext: 403 ptero_forbidden; then the action works again', async () => {
+  test('forbidNext: 403 upstream_forbidden; then the action works again', async () => {
     await ptero().setFaults({ forbidNext: 1 });
-    refused(await c.read('resources'), 403, 'ptero_forbidden');
+    refused(await c.read('resources'), 403, 'upstream_forbidden');
     assert.equal(ptero().faults.forbidNext, 0);
     ok(await c.read('resources'));
   });

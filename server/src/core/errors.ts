@@ -57,7 +57,7 @@ const CATALOGUE = {
   path_traversal: { status: 400, message: 'The path leaves the server root.' },
   binary_file: { status: 415, message: 'Binary files cannot be edited here.' },
   file_too_large: { status: 413, message: 'The file is too large.' },
-  ptero_forbidden: { status: 403, message: 'The game panel refused this action.' },
+  upstream_forbidden: { status: 403, message: 'The node refused this action.' },
   weak_password: { status: 422, message: 'The password is too weak.' },
   bad_db_name: { status: 422, message: 'The database name is not valid.' },
   bad_mailbox: { status: 422, message: 'The mailbox is not valid.' },

@@ -61,189 +61,28 @@ export async function startEmbedded(options: {
     ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
     ...(options.loadDataDir === undefined ? {} : { loadDataDir: await options.loadDataDir.arrayBuffer() }),
   };
-  const spawn = (execArgv: string[]) =>
-    new Worker(threadBootstrap(), {
-      eval: true,
-      workerData: data,
-      transferList: data.loadDataDir === undefined ? [] : [data.loadDataDir],
-      execArgv,
-    });
-  let worker: Worker;
+  const link = new ThreadLink(spawnThread(data), options.onFailure);
   try {
-    worker = spawn(inheritedFlags());
+    await link.ready;
   } catch (error) {
-    // A flag a thread may not have (--max-old-space-size, --stack-size, …): the thread goes without
-    // the process's flags rather than the process without its database.
-    if ((error as NodeJS.ErrnoException).code !== 'ERR_WORKER_INVALID_EXEC_ARGV') throw error;
-    worker = spawn([]);
-  }
-  const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
-  const listeners = new Map<string, Set<(payload: string) => void>>();
-  /** Channels the thread listens on (or is asked to), by key. */
-  const listening = new Map<string, Promise<void>>();
-  const sockets = new Set<ThreadSocket>();
-  let nextId = 1;
-  let gone: Error | null = null;
-  /** close() was called: the thread's exit is the end asked for, not a failure. */
-  let closing = false;
-
-  const ready = new Promise<void>((resolve, reject) => {
-    worker.on('message', (reply: ThreadReply) => {
-      if ('ready' in reply) {
-        if (reply.ready) resolve();
-        else reject(Object.assign(new Error(reply.error.message), { stack: reply.error.stack }));
-        return;
-      }
-      if ('notify' in reply) {
-        for (const callback of listeners.get(reply.notify.channel) ?? []) callback(reply.notify.payload);
-        return;
-      }
-      const waiting = pending.get(reply.id);
-      if (waiting === undefined) return;
-      pending.delete(reply.id);
-      if (pending.size === 0) worker.unref();
-      if (reply.ok) waiting.resolve(reply.value);
-      else {
-        const error = new Error(reply.error.message) as Error & { code?: string };
-        if (reply.error.code !== undefined) error.code = reply.error.code;
-        waiting.reject(error);
-      }
-    });
-    // The thread failing (or exiting) fails what waits on it and every connection, as a server
-    // going away would; pg reports it to the query and the pool drops the connection. After a close
-    // asked for, its exit is no failure: what waits fails as closed, and a connection still open
-    // (pg's pool ends its clients without waiting for them) just ends.
-    const fail = (error: Error) => {
-      if (gone === null && !closing) options.onFailure?.(error);
-      gone ??= error;
-      reject(error);
-      for (const waiting of pending.values()) waiting.reject(error);
-      pending.clear();
-      for (const socket of sockets) socket.destroy(closing ? undefined : error);
-    };
-    worker.on('error', fail);
-    worker.on('exit', (code) =>
-      fail(
-        new Error(closing ? 'the embedded database is closed' : `the embedded database's thread exited (code ${code})`),
-      ),
-    );
-  });
-
-  const call = <T>(request: Request, transfer: ArrayBuffer[] = []): Promise<T> => {
-    if (gone !== null) return Promise.reject(gone);
-    const id = nextId++;
-    // The thread keeps the process alive only while something waits on it, as PGlite in this
-    // thread did not at all.
-    if (pending.size === 0) worker.ref();
-    return new Promise<T>((resolve, reject) => {
-      pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
-      try {
-        worker.postMessage({ ...request, id }, transfer);
-      } catch (error) {
-        // A value that cannot be sent (a function among a statement's parameters, …).
-        pending.delete(id);
-        if (pending.size === 0) worker.unref();
-        reject(error);
-      }
-    });
-  };
-  try {
-    await ready;
-  } catch (error) {
-    gone ??= error as Error;
-    await worker.terminate();
+    link.gone ??= error as Error;
+    await link.worker.terminate();
     throw error;
   }
-  worker.unref();
+  link.worker.unref();
 
-  let nextSocket = 1;
-  class ThreadSocket extends Duplex {
-    readonly #id = nextSocket++;
-    #waiting: Buffer[] = [];
-    #scheduled = false;
-    constructor() {
-      super();
-      sockets.add(this);
-      this.once('close', () => sockets.delete(this));
-    }
-    connect(): this {
-      process.nextTick(() => this.emit('connect'));
-      return this;
-    }
-    setNoDelay(): this {
-      return this;
-    }
-    setKeepAlive(): this {
-      return this;
-    }
-    ref(): this {
-      return this;
-    }
-    unref(): this {
-      return this;
-    }
-    override _read(): void {}
-    override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
-      this.#waiting.push(chunk);
-      if (!this.#scheduled) {
-        this.#scheduled = true;
-        queueMicrotask(() => this.#send());
-      }
-      done();
-    }
-    override _final(done: (error?: Error | null) => void): void {
-      this.#send();
-      this.#reset();
-      // The end of the connection, once everything written before it is answered.
-      call<null>({ op: 'ping' }).then(
-        () => {
-          this.push(null);
-          done();
-        },
-        (error: Error) => done(error),
-      );
-    }
-    override _destroy(error: Error | null, done: (error?: Error | null) => void): void {
-      this.#reset();
-      done(error);
-    }
-    /**
-     * A connection that goes away ends its transaction, as with a server: pg drops a client
-     * mid-transaction on an error, and the next connection is the same PGlite session. (Sent at
-     * once, so before a later connection's bytes; the thread ignores it once a newer connection
-     * has started.)
-     */
-    #reset(): void {
-      if (gone === null) call<null>({ op: 'reset', socket: this.#id }).catch(() => {});
-    }
-    #send(): void {
-      this.#scheduled = false;
-      if (this.destroyed) this.#waiting = [];
-      if (this.#waiting.length === 0) return;
-      const bytes = this.#waiting.length === 1 ? (this.#waiting[0] as Buffer) : Buffer.concat(this.#waiting);
-      this.#waiting = [];
-      // A copy of its own for the thread (pg's buffers may be pooled views).
-      const message = new Uint8Array(bytes);
-      call<Uint8Array>({ op: 'exec', socket: this.#id, bytes: message }, [message.buffer as ArrayBuffer]).then(
-        (answer) => {
-          if (answer.length > 0 && !this.destroyed)
-            this.push(Buffer.from(answer.buffer, answer.byteOffset, answer.byteLength));
-        },
-        (error: Error) => this.destroy(error),
-      );
-    }
-  }
-
+  /** Channels the thread listens on (or is asked to), by key. */
+  const listening = new Map<string, Promise<void>>();
   const channelKey = (channel: string) =>
     channel.startsWith('"') && channel.endsWith('"') ? channel.slice(1, -1) : channel.toLowerCase();
 
   return {
-    socket: () => new ThreadSocket(),
+    socket: () => new ThreadSocket(link),
     async listen(channel, callback) {
       const key = channelKey(channel);
       let started = listening.get(key);
       if (started === undefined) {
-        started = call<null>({ op: 'listen', channel: key }).then(
+        started = link.call<null>({ op: 'listen', channel: key }).then(
           () => {},
           (error: Error) => {
             // Not listening after all: the next listen() asks again.
@@ -254,33 +93,222 @@ export async function startEmbedded(options: {
         listening.set(key, started);
       }
       await started;
-      let set = listeners.get(key);
+      let set = link.listeners.get(key);
       if (set === undefined) {
         set = new Set();
-        listeners.set(key, set);
+        link.listeners.set(key, set);
       }
       set.add(callback);
       return async () => {
-        const current = listeners.get(key);
+        const current = link.listeners.get(key);
         if (current === undefined || !current.delete(callback) || current.size > 0) return;
-        listeners.delete(key);
+        link.listeners.delete(key);
         listening.delete(key);
-        if (gone === null) await call<null>({ op: 'unlisten', channel: key });
+        if (link.gone === null) await link.call<null>({ op: 'unlisten', channel: key });
       };
     },
-    query: (text, params = []) => call({ op: 'query', text, params }),
+    query: (text, params = []) => link.call({ op: 'query', text, params }),
     async dumpDataDir(compression = 'auto') {
-      const bytes = await call<ArrayBuffer>({ op: 'dump', compression });
+      const bytes = await link.call<ArrayBuffer>({ op: 'dump', compression });
       return new Blob([bytes]);
     },
     async close() {
-      closing = true;
+      link.closing = true;
       try {
-        if (gone === null) await call<null>({ op: 'close' });
+        if (link.gone === null) await link.call<null>({ op: 'close' });
       } finally {
-        gone ??= new Error('the embedded database is closed');
-        await worker.terminate();
+        link.gone ??= new Error('the embedded database is closed');
+        await link.worker.terminate();
       }
     },
   };
+}
+
+/** The thread, with the process's node flags when it may have them. */
+function spawnThread(data: ThreadOptions): Worker {
+  const spawn = (execArgv: string[]) =>
+    new Worker(threadBootstrap(), {
+      eval: true,
+      workerData: data,
+      transferList: data.loadDataDir === undefined ? [] : [data.loadDataDir],
+      execArgv,
+    });
+  try {
+    return spawn(inheritedFlags());
+  } catch (error) {
+    // A flag a thread may not have (--max-old-space-size, --stack-size, …): the thread goes without
+    // the process's flags rather than the process without its database.
+    if ((error as NodeJS.ErrnoException).code !== 'ERR_WORKER_INVALID_EXEC_ARGV') throw error;
+    return spawn([]);
+  }
+}
+
+/** The thread and what waits on it: calls by id, LISTEN callbacks, the connections open on it. */
+class ThreadLink {
+  readonly worker: Worker;
+  /** Resolves when the thread has opened the cluster; rejects when it could not. */
+  readonly ready: Promise<void>;
+  readonly listeners = new Map<string, Set<(payload: string) => void>>();
+  readonly sockets = new Set<ThreadSocket>();
+  /** Why the thread can no longer be asked anything (it failed, exited or was closed); null while it runs. */
+  gone: Error | null = null;
+  /** close() was called: the thread's exit is the end asked for, not a failure. */
+  closing = false;
+  /** Connection ids, increasing: the thread ignores a reset from a connection older than its latest. */
+  nextSocket = 1;
+  readonly #pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
+  #nextId = 1;
+
+  constructor(worker: Worker, onFailure: ((error: Error) => void) | undefined) {
+    this.worker = worker;
+    this.ready = new Promise<void>((resolve, reject) => {
+      worker.on('message', (reply: ThreadReply) => {
+        if ('ready' in reply) {
+          if (reply.ready) resolve();
+          else reject(Object.assign(new Error(reply.error.message), { stack: reply.error.stack }));
+          return;
+        }
+        this.#answer(reply);
+      });
+      // The thread failing (or exiting) fails what waits on it and every connection, as a server
+      // going away would; pg reports it to the query and the pool drops the connection. After a close
+      // asked for, its exit is no failure: what waits fails as closed, and a connection still open
+      // (pg's pool ends its clients without waiting for them) just ends.
+      const fail = (error: Error) => {
+        if (this.gone === null && !this.closing) onFailure?.(error);
+        this.gone ??= error;
+        reject(error);
+        for (const waiting of this.#pending.values()) waiting.reject(error);
+        this.#pending.clear();
+        for (const socket of this.sockets) socket.destroy(this.closing ? undefined : error);
+      };
+      worker.on('error', fail);
+      worker.on('exit', (code) =>
+        fail(
+          new Error(
+            this.closing ? 'the embedded database is closed' : `the embedded database's thread exited (code ${code})`,
+          ),
+        ),
+      );
+    });
+  }
+
+  /** Ask the thread; resolves with its answer. */
+  call<T>(request: Request, transfer: ArrayBuffer[] = []): Promise<T> {
+    if (this.gone !== null) return Promise.reject(this.gone);
+    const id = this.#nextId++;
+    // The thread keeps the process alive only while something waits on it, as PGlite in this
+    // thread did not at all.
+    if (this.#pending.size === 0) this.worker.ref();
+    return new Promise<T>((resolve, reject) => {
+      this.#pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      try {
+        this.worker.postMessage({ ...request, id }, transfer);
+      } catch (error) {
+        // A value that cannot be sent (a function among a statement's parameters, …).
+        this.#pending.delete(id);
+        if (this.#pending.size === 0) this.worker.unref();
+        reject(error);
+      }
+    });
+  }
+
+  /** A notification, or the answer to a call. */
+  #answer(reply: Exclude<ThreadReply, { ready: boolean }>): void {
+    if ('notify' in reply) {
+      for (const callback of this.listeners.get(reply.notify.channel) ?? []) callback(reply.notify.payload);
+      return;
+    }
+    const waiting = this.#pending.get(reply.id);
+    if (waiting === undefined) return;
+    this.#pending.delete(reply.id);
+    if (this.#pending.size === 0) this.worker.unref();
+    if (reply.ok) waiting.resolve(reply.value);
+    else {
+      const error = new Error(reply.error.message) as Error & { code?: string };
+      if (reply.error.code !== undefined) error.code = reply.error.code;
+      waiting.reject(error);
+    }
+  }
+}
+
+/** One pg connection: what a tick writes goes to the thread as one message, its answer comes back as read bytes. */
+class ThreadSocket extends Duplex {
+  readonly #link: ThreadLink;
+  readonly #id: number;
+  #waiting: Buffer[] = [];
+  #scheduled = false;
+  constructor(link: ThreadLink) {
+    super();
+    this.#link = link;
+    this.#id = link.nextSocket++;
+    link.sockets.add(this);
+    this.once('close', () => link.sockets.delete(this));
+  }
+  connect(): this {
+    process.nextTick(() => this.emit('connect'));
+    return this;
+  }
+  setNoDelay(): this {
+    return this;
+  }
+  setKeepAlive(): this {
+    return this;
+  }
+  ref(): this {
+    return this;
+  }
+  unref(): this {
+    return this;
+  }
+  override _read(): void {}
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
+    this.#waiting.push(chunk);
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      queueMicrotask(() => this.#send());
+    }
+    done();
+  }
+  override _final(done: (error?: Error | null) => void): void {
+    this.#send();
+    this.#reset();
+    // The end of the connection, once everything written before it is answered.
+    this.#link.call<null>({ op: 'ping' }).then(
+      () => {
+        this.push(null);
+        done();
+      },
+      (error: Error) => done(error),
+    );
+  }
+  override _destroy(error: Error | null, done: (error?: Error | null) => void): void {
+    this.#reset();
+    done(error);
+  }
+  /**
+   * A connection that goes away ends its transaction, as with a server: pg drops a client
+   * mid-transaction on an error, and the next connection is the same PGlite session. (Sent at
+   * once, so before a later connection's bytes; the thread ignores it once a newer connection
+   * has started.)
+   */
+  #reset(): void {
+    if (this.#link.gone === null) this.#link.call<null>({ op: 'reset', socket: this.#id }).catch(() => {});
+  }
+  #send(): void {
+    this.#scheduled = false;
+    if (this.destroyed) this.#waiting = [];
+    if (this.#waiting.length === 0) return;
+    const bytes = this.#waiting.length === 1 ? (this.#waiting[0] as Buffer) : Buffer.concat(this.#waiting);
+    this.#waiting = [];
+    // A copy of its own for the thread (pg's buffers may be pooled views).
+    const message = new Uint8Array(bytes);
+    this.#link.call<Uint8Array>({ op: 'exec', socket: this.#id, bytes: message }, [message.buffer as ArrayBuffer]).then(
+      (answer) => {
+        if (answer.length > 0 && !this.destroyed)
+          this.push(Buffer.from(answer.buffer, answer.byteOffset, answer.byteLength));
+      },
+      (error: Error) => this.destroy(error),
+    );
+  }
 }

@@ -65,10 +65,29 @@ function notificationsIn(bytes: Uint8Array): void {
 }
 
 async function main(): Promise<void> {
-  const options = workerData as ThreadOptions;
-  let pglite: PGlite;
+  const pglite = await openCluster(workerData as ThreadOptions);
+  if (pglite === null) return;
+  const session = createSession(pglite);
+  let queue = Promise.resolve();
+  port.on('message', (request: ThreadRequest) => {
+    queue = queue.then(async () => {
+      try {
+        const handled = await session.handle(request);
+        if (handled !== 'later') post({ id: request.id, ok: true, value: handled.value }, handled.transfer);
+      } catch (error) {
+        post({ id: request.id, ok: false, error: failure(error) });
+      }
+      if (request.op !== 'close') await session.outsideTransaction();
+      else port.close();
+    });
+  });
+  post({ ready: true });
+}
+
+/** The cluster, opened; null when it could not be (the other end is told why). */
+async function openCluster(options: ThreadOptions): Promise<PGlite | null> {
   try {
-    pglite = await PGlite.create({
+    return await PGlite.create({
       ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
       ...(options.loadDataDir === undefined ? {} : { loadDataDir: new Blob([options.loadDataDir]) }),
       extensions: { pg_trgm, btree_gin },
@@ -76,8 +95,32 @@ async function main(): Promise<void> {
   } catch (error) {
     const e = error as Error;
     post({ ready: false, error: { message: e.message, ...(e.stack === undefined ? {} : { stack: e.stack }) } });
-    return;
+    return null;
   }
+}
+
+/** An error as it crosses to the other end. */
+function failure(error: unknown): { message: string; stack?: string; code?: string } {
+  const e = error as Error & { code?: string };
+  return {
+    message: e.message,
+    ...(e.stack === undefined ? {} : { stack: e.stack }),
+    ...(e.code === undefined ? {} : { code: e.code }),
+  };
+}
+
+type Handled = { value: unknown; transfer?: ArrayBuffer[] } | 'later';
+
+/**
+ * The one PGlite session every connection shares: whose transaction a reset may end, the
+ * startup answer, the channels listened on, and LISTEN/UNLISTEN held back while a transaction is
+ * open.
+ */
+function createSession(pglite: PGlite): {
+  handle(request: ThreadRequest): Promise<Handled>;
+  /** Run what waited for the end of a transaction, now that none is open. */
+  outsideTransaction(): Promise<void>;
+} {
   const unlisteners = new Map<string, () => Promise<void>>();
   /** The connection that sent the latest startup packet: a reset from an older one is late. */
   let current = 0;
@@ -88,7 +131,7 @@ async function main(): Promise<void> {
    * connection's transaction they would commit or roll back with it (a rolled-back LISTEN hears
    * nothing, silently).
    */
-  const outsideTransaction: (() => Promise<void>)[] = [];
+  const deferred: (() => Promise<void>)[] = [];
 
   const listen = async (channel: string) => {
     if (unlisteners.has(channel)) return;
@@ -104,8 +147,6 @@ async function main(): Promise<void> {
     await stop?.();
   };
 
-  type Handled = { value: unknown; transfer?: ArrayBuffer[] } | 'later';
-
   async function handle(request: ThreadRequest): Promise<Handled> {
     switch (request.op) {
       case 'exec': {
@@ -114,17 +155,7 @@ async function main(): Promise<void> {
           current = request.socket;
           if (startupAnswer !== null) return { value: startupAnswer.slice() };
         }
-        // The bytes as PostgreSQL writes them, unparsed (the server's pg parses them); PGlite's own
-        // parsing would also keep every message of every answer (its result list is reset only by
-        // its own query methods).
-        const chunks: Uint8Array[] = [];
-        await pglite.execProtocolRawStream(request.bytes, { onRawData: (bytes) => chunks.push(bytes.slice()) });
-        const answer =
-          chunks.length === 0
-            ? new Uint8Array(0)
-            : chunks.length === 1
-              ? (chunks[0] as Uint8Array)
-              : Buffer.concat(chunks);
+        const answer = await execProtocol(pglite, request.bytes);
         if (request.bytes[0] === 0) startupAnswer = answer.slice();
         notificationsIn(answer);
         // Transferred when the answer has its buffer to itself (Buffer.concat's may be pooled).
@@ -142,7 +173,7 @@ async function main(): Promise<void> {
           await run();
           return { value: null };
         }
-        outsideTransaction.push(async () => {
+        deferred.push(async () => {
           try {
             await run();
             post({ id: request.id, ok: true, value: null });
@@ -170,33 +201,30 @@ async function main(): Promise<void> {
     }
   }
 
-  const failure = (error: unknown) => {
-    const e = error as Error & { code?: string };
-    return {
-      message: e.message,
-      ...(e.stack === undefined ? {} : { stack: e.stack }),
-      ...(e.code === undefined ? {} : { code: e.code }),
-    };
-  };
-
-  let queue = Promise.resolve();
-  port.on('message', (request: ThreadRequest) => {
-    queue = queue.then(async () => {
-      try {
-        const handled = await handle(request);
-        if (handled !== 'later') post({ id: request.id, ok: true, value: handled.value }, handled.transfer);
-      } catch (error) {
-        post({ id: request.id, ok: false, error: failure(error) });
-      }
-      // What waited for the end of a transaction, now that none is open.
-      while (outsideTransaction.length > 0 && request.op !== 'close' && !pglite.isInTransaction()) {
-        const next = outsideTransaction.shift() as () => Promise<void>;
+  return {
+    handle,
+    async outsideTransaction() {
+      while (deferred.length > 0 && !pglite.isInTransaction()) {
+        const next = deferred.shift() as () => Promise<void>;
         await next();
       }
-      if (request.op === 'close') port.close();
-    });
-  });
-  post({ ready: true });
+    },
+  };
+}
+
+/**
+ * Run wire-protocol bytes as PostgreSQL writes them, unparsed (the server's pg parses them);
+ * PGlite's own parsing would also keep every message of every answer (its result list is reset
+ * only by its own query methods).
+ */
+async function execProtocol(pglite: PGlite, bytes: Uint8Array): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  await pglite.execProtocolRawStream(bytes, { onRawData: (data) => chunks.push(data.slice()) });
+  return chunks.length === 0
+    ? new Uint8Array(0)
+    : chunks.length === 1
+      ? (chunks[0] as Uint8Array)
+      : Buffer.concat(chunks);
 }
 
 await main();

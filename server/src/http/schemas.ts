@@ -4,10 +4,14 @@
 
 import { type TSchema, Type } from 'typebox';
 
+/** `ptero_forbidden` was renamed `upstream_forbidden`; clients matching the old code are told here, for one release. */
+const ERROR_CODE =
+  'Stable snake_case code (CONTRACT §2). Deprecated: `ptero_forbidden`, no longer sent, replaced by `upstream_forbidden` (403).';
+
 export const TokenError = Type.Object(
   {
     ok: Type.Literal(false),
-    error: Type.String({ description: 'Stable snake_case code (CONTRACT §2)' }),
+    error: Type.String({ description: ERROR_CODE }),
     status: Type.Integer(),
     message: Type.String(),
     request_id: Type.String(),
@@ -20,7 +24,7 @@ export const SessionError = Type.Object(
   {
     success: Type.Literal(false),
     message: Type.String(),
-    code: Type.String({ description: 'Stable snake_case code (CONTRACT §2)' }),
+    code: Type.String({ description: ERROR_CODE }),
     errors: Type.Record(Type.String(), Type.String(), { description: 'Per-field reasons' }),
     details: Type.Optional(
       Type.Object({}, { additionalProperties: true, description: 'e.g. balance, required, shortfall' }),

@@ -1,11 +1,50 @@
 // What every upstream driver provides, whatever kind of node it speaks to: a health probe and
-// the node's console. The kind-specific interfaces (./hypervisor.ts, and next the game and web
-// panels) add their own operations on top; ./registry.ts says which driver serves which kind.
+// the node's console, with the console tickets of every kind (the relay dials them all). The
+// kind-specific interfaces (./hypervisor.ts, ./game-panel.ts, ./web-panel.ts, ./bare-metal.ts)
+// add their own operations on top; ./registry.ts says which driver serves which kind.
 
 import type WebSocket from 'ws';
 import type { BudgetSpec } from './budgets.ts';
-import type { GameConsoleTicket } from './game-panel.ts';
-import type { ConsoleTicket } from './hypervisor.ts';
+
+/** A VM's console as its hypervisor issues it (Hypervisor.console). */
+export interface ConsoleTicket {
+  kind: 'vnc' | 'serial';
+  /** The node's one-time ticket for its console websocket; valid for seconds, not minutes. */
+  ticket: string;
+  port: number;
+  /** Who the ticket was issued to; a serial session sends `<user>:<ticket>\n` first. */
+  user: string;
+  /** VNC: the RFB password (null: the ticket is the password). Serial: null. */
+  password: string | null;
+  /**
+   * What a server-side proxy dials on the node's endpoint (ws: or wss:), authenticating with
+   * the API token: the /vncwebsocket path with port and ticket, no credentials in it. Never
+   * give it, or the node's address, to a browser. Real nodes may refuse API tokens for serial
+   * (termproxy) sessions (upstreams.md §2.7).
+   */
+  websocketPath: string;
+}
+
+/** How the platform finds one panel server again: the panel's numeric id and its client identifiers. */
+export interface GameServerRef {
+  /** Application API id. */
+  id: number;
+  /** 36-char UUID (Wings' name for it). */
+  uuid: string;
+  /** 8-char short id the client API takes. */
+  identifier: string;
+}
+
+/**
+ * A console session as the relay dials it (NodeDriver.openConsole): where and with which JWT,
+ * and the server, so the driver can fetch a fresh JWT when Wings says it is expiring.
+ */
+export interface GameConsoleTicket {
+  kind: 'game';
+  server: GameServerRef;
+  token: string;
+  socket: string;
+}
 
 /** What a console relay dials: a VM's console (vnc, serial) or a game server's (Wings). */
 export type UpstreamConsoleTicket = ConsoleTicket | GameConsoleTicket;

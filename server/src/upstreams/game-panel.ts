@@ -6,7 +6,7 @@
 // Contract shared by every method:
 // - It resolves when the panel has answered, or it throws UpstreamError (./hypervisor.ts) and
 //   nothing else, never with a credential in its message. How panel answers map:
-//     401 → auth; 403 → forbidden (a permission or key refusal; `ptero_forbidden` to clients);
+//     401 → auth; 403 → forbidden (a permission or key refusal; `upstream_forbidden` to clients);
 //     404 → not_found; 409 (the server's state) → conflict, the panel's text in `detail`;
 //     400 (the panel's DisplayException: a limit, a business rule) → rejected with the text;
 //     422 → rejected with `fields` (the panel's field → message);
@@ -16,17 +16,11 @@
 //   (`/`-separated, no `..`); the driver never checks them again and never builds them itself.
 // - Methods that create are safe to call again after a lost answer when they say so.
 
-import type { NodeDriver } from './driver.ts';
+import type { GameServerRef, NodeDriver } from './driver.ts';
 
-/** How the platform finds one panel server again: the panel's numeric id and its client identifiers. */
-export interface GameServerRef {
-  /** Application API id. */
-  id: number;
-  /** 36-char UUID (Wings' name for it). */
-  uuid: string;
-  /** 8-char short id the client API takes. */
-  identifier: string;
-}
+// The server reference lives with the driver contract, beside the console ticket that names it;
+// re-exported because every game module names its server this way.
+export type { GameServerRef };
 
 /** The panel's own lifecycle field (upstreams.md §1.5); null = installed and normal. */
 export type PanelServerStatus =
@@ -248,17 +242,6 @@ export interface GameConsoleCredentials {
   /** The JWT Wings expects in `auth`. */
   token: string;
   /** wss://node:port/api/servers/<uuid>/ws */
-  socket: string;
-}
-
-/**
- * A console session as the relay dials it (NodeDriver.openConsole): where and with which JWT,
- * and the server, so the driver can fetch a fresh JWT when Wings says it is expiring.
- */
-export interface GameConsoleTicket {
-  kind: 'game';
-  server: GameServerRef;
-  token: string;
   socket: string;
 }
 

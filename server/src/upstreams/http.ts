@@ -75,7 +75,7 @@ export interface HttpClient {
   close(): void;
 }
 
-export function createHttpClient(options: {
+export interface HttpClientOptions {
   tls?: TlsOptions;
   timeoutMs: number;
   maxBytes?: number;
@@ -84,13 +84,25 @@ export function createHttpClient(options: {
   metricsNode?: string | undefined;
   /** Where the node's call budget is taken from (default: this process's, by node name). */
   budgets?: NodeBudgets;
-}): HttpClient {
-  const maxBytes = options.maxBytes ?? 4 * 1024 * 1024;
-  const budgets = options.budgets ?? nodeBudgets;
+}
+
+/** What every request of one client shares: its deadline and cap, its budget, its agents, its metrics. */
+interface Transport {
+  label: string;
+  timeoutMs: number;
+  maxBytes: number;
   /** A token of the node's budget (waits, or throws rate_limited); a refused call is never sent nor counted. */
-  const budget = async (): Promise<void> => {
-    if (options.metricsNode !== undefined) await budgets.take(options.metricsNode);
-  };
+  budget(): Promise<void>;
+  /** A request on the client's keep-alive agent for the URL's scheme. */
+  open(method: string, url: URL, headers: Record<string, string>): ClientRequest;
+  /** Count a finished call in the metrics, by the node's name (or host:port): one series per configured node. */
+  measured(url: URL, started: number, error: UpstreamError | null, response?: HttpResponse): void;
+}
+
+type Done = (error: UpstreamError | null, response?: HttpResponse) => void;
+
+export function createHttpClient(options: HttpClientOptions): HttpClient {
+  const budgets = options.budgets ?? nodeBudgets;
   const http = new HttpAgent({ keepAlive: true, maxSockets: 16 });
   const https = new HttpsAgent({
     keepAlive: true,
@@ -98,168 +110,173 @@ export function createHttpClient(options: {
     ...(options.tls?.ca ? { ca: options.tls.ca } : {}),
     rejectUnauthorized: !options.tls?.insecure,
   });
-
-  const open = (method: string, url: URL, headers: Record<string, string>): ClientRequest => {
-    const secure = url.protocol === 'https:';
-    return (secure ? httpsRequest : httpRequest)(url, {
-      method,
-      headers: { accept: 'application/json', ...headers },
-      agent: secure ? https : http,
-    });
+  const transport: Transport = {
+    label: options.label,
+    timeoutMs: options.timeoutMs,
+    maxBytes: options.maxBytes ?? 4 * 1024 * 1024,
+    async budget() {
+      if (options.metricsNode !== undefined) await budgets.take(options.metricsNode);
+    },
+    open(method, url, headers) {
+      const secure = url.protocol === 'https:';
+      return (secure ? httpsRequest : httpRequest)(url, {
+        method,
+        headers: { accept: 'application/json', ...headers },
+        agent: secure ? https : http,
+      });
+    },
+    measured(url, started, error, response) {
+      const failure = error !== null ? toFailure(error) : failureOfStatus(response?.status ?? 0);
+      recordUpstreamCall(options.metricsNode ?? url.host, (performance.now() - started) / 1000, failure);
+    },
   };
-
-  /** Count a finished call in the metrics, by the node's name (or host:port): one series per configured node. */
-  const measured = (url: URL, started: number, error: UpstreamError | null, response?: HttpResponse): void => {
-    const failure = error !== null ? toFailure(error) : failureOfStatus(response?.status ?? 0);
-    recordUpstreamCall(options.metricsNode ?? url.host, (performance.now() - started) / 1000, failure);
-  };
-
-  /** Collect an answer up to `limit` bytes: past it, stop (truncate) or fail (the size cap). */
-  const collect = (
-    req: ClientRequest,
-    res: IncomingMessage,
-    limit: number,
-    truncate: boolean,
-    progress: () => void,
-    done: (error: UpstreamError | null, response?: HttpResponse) => void,
-  ) => {
-    let size = 0;
-    const chunks: Buffer[] = [];
-    const answer = (truncated: boolean): HttpResponse => {
-      const bytes = Buffer.concat(chunks);
-      return {
-        status: res.statusCode ?? 0,
-        reason: res.statusMessage ?? '',
-        headers: res.headers,
-        text: bytes.toString('utf8'),
-        bytes,
-        truncated,
-      };
-    };
-    res.on('data', (chunk: Buffer) => {
-      progress();
-      if (size + chunk.length > limit) {
-        if (truncate) {
-          chunks.push(chunk.subarray(0, limit - size));
-          size = limit;
-          done(null, answer(true));
-          req.destroy();
-          return;
-        }
-        req.destroy(
-          new UpstreamError('protocol', `${options.label} sent more than ${limit} bytes`, { retryable: false }),
-        );
-        return;
-      }
-      size += chunk.length;
-      chunks.push(chunk);
-    });
-    res.on('end', () => done(null, answer(false)));
-    res.on('error', (error) => done(toUpstream(error, options.label)));
-  };
-
   return {
-    async send({ method, url, headers, body, readLimit }) {
-      await budget();
-      return new Promise((resolve, reject) => {
-        let settled = false;
-        const started = performance.now();
-        const req = open(method, url, {
-          ...headers,
-          ...(body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) }),
-        });
-        const timer = setTimeout(() => {
-          req.destroy(new UpstreamError('timeout', `${options.label} did not answer within ${options.timeoutMs} ms`));
-        }, options.timeoutMs);
-        const done = (error: UpstreamError | null, response?: HttpResponse) => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          measured(url, started, error, response);
-          if (error) reject(error);
-          else resolve(response as HttpResponse);
-        };
-        req.on('response', (res) => {
-          // Only a successful answer is cut short; an error's body is read whole (up to the cap).
-          const ok = (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300;
-          const limit = ok && readLimit !== undefined ? readLimit : null;
-          collect(req, res, limit ?? maxBytes, limit !== null, () => {}, done);
-        });
-        req.on('error', (error) => done(toUpstream(error, options.label)));
-        req.end(body);
-      });
-    },
-
-    async stream({ method, url, headers, body, length }) {
-      await budget();
-      return new Promise((resolve, reject) => {
-        let settled = false;
-        const started = performance.now();
-        let bodyFailure: unknown = null;
-        const req = open(method, url, {
-          ...headers,
-          ...(length === null ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(length) }),
-        });
-        let timer: NodeJS.Timeout | undefined;
-        const progress = () => {
-          clearTimeout(timer);
-          if (settled) return;
-          timer = setTimeout(() => {
-            req.destroy(
-              new UpstreamError('timeout', `${options.label} made no progress within ${options.timeoutMs} ms`),
-            );
-          }, options.timeoutMs);
-        };
-        const done = (error: UpstreamError | null, response?: HttpResponse) => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          measured(url, started, error, response);
-          if (error) reject(error);
-          else resolve(response as HttpResponse);
-        };
-        progress();
-        req.on('response', (res) => collect(req, res, maxBytes, false, progress, done));
-        req.on('error', (error) => {
-          if (bodyFailure !== null) {
-            const name = bodyFailure instanceof Error ? bodyFailure.message : String(bodyFailure);
-            done(
-              bodyFailure instanceof UpstreamError
-                ? bodyFailure
-                : new UpstreamError('rejected', `${options.label}: the body being sent failed (${name})`, {
-                    retryable: false,
-                  }),
-            );
-            return;
-          }
-          done(toUpstream(error, options.label));
-        });
-        const pump = async () => {
-          try {
-            for await (const chunk of body) {
-              if (req.destroyed) return;
-              progress();
-              if (!req.write(chunk)) await drained(req);
-            }
-            if (!req.destroyed) req.end();
-          } catch (error) {
-            // Either the body failed (it threw) or the request did (drained() rethrows its error,
-            // which the request's own error listener reports).
-            if (!req.destroyed) {
-              bodyFailure = error;
-              req.destroy(error instanceof Error ? error : new Error(String(error)));
-            }
-          }
-        };
-        void pump();
-      });
-    },
-
+    send: (request) => send(transport, request),
+    stream: (request) => stream(transport, request),
     close() {
       http.destroy();
       https.destroy();
     },
   };
+}
+
+/** One request with a body held in memory, under one deadline. */
+async function send(t: Transport, { method, url, headers, body, readLimit }: HttpRequest): Promise<HttpResponse> {
+  await t.budget();
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const started = performance.now();
+    const req = t.open(method, url, {
+      ...headers,
+      ...(body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) }),
+    });
+    const timer = setTimeout(() => {
+      req.destroy(new UpstreamError('timeout', `${t.label} did not answer within ${t.timeoutMs} ms`));
+    }, t.timeoutMs);
+    const done: Done = (error, response) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      t.measured(url, started, error, response);
+      if (error) reject(error);
+      else resolve(response as HttpResponse);
+    };
+    req.on('response', (res) => {
+      // Only a successful answer is cut short; an error's body is read whole (up to the cap).
+      const ok = (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300;
+      const limit = ok && readLimit !== undefined ? readLimit : null;
+      collect(t.label, req, res, limit ?? t.maxBytes, limit !== null, () => {}, done);
+    });
+    req.on('error', (error) => done(toUpstream(error, t.label)));
+    req.end(body);
+  });
+}
+
+/** One request whose body is sent as it is produced, under a deadline of inactivity. */
+async function stream(t: Transport, { method, url, headers, body, length }: HttpStreamRequest): Promise<HttpResponse> {
+  await t.budget();
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const started = performance.now();
+    let bodyFailure: unknown = null;
+    const req = t.open(method, url, {
+      ...headers,
+      ...(length === null ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(length) }),
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const progress = () => {
+      clearTimeout(timer);
+      if (settled) return;
+      timer = setTimeout(() => {
+        req.destroy(new UpstreamError('timeout', `${t.label} made no progress within ${t.timeoutMs} ms`));
+      }, t.timeoutMs);
+    };
+    const done: Done = (error, response) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      t.measured(url, started, error, response);
+      if (error) reject(error);
+      else resolve(response as HttpResponse);
+    };
+    progress();
+    req.on('response', (res) => collect(t.label, req, res, t.maxBytes, false, progress, done));
+    req.on('error', (error) => {
+      if (bodyFailure !== null) {
+        const name = bodyFailure instanceof Error ? bodyFailure.message : String(bodyFailure);
+        done(
+          bodyFailure instanceof UpstreamError
+            ? bodyFailure
+            : new UpstreamError('rejected', `${t.label}: the body being sent failed (${name})`, {
+                retryable: false,
+              }),
+        );
+        return;
+      }
+      done(toUpstream(error, t.label));
+    });
+    const pump = async () => {
+      try {
+        for await (const chunk of body) {
+          if (req.destroyed) return;
+          progress();
+          if (!req.write(chunk)) await drained(req);
+        }
+        if (!req.destroyed) req.end();
+      } catch (error) {
+        // Either the body failed (it threw) or the request did (drained() rethrows its error,
+        // which the request's own error listener reports).
+        if (!req.destroyed) {
+          bodyFailure = error;
+          req.destroy(error instanceof Error ? error : new Error(String(error)));
+        }
+      }
+    };
+    void pump();
+  });
+}
+
+/** Collect an answer up to `limit` bytes: past it, stop (truncate) or fail (the size cap). */
+function collect(
+  label: string,
+  req: ClientRequest,
+  res: IncomingMessage,
+  limit: number,
+  truncate: boolean,
+  progress: () => void,
+  done: Done,
+): void {
+  let size = 0;
+  const chunks: Buffer[] = [];
+  const answer = (truncated: boolean): HttpResponse => {
+    const bytes = Buffer.concat(chunks);
+    return {
+      status: res.statusCode ?? 0,
+      reason: res.statusMessage ?? '',
+      headers: res.headers,
+      text: bytes.toString('utf8'),
+      bytes,
+      truncated,
+    };
+  };
+  res.on('data', (chunk: Buffer) => {
+    progress();
+    if (size + chunk.length > limit) {
+      if (truncate) {
+        chunks.push(chunk.subarray(0, limit - size));
+        size = limit;
+        done(null, answer(true));
+        req.destroy();
+        return;
+      }
+      req.destroy(new UpstreamError('protocol', `${label} sent more than ${limit} bytes`, { retryable: false }));
+      return;
+    }
+    size += chunk.length;
+    chunks.push(chunk);
+  });
+  res.on('end', () => done(null, answer(false)));
+  res.on('error', (error) => done(toUpstream(error, label)));
 }
 
 /** The request can take more (drain), or it is over (close, error): never waits forever. */

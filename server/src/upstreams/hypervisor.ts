@@ -11,7 +11,7 @@
 // - Methods that change state are safe to call again after a crash or a lost answer; each
 //   says below what "again" does.
 
-import type { NodeDriver } from './driver.ts';
+import type { ConsoleTicket, NodeDriver } from './driver.ts';
 
 export type PowerState = 'running' | 'stopped' | 'starting' | 'stopping' | 'unknown';
 export type Timeframe = 'hour' | 'day' | 'week' | 'month' | 'year';
@@ -128,24 +128,6 @@ export function snapshotNameProblem(name: string): string | null {
   if (name.length > 40) return 'a snapshot name has at most 40 characters';
   if (name === 'current' || name.toLowerCase() === 'pending') return `'${name}' is a reserved name`;
   return null;
-}
-
-export interface ConsoleTicket {
-  kind: 'vnc' | 'serial';
-  /** The node's one-time ticket for its console websocket; valid for seconds, not minutes. */
-  ticket: string;
-  port: number;
-  /** Who the ticket was issued to; a serial session sends `<user>:<ticket>\n` first. */
-  user: string;
-  /** VNC: the RFB password (null: the ticket is the password). Serial: null. */
-  password: string | null;
-  /**
-   * What a server-side proxy dials on the node's endpoint (ws: or wss:), authenticating with
-   * the API token: the /vncwebsocket path with port and ticket, no credentials in it. Never
-   * give it, or the node's address, to a browser. Real nodes may refuse API tokens for serial
-   * (termproxy) sessions (upstreams.md §2.7).
-   */
-  websocketPath: string;
 }
 
 export interface Hypervisor extends NodeDriver {

@@ -93,7 +93,7 @@ const UPSTREAM_FAILURES: Record<UpstreamErrorKind, { code: string; message: stri
   unreachable: { code: 'node_unreachable', message: 'The server node did not answer.' },
   timeout: { code: 'node_unreachable', message: 'The server node did not answer in time.' },
   auth: { code: 'upstream_auth', message: "The server node refused the platform's credentials." },
-  forbidden: { code: 'ptero_forbidden', message: 'The panel refused the operation for want of a permission.' },
+  forbidden: { code: 'upstream_forbidden', message: 'The panel refused the operation for want of a permission.' },
   rate_limited: { code: 'node_unreachable', message: 'The server node asked the platform to slow down.' },
   not_found: { code: 'upstream_error', message: 'The server was not found on its node.' },
   conflict: { code: 'upstream_error', message: 'The server was busy or not in a state that allows this.' },

@@ -51,19 +51,7 @@ const AAD = 'mail-outbox';
 
 export function createMailer(options: MailerOptions): Mailer {
   const { db, jobs, secretKey, clock } = options;
-  const devSink = options.smtpUrl === null && options.engine === 'pglite';
-  if (options.smtpUrl === null && options.engine === 'postgresql') {
-    options.logger.warn(
-      { mail: 'not delivered' },
-      'SMTP_URL is not set: NO MAIL IS DELIVERED. Verification, reset and sign-in mail stays in the outbox ' +
-        '(read it with `npm run admin -- mail show ID`); set SMTP_URL for production.',
-    );
-  } else if (devSink) {
-    options.logger.info(
-      { mail: 'development sink' },
-      'SMTP_URL is not set: mail is stored in the outbox and its text printed to this log (development only)',
-    );
-  }
+  const devSink = announceSink(options);
   let transport: Transporter | null = null;
   const smtp = (): Transporter => {
     transport ??= nodemailer.createTransport({
@@ -81,55 +69,14 @@ export function createMailer(options: MailerOptions): Mailer {
       : (JSON.parse(decryptSecret(secretKey, row.body_sealed, `${AAD}:${row.id}`)) as RenderedMail);
 
   return {
-    async queue(trx, to, message, accountId = null) {
-      if ('link' in message && !message.link.startsWith(`${options.publicUrl}/`))
-        throw new Error(`mail ${message.template}: its link does not start with PUBLIC_URL`);
-      const rendered = renderMail(message);
-      const { id } = await trx
-        .insertInto('mail_outbox')
-        .values({
-          account_id: accountId,
-          to_address: to,
-          template: message.template,
-          subject: rendered.subject,
-          body_sealed: null,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      // Sealed with the row id as associated data, so a body cannot be swapped onto another row.
-      await trx
-        .updateTable('mail_outbox')
-        .set({ body_sealed: encryptSecret(secretKey, JSON.stringify(rendered), `${AAD}:${id}`) })
-        .where('id', '=', id)
-        .execute();
-      await jobs.enqueue(trx, 'mail.send', { outboxId: id });
-      return id;
-    },
+    queue: (trx, to, message, accountId = null) => queueMail(options, trx, to, message, accountId),
 
     async deliver(outboxId, context) {
       const row = await db.selectFrom('mail_outbox').selectAll().where('id', '=', outboxId).executeTakeFirst();
       if (!row || row.status === 'sent' || row.status === 'stored') return;
       const content = read(row);
       if (content === null) return;
-      if (options.smtpUrl === null) {
-        await db
-          .updateTable('mail_outbox')
-          .set({ status: 'stored', attempts: row.attempts + 1 })
-          .where('id', '=', row.id)
-          .execute();
-        if (!devSink) {
-          // Production without SMTP: never the text (links, codes); staff read it with the CLI.
-          context.logger.warn({ outbox: row.id, template: row.template }, 'mail stored, not delivered (no SMTP_URL)');
-          return;
-        }
-        // Development without SMTP: the outbox is the mailbox. The text goes to the log on purpose
-        // so the link or code can be copied; set SMTP_URL in any real deployment.
-        context.logger.info(
-          { outbox: row.id, to: row.to_address, subject: row.subject, mailSink: 'development' },
-          `mail stored (no SMTP_URL), development mail sink:\n${content.text}`,
-        );
-        return;
-      }
+      if (options.smtpUrl === null) return storeUnsent(db, row, content, devSink, context.logger);
       try {
         await smtp().sendMail({
           from: options.from,
@@ -189,4 +136,83 @@ export function createMailer(options: MailerOptions): Mailer {
       transport?.close();
     },
   };
+}
+
+/**
+ * Say at start-up where mail goes without SMTP_URL: nowhere on PostgreSQL (a warning), the log on
+ * the embedded engine. True when the log is the development mail sink.
+ */
+function announceSink(options: MailerOptions): boolean {
+  const devSink = options.smtpUrl === null && options.engine === 'pglite';
+  if (options.smtpUrl === null && options.engine === 'postgresql') {
+    options.logger.warn(
+      { mail: 'not delivered' },
+      'SMTP_URL is not set: NO MAIL IS DELIVERED. Verification, reset and sign-in mail stays in the outbox ' +
+        '(read it with `npm run admin -- mail show ID`); set SMTP_URL for production.',
+    );
+  } else if (devSink) {
+    options.logger.info(
+      { mail: 'development sink' },
+      'SMTP_URL is not set: mail is stored in the outbox and its text printed to this log (development only)',
+    );
+  }
+  return devSink;
+}
+
+/** Write the message to the outbox, sealed, and enqueue its delivery, in the caller's transaction. */
+async function queueMail(
+  options: MailerOptions,
+  trx: Kysely<DB>,
+  to: string,
+  message: MailMessage,
+  accountId: number | null,
+): Promise<number> {
+  if ('link' in message && !message.link.startsWith(`${options.publicUrl}/`))
+    throw new Error(`mail ${message.template}: its link does not start with PUBLIC_URL`);
+  const rendered = renderMail(message);
+  const { id } = await trx
+    .insertInto('mail_outbox')
+    .values({
+      account_id: accountId,
+      to_address: to,
+      template: message.template,
+      subject: rendered.subject,
+      body_sealed: null,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  // Sealed with the row id as associated data, so a body cannot be swapped onto another row.
+  await trx
+    .updateTable('mail_outbox')
+    .set({ body_sealed: encryptSecret(options.secretKey, JSON.stringify(rendered), `${AAD}:${id}`) })
+    .where('id', '=', id)
+    .execute();
+  await options.jobs.enqueue(trx, 'mail.send', { outboxId: id });
+  return id;
+}
+
+/** Without SMTP_URL: the mail is stored; its text goes to the log only on the development sink. */
+async function storeUnsent(
+  db: Kysely<DB>,
+  row: MailRow,
+  content: RenderedMail,
+  devSink: boolean,
+  logger: JobContext['logger'],
+): Promise<void> {
+  await db
+    .updateTable('mail_outbox')
+    .set({ status: 'stored', attempts: row.attempts + 1 })
+    .where('id', '=', row.id)
+    .execute();
+  if (!devSink) {
+    // Production without SMTP: never the text (links, codes); staff read it with the CLI.
+    logger.warn({ outbox: row.id, template: row.template }, 'mail stored, not delivered (no SMTP_URL)');
+    return;
+  }
+  // Development without SMTP: the outbox is the mailbox. The text goes to the log on purpose
+  // so the link or code can be copied; set SMTP_URL in any real deployment.
+  logger.info(
+    { outbox: row.id, to: row.to_address, subject: row.subject, mailSink: 'development' },
+    `mail stored (no SMTP_URL), development mail sink:\n${content.text}`,
+  );
 }

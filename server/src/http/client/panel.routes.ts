@@ -225,7 +225,7 @@ export function panelRoutes(product: Product, path: string) {
             `A POST action sent as GET is 405.\n\n${describeAll(actions, 'read')}`,
           'x-actions': actionCatalogue(actions, 'read'),
           querystring: Query,
-          // 400: path_traversal from the file reads (file_read, file_download…); 403 ptero_forbidden.
+          // 400: path_traversal from the file reads (file_read, file_download…); 403 upstream_forbidden.
           response: { 200: Answer, ...sessionErrors(400, 401, 403, 404, 405, 409, 413, 415, 422, 429, 503) },
         },
       },

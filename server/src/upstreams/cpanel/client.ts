@@ -5,8 +5,9 @@
 // carries the UAPI result `{status, data, errors, …}` in `data.uapi`. Refusals and failures are
 // mapped by ./errors.ts; transport (keep-alive, deadlines, size cap, TLS) is ../http.ts.
 
+import { nodeHttpClient } from '../driver-config.ts';
 import { UpstreamError } from '../errors.ts';
-import { createHttpClient, type HttpClient } from '../http.ts';
+import type { HttpClient } from '../http.ts';
 import { type CpanelConfig, labelOf, type ResolvedConfig, resolveConfig } from './config.ts';
 import { type Area, classify, redact, refusal } from './errors.ts';
 
@@ -44,14 +45,14 @@ export class CpanelClient {
     this.config = resolved;
     this.#problem = problem;
     this.label = labelOf(config);
-    const common = {
-      ...(config.tls ? { tls: config.tls } : {}),
+    this.#http = nodeHttpClient(config, this.label, {
+      timeoutMs: resolved.requestTimeoutMs,
       maxBytes: MAX_ANSWER_BYTES,
-      label: this.label,
-      metricsNode: config.metricsNode,
-    };
-    this.#http = createHttpClient({ ...common, timeoutMs: resolved.requestTimeoutMs });
-    this.#slowHttp = createHttpClient({ ...common, timeoutMs: resolved.slowTimeoutMs });
+    });
+    this.#slowHttp = nodeHttpClient(config, this.label, {
+      timeoutMs: resolved.slowTimeoutMs,
+      maxBytes: MAX_ANSWER_BYTES,
+    });
   }
 
   /** Throws the configuration's problem, if it has one (every call starts here). */

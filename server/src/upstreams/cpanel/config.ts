@@ -4,12 +4,20 @@
 // reported without echoing the values, and thrown by every call rather than at creation.
 
 import type { DriverTiming, NodeAccess } from '../driver.ts';
-import { UpstreamError } from '../errors.ts';
+import {
+  checkEndpoint,
+  configProblem,
+  type EndpointConfig,
+  hostLabel,
+  settingsOf,
+  type TlsSettings,
+  timingOf,
+  tlsOf,
+} from '../driver-config.ts';
+import type { UpstreamError } from '../errors.ts';
 import type { TlsOptions } from '../http.ts';
 
-export interface CpanelConfig {
-  /** Our name of the node (`nodes.name`): the `node` label of its upstream-call metrics. */
-  metricsNode?: string;
+export interface CpanelConfig extends EndpointConfig {
   /** WHM's base URL, e.g. https://host.example.in:2087 (or http://127.0.0.1:PORT for the emulator). */
   endpoint: string;
   /** The WHM user the token belongs to (root or a reseller). */
@@ -43,39 +51,19 @@ const TOKEN = /^[\x21-\x7e]{16,}$/;
 
 /** The configuration with defaults, or the reason it cannot work (thrown by every call, never at creation). */
 export function resolveConfig(config: CpanelConfig): { resolved: ResolvedConfig; problem: UpstreamError | null } {
-  let problem: string | null = null;
-  let base = '';
-  try {
-    const url = new URL(config.endpoint);
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') problem = 'the endpoint must be an http(s) URL';
-    else if (url.username || url.password) problem = 'the endpoint must not contain credentials';
-    else if (url.search || url.hash) problem = 'the endpoint must not have a query or fragment';
-    base = `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
-  } catch {
-    problem = 'the endpoint is not a URL';
-  }
+  let { base, problem } = checkEndpoint(config.endpoint);
   if (!problem && !USER.test(config.username)) problem = 'the WHM username is empty or malformed';
   if (!problem && !TOKEN.test(config.apiToken)) problem = 'the API token is empty or malformed';
   const requestTimeoutMs = config.requestTimeoutMs ?? 15_000;
   return {
     resolved: { ...config, base, requestTimeoutMs, slowTimeoutMs: requestTimeoutMs * SLOW_FACTOR },
-    problem: problem ? new UpstreamError('rejected', `${labelOf(config)}: ${problem}`, { retryable: false }) : null,
+    problem: configProblem(labelOf(config), problem),
   };
 }
 
 /** Names the server in every message, without anything secret: `cPanel server host.example.in:2087`. */
 export function labelOf(config: Pick<CpanelConfig, 'endpoint'>): string {
-  try {
-    return `cPanel server ${new URL(config.endpoint).host}`;
-  } catch {
-    return 'cPanel server';
-  }
-}
-
-/** The settings a node row may carry for cPanel (`nodes add --settings`). */
-interface CpanelSettings {
-  tls_insecure?: unknown;
-  tls_ca?: unknown;
+  return hostLabel('cPanel server', config.endpoint);
 }
 
 /**
@@ -83,17 +71,13 @@ interface CpanelSettings {
  * ({tls_insecure?, tls_ca?}) as a driver configuration. Unchecked: every call reports a problem.
  */
 export function parseCpanelNode(node: NodeAccess, timing: DriverTiming = {}): CpanelConfig {
-  const raw = node.settings;
-  const settings = (typeof raw === 'object' && raw !== null ? raw : {}) as CpanelSettings;
+  const settings = settingsOf<TlsSettings>(node);
   return {
     metricsNode: node.name,
     endpoint: node.endpoint,
     username: node.credentials.username ?? '',
     apiToken: node.credentials.api_token ?? '',
-    tls: {
-      insecure: settings.tls_insecure === true,
-      ...(typeof settings.tls_ca === 'string' && settings.tls_ca ? { ca: settings.tls_ca } : {}),
-    },
-    ...(timing.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: timing.requestTimeoutMs }),
+    tls: tlsOf(settings),
+    ...timingOf(timing, 'requestTimeoutMs'),
   };
 }

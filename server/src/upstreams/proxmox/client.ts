@@ -2,8 +2,9 @@
 // booleans, the `{data}` envelope, errors from the JSON `message` (newer nodes) or else the
 // reason phrase (older ones). Transport (keep-alive, deadlines, size cap, TLS) is ../http.ts.
 
+import { nodeHttpClient } from '../driver-config.ts';
 import { UpstreamError } from '../errors.ts';
-import { createHttpClient, type HttpClient } from '../http.ts';
+import type { HttpClient } from '../http.ts';
 import { type ProxmoxConfig, type ResolvedConfig, resolveConfig } from './config.ts';
 import { classify, redact } from './errors.ts';
 
@@ -38,12 +39,7 @@ export class ProxmoxClient {
     this.config = resolved;
     this.#problem = problem;
     this.label = `Proxmox node ${config.node}`;
-    this.#http = createHttpClient({
-      ...(config.tls ? { tls: config.tls } : {}),
-      timeoutMs: resolved.requestTimeoutMs,
-      label: this.label,
-      metricsNode: config.metricsNode,
-    });
+    this.#http = nodeHttpClient(config, this.label, { timeoutMs: resolved.requestTimeoutMs });
   }
 
   /** Call one path (below /api2/json); resolves with `data`. */

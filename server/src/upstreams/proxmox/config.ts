@@ -3,12 +3,11 @@
 // the form USER@REALM!TOKENID). Problems are reported without echoing the values.
 
 import type { DriverTiming, NodeAccess } from '../driver.ts';
-import { UpstreamError } from '../errors.ts';
+import { checkEndpoint, configProblem, type EndpointConfig } from '../driver-config.ts';
+import type { UpstreamError } from '../errors.ts';
 import type { TlsOptions } from '../http.ts';
 
-export interface ProxmoxConfig {
-  /** Our name of the node (`nodes.name`): the `node` label of its upstream-call metrics. */
-  metricsNode?: string;
+export interface ProxmoxConfig extends EndpointConfig {
   /** Where pveproxy listens, e.g. https://pve1.example.in:8006 (or http://127.0.0.1:PORT for the emulator). */
   endpoint: string;
   /** The PVE node name VMs live on (e.g. pve1). */
@@ -40,17 +39,9 @@ export interface ResolvedConfig extends ProxmoxConfig {
 
 /** The configuration with defaults, or the reason it cannot work (thrown by every call, never at creation). */
 export function resolveConfig(config: ProxmoxConfig): { resolved: ResolvedConfig; problem: UpstreamError | null } {
-  let problem: string | null = null;
-  let base = '';
-  try {
-    const url = new URL(config.endpoint);
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') problem = 'the endpoint must be an http(s) URL';
-    else if (url.username || url.password) problem = 'the endpoint must not contain credentials';
-    else if (url.search || url.hash) problem = 'the endpoint must not have a query or fragment';
-    base = `${url.origin}${url.pathname.replace(/\/+$/, '')}/api2/json`;
-  } catch {
-    problem = 'the endpoint is not a URL';
-  }
+  const endpoint = checkEndpoint(config.endpoint);
+  let problem = endpoint.problem;
+  const base = endpoint.url ? `${endpoint.base}/api2/json` : '';
   if (!problem && !/^[^@\s]+@[^!\s]+![A-Za-z0-9][A-Za-z0-9_.-]*$/.test(config.tokenId)) {
     problem = 'the token id must look like USER@REALM!TOKENID';
   }
@@ -64,9 +55,7 @@ export function resolveConfig(config: ProxmoxConfig): { resolved: ResolvedConfig
       taskTimeoutMs: config.taskTimeoutMs ?? 600_000,
       pollIntervalMs: config.pollIntervalMs ?? 250,
     },
-    problem: problem
-      ? new UpstreamError('rejected', `Proxmox node ${config.node}: ${problem}`, { retryable: false })
-      : null,
+    problem: configProblem(`Proxmox node ${config.node}`, problem),
   };
 }
 

@@ -3,8 +3,7 @@
 // `<user>:<ticket>\n` and waits for the node's `OK`; a VNC one flows as soon as it opens.
 
 import WebSocket from 'ws';
-import type { ConsoleDialOptions, ConsoleEvents } from '../driver.ts';
-import type { ConsoleTicket } from '../hypervisor.ts';
+import type { ConsoleDialOptions, ConsoleEvents, ConsoleTicket } from '../driver.ts';
 import type { ProxmoxConfig } from './config.ts';
 
 /** How long the node may take to accept the websocket upgrade. */

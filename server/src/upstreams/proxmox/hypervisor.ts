@@ -2,9 +2,9 @@
 // node reached over its HTTP API with an API token. VMs are found by their platform name, so a
 // job that runs again after a crash or a lost answer continues the VM it already created.
 
+import type { ConsoleTicket } from '../driver.ts';
 import { UpstreamError } from '../errors.ts';
 import {
-  type ConsoleTicket,
   type Hypervisor,
   type MetricPoint,
   TIMEFRAMES,

@@ -5,8 +5,9 @@
 // retried (at most MAX_RATE_RETRIES times, only when the panel asks for ≤ MAX_RATE_WAIT_S);
 // otherwise it is thrown as rate_limited. Transport (keep-alive, deadlines, TLS) is ../http.ts.
 
+import { nodeHttpClient } from '../driver-config.ts';
 import { UpstreamError } from '../errors.ts';
-import { createHttpClient, type HttpClient, type HttpResponse } from '../http.ts';
+import type { HttpClient, HttpResponse } from '../http.ts';
 import { labelOf, type PterodactylConfig, type ResolvedConfig, resolveConfig } from './config.ts';
 import { classify, redact, retryAfter } from './errors.ts';
 
@@ -55,12 +56,9 @@ export class PterodactylClient {
     this.config = resolved;
     this.#problem = problem;
     this.label = labelOf(config);
-    this.#http = createHttpClient({
-      ...(config.tls ? { tls: config.tls } : {}),
+    this.#http = nodeHttpClient(config, this.label, {
       timeoutMs: resolved.requestTimeoutMs,
       maxBytes: MAX_ANSWER_BYTES,
-      label: this.label,
-      metricsNode: config.metricsNode,
     });
   }
 

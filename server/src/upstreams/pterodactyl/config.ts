@@ -4,12 +4,20 @@
 // reported without echoing the values, and thrown by every call rather than at creation.
 
 import type { DriverTiming, NodeAccess } from '../driver.ts';
-import { UpstreamError } from '../errors.ts';
+import {
+  checkEndpoint,
+  configProblem,
+  type EndpointConfig,
+  hostLabel,
+  settingsOf,
+  type TlsSettings,
+  timingOf,
+  tlsOf,
+} from '../driver-config.ts';
+import type { UpstreamError } from '../errors.ts';
 import type { TlsOptions } from '../http.ts';
 
-export interface PterodactylConfig {
-  /** Our name of the node (`nodes.name`): the `node` label of its upstream-call metrics. */
-  metricsNode?: string;
+export interface PterodactylConfig extends EndpointConfig {
   /** The panel's URL, e.g. https://panel.example.in (or http://127.0.0.1:PORT for the emulator). */
   endpoint: string;
   /** Application API key (`ptla_…`) of a root admin: users and servers. Never logged or put in an error. */
@@ -42,19 +50,7 @@ const KEY = /^[\x21-\x7e]{16,}$/;
 
 /** The configuration with defaults, or the reason it cannot work (thrown by every call, never at creation). */
 export function resolveConfig(config: PterodactylConfig): { resolved: ResolvedConfig; problem: UpstreamError | null } {
-  let problem: string | null = null;
-  let base = '';
-  let origin = '';
-  try {
-    const url = new URL(config.endpoint);
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') problem = 'the endpoint must be an http(s) URL';
-    else if (url.username || url.password) problem = 'the endpoint must not contain credentials';
-    else if (url.search || url.hash) problem = 'the endpoint must not have a query or fragment';
-    base = `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
-    origin = url.origin;
-  } catch {
-    problem = 'the endpoint is not a URL';
-  }
+  let { base, origin, problem } = checkEndpoint(config.endpoint);
   if (!problem && !KEY.test(config.appKey)) problem = 'the application API key is empty or malformed';
   if (!problem && !KEY.test(config.clientKey)) problem = 'the client API key is empty or malformed';
   // Keys carry their type in the prefix (panel ≥ 1.7; older keys have none and pass).
@@ -71,24 +67,18 @@ export function resolveConfig(config: PterodactylConfig): { resolved: ResolvedCo
       requestTimeoutMs: config.requestTimeoutMs ?? 15_000,
       pollIntervalMs: config.pollIntervalMs ?? 250,
     },
-    problem: problem ? new UpstreamError('rejected', `${labelOf(config)}: ${problem}`, { retryable: false }) : null,
+    problem: configProblem(labelOf(config), problem),
   };
 }
 
 /** Names the panel in every message, without anything secret: `Pterodactyl panel panel.example.in`. */
 export function labelOf(config: Pick<PterodactylConfig, 'endpoint'>): string {
-  try {
-    return `Pterodactyl panel ${new URL(config.endpoint).host}`;
-  } catch {
-    return 'Pterodactyl panel';
-  }
+  return hostLabel('Pterodactyl panel', config.endpoint);
 }
 
 /** The settings a node row may carry for Pterodactyl (`nodes add --settings`). */
-interface PterodactylSettings {
+interface PterodactylSettings extends TlsSettings {
   panel_node?: unknown;
-  tls_insecure?: unknown;
-  tls_ca?: unknown;
 }
 
 /**
@@ -97,8 +87,7 @@ interface PterodactylSettings {
  * is not a whole number is kept as it is, and every call reports it.
  */
 export function parsePterodactylNode(node: NodeAccess, timing: DriverTiming = {}): PterodactylConfig {
-  const raw = node.settings;
-  const settings = (typeof raw === 'object' && raw !== null ? raw : {}) as PterodactylSettings;
+  const settings = settingsOf<PterodactylSettings>(node);
   const panelNode =
     settings.panel_node === undefined
       ? 1
@@ -113,11 +102,7 @@ export function parsePterodactylNode(node: NodeAccess, timing: DriverTiming = {}
     appKey: node.credentials.app_key ?? '',
     clientKey: node.credentials.client_key ?? '',
     panelNode,
-    tls: {
-      insecure: settings.tls_insecure === true,
-      ...(typeof settings.tls_ca === 'string' && settings.tls_ca ? { ca: settings.tls_ca } : {}),
-    },
-    ...(timing.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: timing.requestTimeoutMs }),
-    ...(timing.pollIntervalMs === undefined ? {} : { pollIntervalMs: timing.pollIntervalMs }),
+    tls: tlsOf(settings),
+    ...timingOf(timing, 'requestTimeoutMs', 'pollIntervalMs'),
   };
 }

@@ -15,9 +15,9 @@
 // to everyone else, except the few texts Wings sends to every user (a busy power lock).
 
 import WebSocket from 'ws';
-import type { ConsoleDialOptions, ConsoleEvents } from '../driver.ts';
+import type { ConsoleDialOptions, ConsoleEvents, GameConsoleTicket } from '../driver.ts';
 import { UpstreamError } from '../errors.ts';
-import type { GameConsoleCredentials, GameConsoleTicket, GameServerRef } from '../game-panel.ts';
+import type { GameConsoleCredentials, GameServerRef } from '../game-panel.ts';
 import type { PterodactylClient } from './client.ts';
 
 /** How long Wings may take to accept the websocket upgrade. */

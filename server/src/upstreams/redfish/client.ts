@@ -9,8 +9,9 @@
 // deadlines, size cap, TLS) is ../http.ts.
 
 import type { IncomingHttpHeaders } from 'node:http';
+import { nodeHttpClient } from '../driver-config.ts';
 import { UpstreamError } from '../errors.ts';
-import { createHttpClient, type HttpClient, type HttpResponse } from '../http.ts';
+import type { HttpClient, HttpResponse } from '../http.ts';
 import { labelOf, type RedfishConfig, type ResolvedConfig, resolveConfig } from './config.ts';
 import { classify, redact } from './errors.ts';
 
@@ -71,12 +72,9 @@ export class RedfishClient {
     this.config = resolved;
     this.#problem = problem;
     this.label = labelOf(config);
-    this.#http = createHttpClient({
-      ...(config.tls ? { tls: config.tls } : {}),
+    this.#http = nodeHttpClient(config, this.label, {
       timeoutMs: resolved.requestTimeoutMs,
       maxBytes: MAX_ANSWER_BYTES,
-      label: this.label,
-      metricsNode: config.metricsNode,
     });
   }
 

@@ -5,12 +5,20 @@
 // than at creation.
 
 import type { DriverTiming, NodeAccess } from '../driver.ts';
-import { UpstreamError } from '../errors.ts';
+import {
+  checkEndpoint,
+  configProblem,
+  type EndpointConfig,
+  hostLabel,
+  settingsOf,
+  type TlsSettings,
+  timingOf,
+  tlsOf,
+} from '../driver-config.ts';
+import type { UpstreamError } from '../errors.ts';
 import type { TlsOptions } from '../http.ts';
 
-export interface RedfishConfig {
-  /** Our name of the node (`nodes.name`): the `node` label of its upstream-call metrics. */
-  metricsNode?: string;
+export interface RedfishConfig extends EndpointConfig {
   /** The BMC's base URL, e.g. https://bmc-r12.example.in (or http://127.0.0.1:PORT for the emulator). */
   endpoint: string;
   /** The BMC account. */
@@ -46,19 +54,10 @@ const MAX_PASSWORD = 256;
 
 /** The configuration with defaults, or the reason it cannot work (thrown by every call, never at creation). */
 export function resolveConfig(config: RedfishConfig): { resolved: ResolvedConfig; problem: UpstreamError | null } {
-  let problem: string | null = null;
-  let origin = '';
-  try {
-    const url = new URL(config.endpoint);
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') problem = 'the endpoint must be an http(s) URL';
-    else if (url.username || url.password) problem = 'the endpoint must not contain credentials';
-    else if (url.search || url.hash) problem = 'the endpoint must not have a query or fragment';
-    else if (url.pathname !== '/' && url.pathname !== '') {
-      problem = 'the endpoint must be the BMC’s base URL (https://bmc-host), without a path';
-    }
-    origin = url.origin;
-  } catch {
-    problem = 'the endpoint is not a URL';
+  let { url, origin, problem } = checkEndpoint(config.endpoint);
+  // Redfish links are absolute paths from the BMC's root: a path in the endpoint would be lost.
+  if (!problem && url && url.pathname !== '/' && url.pathname !== '') {
+    problem = 'the endpoint must be the BMC’s base URL (https://bmc-host), without a path';
   }
   if (!problem && !USER.test(config.username)) problem = 'the BMC username is empty or malformed';
   if (!problem && (config.password === '' || config.password.length > MAX_PASSWORD)) {
@@ -73,23 +72,17 @@ export function resolveConfig(config: RedfishConfig): { resolved: ResolvedConfig
       taskTimeoutMs: config.taskTimeoutMs ?? 15 * 60_000,
       pollIntervalMs: config.pollIntervalMs ?? 2_000,
     },
-    problem: problem ? new UpstreamError('rejected', `${labelOf(config)}: ${problem}`, { retryable: false }) : null,
+    problem: configProblem(labelOf(config), problem),
   };
 }
 
 /** Names the BMC in every message, without anything secret: `BMC bmc-r12.example.in`. */
 export function labelOf(config: Pick<RedfishConfig, 'endpoint'>): string {
-  try {
-    return `BMC ${new URL(config.endpoint).host}`;
-  } catch {
-    return 'BMC';
-  }
+  return hostLabel('BMC', config.endpoint);
 }
 
 /** The settings a node row may carry for a Redfish BMC (`nodes add --settings`). */
-interface RedfishSettings {
-  tls_insecure?: unknown;
-  tls_ca?: unknown;
+interface RedfishSettings extends TlsSettings {
   system?: unknown;
 }
 
@@ -99,20 +92,14 @@ interface RedfishSettings {
  * Unchecked: every call reports a problem.
  */
 export function parseRedfishNode(node: NodeAccess, timing: DriverTiming = {}): RedfishConfig {
-  const raw = node.settings;
-  const settings = (typeof raw === 'object' && raw !== null ? raw : {}) as RedfishSettings;
+  const settings = settingsOf<RedfishSettings>(node);
   return {
     metricsNode: node.name,
     endpoint: node.endpoint,
     username: node.credentials.username ?? '',
     password: node.credentials.password ?? '',
-    tls: {
-      insecure: settings.tls_insecure === true,
-      ...(typeof settings.tls_ca === 'string' && settings.tls_ca ? { ca: settings.tls_ca } : {}),
-    },
+    tls: tlsOf(settings),
     ...(typeof settings.system === 'string' ? { system: settings.system } : {}),
-    ...(timing.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: timing.requestTimeoutMs }),
-    ...(timing.taskTimeoutMs === undefined ? {} : { taskTimeoutMs: timing.taskTimeoutMs }),
-    ...(timing.pollIntervalMs === undefined ? {} : { pollIntervalMs: timing.pollIntervalMs }),
+    ...timingOf(timing, 'requestTimeoutMs', 'taskTimeoutMs', 'pollIntervalMs'),
   };
 }

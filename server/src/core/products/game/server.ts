@@ -1,7 +1,7 @@
 // The panel server behind a game service: where its reference is kept (services.external, JSON
 // written by provisioning: the server's ids, the name it carries, its owner's panel user id), the
 // platform's names and addresses on the panel, how an action reaches the node's driver, and how
-// the panel's refusals read to a client (CONTRACT §6: node_unreachable 503, ptero_forbidden 403,
+// the panel's refusals read to a client (CONTRACT §6: node_unreachable 503, upstream_forbidden 403,
 // 409 for the server's state, 422 with the panel's field messages, 409 limit_reached with the limit).
 
 import type { Kysely } from 'kysely';
@@ -102,7 +102,7 @@ export function panelError(error: unknown, fieldMap: FieldMap = {}): unknown {
   const detail = error.detail;
   switch (error.kind) {
     case 'forbidden':
-      return new AppError('ptero_forbidden', {
+      return new AppError('upstream_forbidden', {
         message: 'The game panel refused this action.',
         cause: error,
       });
