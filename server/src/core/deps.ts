@@ -117,19 +117,29 @@ function rateLimitStore(config: Config, database: Database): RateLimitStore {
   return { kind: 'memory' };
 }
 
-/** Wire the core over an open, migrated database and start the job queue (not its workers). */
-export async function createDeps(
-  config: Config,
+/** What every group below is built on: settings, the queue, time, secrets, limits, the bus and the mailer. */
+type Base = Pick<
+  Deps,
+  'config' | 'logger' | 'database' | 'jobs' | 'secretKey' | 'clock' | 'limits' | 'bus' | 'mailer' | 'installation'
+>;
+
+/** The job queue with the tests' policy changes, started (not its workers). */
+async function startJobQueue(
   database: Database,
   logger: Logger,
-  overrides: DepsOverrides = {},
-): Promise<Deps> {
+  changes: DepsOverrides['queues'] = {},
+): Promise<JobQueue<AppJobs>> {
   const queues = { ...APP_QUEUES };
-  for (const [name, change] of Object.entries(overrides.queues ?? {}) as [keyof AppJobs, Partial<QueueDefinition>][]) {
+  for (const [name, change] of Object.entries(changes) as [keyof AppJobs, Partial<QueueDefinition>][]) {
     queues[name] = { ...queues[name], ...change };
   }
   const jobs = new JobQueue<AppJobs>(database, queues, logger.child({ component: 'jobs' }));
   await jobs.start();
+  return jobs;
+}
+
+async function createBase(config: Config, database: Database, logger: Logger, overrides: DepsOverrides): Promise<Base> {
+  const jobs = await startJobQueue(database, logger, overrides.queues);
   const clock = overrides.clock ?? systemClock;
   const secretKey = overrides.secretKey ?? resolveSecretKey(config);
   const db = database.db;
@@ -151,6 +161,13 @@ export async function createDeps(
     engine: database.engine,
     publicUrl: config.publicUrl,
   });
+  return { config, logger, database, jobs, secretKey, clock, limits, bus, mailer, installation };
+}
+
+/** Who may do what: accounts, signing in, sessions between requests, API tokens and their request log. */
+function createAccess(base: Base): Pick<Deps, 'accounts' | 'auth' | 'sessionCache' | 'tokens' | 'requestLog'> {
+  const { config, logger, database, clock, secretKey, limits, bus, mailer } = base;
+  const db = database.db;
   const accounts = createAccountService({ db, clock, mailer, publicUrl: config.publicUrl, logger, bus });
   const auth = createAuthService({
     db,
@@ -163,9 +180,22 @@ export async function createDeps(
     logger,
     bus,
   });
-  const products = createProductRegistry({ ...PRODUCTS, ...overrides.products });
-  const catalog = createCatalogService({ db, bus, products });
-  const nodes = createNodeService({ db, secretKey });
+  const sessionCache: SessionCache = createReadCache({
+    bus,
+    writes: database.writes,
+    tables: ['sessions', 'accounts'],
+    sharedTopics: ['sessions', 'account', 'access_revoked'],
+    maxKeys: 50_000,
+  });
+  const tokens = createTokenService({ db, clock, bus });
+  const requestLog = createRequestLog(db, logger.child({ component: 'request-log' }));
+  return { accounts, auth, sessionCache, tokens, requestLog };
+}
+
+/** Money: the billing cycle, the wallet and deposits. */
+function createMoney(base: Base): Pick<Deps, 'billing' | 'wallet' | 'deposits'> {
+  const { config, logger, database, jobs, clock, mailer } = base;
+  const db = database.db;
   const billing = createBilling({
     db,
     jobs,
@@ -178,21 +208,21 @@ export async function createDeps(
   // Money coming in pays what is unpaid, oldest first, in the same transaction (CONTRACT §7).
   const wallet = createWalletService({ db, afterCredit: billing.settle });
   const deposits = createDepositService({ db, dataDir: config.dataDir, mailer, clock, afterCredit: billing.settle });
-  const notifications = createNotificationService({ db, clock });
-  const search = createSearch({
-    db,
-    publicUrl: config.publicUrl,
-    // Which plans a text names, per text; dropped whenever the catalog changes (here or elsewhere).
-    planCache: createReadCache({
-      bus,
-      writes: database.writes,
-      tables: ['plans'],
-      sharedTopics: ['catalog'],
-      maxKeys: 1000,
-    }),
-  });
-  const sshKeys = createSshKeyService({ db });
-  const orders = createOrderService({ db, jobs, clock, billing, products });
+  return { billing, wallet, deposits };
+}
+
+/**
+ * Services once ordered: the directory, their drivers and actions, staff operations, consoles,
+ * and what the products' jobs may use.
+ */
+function createServiceGroup(
+  base: Base,
+  products: ProductRegistry,
+  nodes: NodeService,
+  driverTiming: DriverTiming | undefined,
+): Pick<Deps, 'services' | 'drivers' | 'serviceActions' | 'serviceStaff' | 'consoles' | 'productEnv'> {
+  const { config, logger, database, jobs, clock, secretKey, limits, bus, installation } = base;
+  const db = database.db;
   const services = createServiceDirectory({
     db,
     secretKey,
@@ -206,7 +236,7 @@ export async function createDeps(
       accountTopic: 'account_services',
     }),
   });
-  const drivers = createDrivers(nodes, overrides.driverTiming);
+  const drivers = createDrivers(nodes, driverTiming);
   const serviceActions = createServiceActions({
     db,
     jobs,
@@ -221,8 +251,6 @@ export async function createDeps(
     nodeCache: createReadCache({ bus, writes: database.writes, tables: ['nodes'], sharedTopics: ['nodes'] }),
   });
   const serviceStaff = createServiceStaff({ db, jobs, nodes, drivers, clock });
-  const tokens = createTokenService({ db, clock, bus });
-  const requestLog = createRequestLog(db, logger.child({ component: 'request-log' }));
   const consoles = createConsoles({
     db,
     secretKey,
@@ -230,13 +258,6 @@ export async function createDeps(
     publicUrl: config.publicUrl,
     actions: serviceActions,
     limits,
-  });
-  const sessionCache: SessionCache = createReadCache({
-    bus,
-    writes: database.writes,
-    tables: ['sessions', 'accounts'],
-    sharedTopics: ['sessions', 'account', 'access_revoked'],
-    maxKeys: 50_000,
   });
   const productEnv: ProductEnv = {
     db,
@@ -250,38 +271,52 @@ export async function createDeps(
     baremetalInstallTimeoutSeconds: config.baremetalInstallTimeoutSeconds,
     logger,
   };
+  return { services, drivers, serviceActions, serviceStaff, consoles, productEnv };
+}
+
+/** Wire the core over an open, migrated database and start the job queue (not its workers). */
+export async function createDeps(
+  config: Config,
+  database: Database,
+  logger: Logger,
+  overrides: DepsOverrides = {},
+): Promise<Deps> {
+  const base = await createBase(config, database, logger, overrides);
+  const { jobs, clock, bus, secretKey } = base;
+  const db = database.db;
+  const access = createAccess(base);
+  const products = createProductRegistry({ ...PRODUCTS, ...overrides.products });
+  const catalog = createCatalogService({ db, bus, products });
+  const nodes = createNodeService({ db, secretKey });
+  const money = createMoney(base);
+  const notifications = createNotificationService({ db, clock });
+  const search = createSearch({
+    db,
+    publicUrl: config.publicUrl,
+    // Which plans a text names, per text; dropped whenever the catalog changes (here or elsewhere).
+    planCache: createReadCache({
+      bus,
+      writes: database.writes,
+      tables: ['plans'],
+      sharedTopics: ['catalog'],
+      maxKeys: 1000,
+    }),
+  });
+  const sshKeys = createSshKeyService({ db });
+  const orders = createOrderService({ db, jobs, clock, billing: money.billing, products });
+  const serviceGroup = createServiceGroup(base, products, nodes, overrides.driverTiming);
   return {
+    ...base,
+    ...access,
+    ...money,
+    ...serviceGroup,
     products,
-    productEnv,
-    installation,
-    sessionCache,
-    config,
-    logger,
-    database,
-    jobs,
-    secretKey,
-    clock,
-    limits,
-    mailer,
-    accounts,
-    auth,
     catalog,
     nodes,
-    wallet,
-    deposits,
-    billing,
+    notifications,
     search,
     sshKeys,
-    notifications,
     orders,
-    services,
-    serviceActions,
-    drivers,
-    serviceStaff,
-    bus,
-    tokens,
-    requestLog,
-    consoles,
   };
 }
 

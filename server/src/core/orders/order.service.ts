@@ -97,166 +97,178 @@ async function takeNodeSlot(trx: Transaction<DB>, product: Product, location: Lo
   return loads[0]?.id ?? null;
 }
 
-export function createOrderService(options: {
+export interface OrderServiceOptions {
   db: Kysely<DB>;
   jobs: JobQueue<AppJobs>;
   clock: Clock;
   billing: Pick<Billing, 'renew'>;
   products: ProductRegistry;
-}) {
-  const { db, jobs, clock, billing, products } = options;
+}
 
-  /**
-   * Everything about an order that needs no lock: plan, config, region, OS and whether the
-   * account already uses the label. Every field problem is reported at once, named per `naming`;
-   * then availability (409).
-   */
-  async function resolve(
-    trx: Kysely<DB>,
-    input: OrderInput,
-    naming: FieldNaming,
-    accountId: number,
-  ): Promise<{ plan: Plan; product: Product; location: Location; config: CheckedConfig; resolved: unknown }> {
-    const problems = new OrderProblems();
-    const found = await findPlan(trx, input.plan);
-    if (!found)
-      problems.add(
-        typeof input.plan === 'number' ? 'plan_id' : 'plan',
-        'is not a plan of the catalog',
-        'validation_failed',
-      );
-    const product = found ? products.of(found.type) : null;
-    const config = checkOrderConfig(product, input.config, input.domain, problems);
-    const regions = found
-      ? await trx
-          .selectFrom('plan_locations')
-          .innerJoin('locations', 'locations.id', 'plan_locations.location_id')
-          .selectAll('locations')
-          .where('plan_locations.plan_id', '=', found.id)
-          .orderBy('locations.id')
-          .execute()
-      : [];
-    let location = config.region === null ? undefined : regions.find((l) => l.code === config.region);
-    if (found && config.region !== null && !location && regions.length > 0)
-      problems.add('region', `must be one of ${regions.map((r) => r.code).join(', ')}`);
-    let resolved: unknown = null;
-    if (product) resolved = await product.order.resolve(trx, config, problems);
-    else for (const p of products.all) await p.order.checkGiven(trx, config, problems);
-    if (found && config.serverName !== null && (await services.ownLabelTaken(trx, accountId, config.serverName)))
-      problems.add('server_name', LABEL_TAKEN);
-    problems.throwIfAny(naming);
-    // An unknown plan is always among the problems: here it is known.
-    const plan = found as Plan;
-    if (!plan.active) throw AppError.unavailable('plan_inactive', 'This plan is no longer sold.');
-    location ??= regions.find((l) => l.active) ?? regions[0];
-    if (!location) throw AppError.unavailable('region_closed', 'This plan is not sold anywhere at the moment.');
-    if (!location.active) throw AppError.unavailable('region_closed', `${location.name} is not taking orders.`);
-    const known = product as Product;
-    known.order.available(resolved);
-    return { plan, product: known, location, config, resolved };
-  }
+/**
+ * Everything about an order that needs no lock: plan, config, region, OS and whether the
+ * account already uses the label. Every field problem is reported at once, named per `naming`;
+ * then availability (409).
+ */
+async function resolve(
+  products: ProductRegistry,
+  trx: Kysely<DB>,
+  input: OrderInput,
+  naming: FieldNaming,
+  accountId: number,
+): Promise<{ plan: Plan; product: Product; location: Location; config: CheckedConfig; resolved: unknown }> {
+  const problems = new OrderProblems();
+  const found = await findPlan(trx, input.plan);
+  if (!found)
+    problems.add(
+      typeof input.plan === 'number' ? 'plan_id' : 'plan',
+      'is not a plan of the catalog',
+      'validation_failed',
+    );
+  const product = found ? products.of(found.type) : null;
+  const config = checkOrderConfig(product, input.config, input.domain, problems);
+  const regions = found
+    ? await trx
+        .selectFrom('plan_locations')
+        .innerJoin('locations', 'locations.id', 'plan_locations.location_id')
+        .selectAll('locations')
+        .where('plan_locations.plan_id', '=', found.id)
+        .orderBy('locations.id')
+        .execute()
+    : [];
+  let location = config.region === null ? undefined : regions.find((l) => l.code === config.region);
+  if (found && config.region !== null && !location && regions.length > 0)
+    problems.add('region', `must be one of ${regions.map((r) => r.code).join(', ')}`);
+  let resolved: unknown = null;
+  if (product) resolved = await product.order.resolve(trx, config, problems);
+  else for (const p of products.all) await p.order.checkGiven(trx, config, problems);
+  if (found && config.serverName !== null && (await services.ownLabelTaken(trx, accountId, config.serverName)))
+    problems.add('server_name', LABEL_TAKEN);
+  problems.throwIfAny(naming);
+  // An unknown plan is always among the problems: here it is known.
+  const plan = found as Plan;
+  if (!plan.active) throw AppError.unavailable('plan_inactive', 'This plan is no longer sold.');
+  location ??= regions.find((l) => l.active) ?? regions[0];
+  if (!location) throw AppError.unavailable('region_closed', 'This plan is not sold anywhere at the moment.');
+  if (!location.active) throw AppError.unavailable('region_closed', `${location.name} is not taking orders.`);
+  const known = product as Product;
+  known.order.available(resolved);
+  return { plan, product: known, location, config, resolved };
+}
 
+/** Place a paid order inside `trx` (see the header). */
+async function place(
+  options: OrderServiceOptions,
+  trx: Transaction<DB>,
+  accountId: number,
+  input: OrderInput,
+  naming: FieldNaming,
+): Promise<Placed> {
+  const { jobs, clock, products } = options;
+  const { plan, product, location, config, resolved } = await resolve(products, trx, input, naming, accountId);
+  const orderId = publicId('order');
+  // No name given or derivable: one from the order's id (random, so practically never taken).
+  const label = config.serverName ?? `${plan.type}-${orderId.slice(-6)}`;
+  // Fail fast, before any money moves, when no node has room; the locked check comes last.
+  if (!(await hasRoom(trx, product, location)))
+    throw AppError.unavailable('no_capacity', `No capacity for ${plan.name} in ${location.name} right now.`);
+  const now = clock();
+  const order = await trx
+    .insertInto('orders')
+    .values({
+      public_id: orderId,
+      account_id: accountId,
+      plan_id: plan.id,
+      kind: 'new',
+      status: 'paid',
+      amount_paise: plan.price_paise,
+      config: JSON.stringify({ ...input.config }),
+      domain: config.domain,
+      location_id: location.id,
+      paid_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  const debit = await post(trx, accountId, {
+    kind: 'order',
+    amountPaise: -BigInt(plan.price_paise),
+    referenceType: 'order',
+    referenceId: order.id,
+    note: `${plan.name} (${order.public_id})`,
+  });
+  const service = await services
+    .insert(trx, {
+      account_id: accountId,
+      plan_id: plan.id,
+      order_id: order.id,
+      type: plan.type,
+      label,
+      status: 'provisioning',
+      location_id: location.id,
+      price_paise: plan.price_paise,
+      config: JSON.stringify({
+        ...product.order.serviceConfig(config, label, resolved),
+        ssh_keys: config.sshKeys,
+        domain: config.domain,
+        eula: config.eula,
+        specs: plan.specs,
+      }),
+    })
+    .catch((error: unknown) => {
+      // A concurrent order took the label after the check above: the index decides, same answer.
+      if ((error as { constraint?: string }).constraint === 'services_label_key') {
+        const problems = new OrderProblems();
+        problems.add('server_name', LABEL_TAKEN);
+        problems.throwIfAny(naming);
+      }
+      throw error;
+    });
+  const paidOrder = await trx
+    .updateTable('orders')
+    .set({ transaction_id: debit.id, service_id: service.id })
+    .where('id', '=', order.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  const { ipv4 } = await product.order.reserve(trx, service.id, location);
+  const job = await startJob(trx, jobs, { accountId, serviceId: service.id, type: 'provision' });
+  // Last, so the node row — shared by every order in the location — stays locked only until commit.
+  const nodeId = await takeNodeSlot(trx, product, location);
+  if (nodeId === null)
+    throw AppError.unavailable('no_capacity', `No capacity for ${plan.name} in ${location.name} right now.`);
+  await services.setNode(trx, service.id, nodeId);
+  await recordEvent(
+    trx,
+    service.id,
+    'order_placed',
+    `Order ${order.public_id} paid: ₹${formatPaise(plan.price_paise)}`,
+    {
+      order: order.public_id,
+      transaction: debit.public_id,
+    },
+  );
+  return {
+    order: paidOrder,
+    service: { ...service, node_id: nodeId },
+    job,
+    plan,
+    location,
+    ipv4,
+  };
+}
+
+export function createOrderService(options: OrderServiceOptions) {
+  const { db, billing } = options;
   return {
     /**
      * Place a paid order inside `trx` (see the header). `naming` says how the caller's body
      * names the order's fields (for the errors).
      */
-    async place(
+    place: (
       trx: Transaction<DB>,
       accountId: number,
       input: OrderInput,
       naming: FieldNaming = 'nested',
-    ): Promise<Placed> {
-      const { plan, product, location, config, resolved } = await resolve(trx, input, naming, accountId);
-      const orderId = publicId('order');
-      // No name given or derivable: one from the order's id (random, so practically never taken).
-      const label = config.serverName ?? `${plan.type}-${orderId.slice(-6)}`;
-      // Fail fast, before any money moves, when no node has room; the locked check comes last.
-      if (!(await hasRoom(trx, product, location)))
-        throw AppError.unavailable('no_capacity', `No capacity for ${plan.name} in ${location.name} right now.`);
-      const now = clock();
-      const order = await trx
-        .insertInto('orders')
-        .values({
-          public_id: orderId,
-          account_id: accountId,
-          plan_id: plan.id,
-          kind: 'new',
-          status: 'paid',
-          amount_paise: plan.price_paise,
-          config: JSON.stringify({ ...input.config }),
-          domain: config.domain,
-          location_id: location.id,
-          paid_at: now,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      const debit = await post(trx, accountId, {
-        kind: 'order',
-        amountPaise: -BigInt(plan.price_paise),
-        referenceType: 'order',
-        referenceId: order.id,
-        note: `${plan.name} (${order.public_id})`,
-      });
-      const service = await services
-        .insert(trx, {
-          account_id: accountId,
-          plan_id: plan.id,
-          order_id: order.id,
-          type: plan.type,
-          label,
-          status: 'provisioning',
-          location_id: location.id,
-          price_paise: plan.price_paise,
-          config: JSON.stringify({
-            ...product.order.serviceConfig(config, label, resolved),
-            ssh_keys: config.sshKeys,
-            domain: config.domain,
-            eula: config.eula,
-            specs: plan.specs,
-          }),
-        })
-        .catch((error: unknown) => {
-          // A concurrent order took the label after the check above: the index decides, same answer.
-          if ((error as { constraint?: string }).constraint === 'services_label_key') {
-            const problems = new OrderProblems();
-            problems.add('server_name', LABEL_TAKEN);
-            problems.throwIfAny(naming);
-          }
-          throw error;
-        });
-      const paidOrder = await trx
-        .updateTable('orders')
-        .set({ transaction_id: debit.id, service_id: service.id })
-        .where('id', '=', order.id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      const { ipv4 } = await product.order.reserve(trx, service.id, location);
-      const job = await startJob(trx, jobs, { accountId, serviceId: service.id, type: 'provision' });
-      // Last, so the node row — shared by every order in the location — stays locked only until commit.
-      const nodeId = await takeNodeSlot(trx, product, location);
-      if (nodeId === null)
-        throw AppError.unavailable('no_capacity', `No capacity for ${plan.name} in ${location.name} right now.`);
-      await services.setNode(trx, service.id, nodeId);
-      await recordEvent(
-        trx,
-        service.id,
-        'order_placed',
-        `Order ${order.public_id} paid: ₹${formatPaise(plan.price_paise)}`,
-        {
-          order: order.public_id,
-          transaction: debit.public_id,
-        },
-      );
-      return {
-        order: paidOrder,
-        service: { ...service, node_id: nodeId },
-        job,
-        plan,
-        location,
-        ipv4,
-      };
-    },
+    ): Promise<Placed> => place(options, trx, accountId, input, naming),
 
     /**
      * Renew a service (CONTRACT §7): its unpaid renewal orders are paid first, oldest first, or

@@ -49,81 +49,151 @@ export interface RedeemedTicket {
   upstream: UpstreamConsoleTicket;
 }
 
-export function createConsoles(options: {
+export interface ConsolesOptions {
   db: Kysely<DB>;
   secretKey: Buffer;
   clock: () => Date;
   publicUrl: string;
   actions: ServiceActions;
   limits: RateLimits;
-}) {
-  const { db, secretKey, clock, limits } = options;
-  const wsBase = options.publicUrl.replace(/^http/, 'ws');
+}
 
-  const tooMany = (what: string, limit: number) =>
-    new AppError('rate_limited', {
-      message: `Too many open consoles ${what} (at most ${limit}); close one and try again.`,
-      retryAfter: 10,
-      details: { limit, open: limit },
-    });
+const tooMany = (what: string, limit: number) =>
+  new AppError('rate_limited', {
+    message: `Too many open consoles ${what} (at most ${limit}); close one and try again.`,
+    retryAfter: 10,
+    details: { limit, open: limit },
+  });
 
-  /** Throws 429 when the account or the node already has its share of open consoles. */
-  async function checkOpen(executor: Kysely<DB>, accountId: number, nodeId: number | null): Promise<void> {
-    const now = clock();
-    const byAccount = await executor
-      .selectFrom('console_sessions')
-      .select((eb) => eb.fn.countAll<string>().as('n'))
-      .where('account_id', '=', accountId)
-      .where('expires_at', '>', now)
-      .executeTakeFirstOrThrow();
-    if (Number(byAccount.n) >= CONSOLES_PER_ACCOUNT) throw tooMany('on this account', CONSOLES_PER_ACCOUNT);
-    if (nodeId === null) return;
-    const byNode = await executor
-      .selectFrom('console_sessions')
-      .select((eb) => eb.fn.countAll<string>().as('n'))
-      .where('node_id', '=', nodeId)
-      .where('expires_at', '>', now)
-      .executeTakeFirstOrThrow();
-    if (Number(byNode.n) >= CONSOLES_PER_NODE) throw tooMany('on this server node', CONSOLES_PER_NODE);
-  }
+const unknownTicket = () => new AppError('invalid_token', { message: 'Unknown, used or expired console ticket.' });
 
-  /** Refused here, the node never starts a console for the ticket: open sessions, then ticket allowances. */
-  async function gate(accountId: number, owned: Service): Promise<void> {
-    await checkOpen(db, accountId, owned.node_id);
-    await limits.consume('console_ticket_service', `service:${owned.id}`);
-    await limits.consume('console_ticket_account', `account:${accountId}`);
-  }
+/** Throws 429 when the account or the node already has its share of open consoles. */
+async function checkOpen(
+  executor: Kysely<DB>,
+  clock: () => Date,
+  accountId: number,
+  nodeId: number | null,
+): Promise<void> {
+  const now = clock();
+  const byAccount = await executor
+    .selectFrom('console_sessions')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('account_id', '=', accountId)
+    .where('expires_at', '>', now)
+    .executeTakeFirstOrThrow();
+  if (Number(byAccount.n) >= CONSOLES_PER_ACCOUNT) throw tooMany('on this account', CONSOLES_PER_ACCOUNT);
+  if (nodeId === null) return;
+  const byNode = await executor
+    .selectFrom('console_sessions')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('node_id', '=', nodeId)
+    .where('expires_at', '>', now)
+    .executeTakeFirstOrThrow();
+  if (Number(byNode.n) >= CONSOLES_PER_NODE) throw tooMany('on this server node', CONSOLES_PER_NODE);
+}
 
-  /** Wrap the node's console session in one of our one-time tickets. */
-  async function mint(accountId: number, service: Service, upstream: UpstreamConsoleTicket): Promise<IssuedTicket> {
-    const raw = randomToken(32);
-    const expiresAt = new Date(clock().getTime() + CONSOLE_TICKET_SECONDS * 1000);
-    await db
-      .insertInto('console_tickets')
-      .values({
-        ticket_hash: sha256Hex(raw),
-        account_id: accountId,
-        service_id: service.id,
-        kind: upstream.kind,
-        upstream_sealed: encryptSecret(secretKey, JSON.stringify({ nodeId: service.node_id, upstream }), AAD),
-        expires_at: expiresAt,
-      })
-      .execute();
-    return {
-      ticket: raw,
-      url: `${wsBase}/ws/console/?t=${raw}`,
+/** Refused here, the node never starts a console for the ticket: open sessions, then ticket allowances. */
+async function gate({ db, clock, limits }: ConsolesOptions, accountId: number, owned: Service): Promise<void> {
+  await checkOpen(db, clock, accountId, owned.node_id);
+  await limits.consume('console_ticket_service', `service:${owned.id}`);
+  await limits.consume('console_ticket_account', `account:${accountId}`);
+}
+
+/** Wrap the node's console session in one of our one-time tickets. */
+async function mint(
+  { db, secretKey, clock, publicUrl }: ConsolesOptions,
+  accountId: number,
+  service: Service,
+  upstream: UpstreamConsoleTicket,
+): Promise<IssuedTicket> {
+  const raw = randomToken(32);
+  const expiresAt = new Date(clock().getTime() + CONSOLE_TICKET_SECONDS * 1000);
+  await db
+    .insertInto('console_tickets')
+    .values({
+      ticket_hash: sha256Hex(raw),
+      account_id: accountId,
+      service_id: service.id,
       kind: upstream.kind,
-      password: upstream.kind === 'game' ? null : upstream.password,
-      expires_at: isoWithOffset(expiresAt),
-    };
-  }
+      upstream_sealed: encryptSecret(secretKey, JSON.stringify({ nodeId: service.node_id, upstream }), AAD),
+      expires_at: expiresAt,
+    })
+    .execute();
+  return {
+    ticket: raw,
+    url: `${publicUrl.replace(/^http/, 'ws')}/ws/console/?t=${raw}`,
+    kind: upstream.kind,
+    password: upstream.kind === 'game' ? null : upstream.password,
+    expires_at: isoWithOffset(expiresAt),
+  };
+}
 
+/**
+ * Use a ticket: once, before it expires. Two concurrent uses: one wins. Opens a console
+ * session (counted against the caps) that `release` ends. A refusal leaves the ticket unused.
+ */
+async function redeem({ db, secretKey, clock }: ConsolesOptions, raw: string): Promise<RedeemedTicket> {
+  if (!/^[A-Za-z0-9_-]{43}$/.test(raw)) throw unknownTicket();
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable('console_tickets')
+      .set({ used_at: clock() })
+      .where('ticket_hash', '=', sha256Hex(raw))
+      .where('used_at', 'is', null)
+      .where('expires_at', '>', clock())
+      .returning(['service_id', 'account_id', 'upstream_sealed'])
+      .executeTakeFirst();
+    if (!row) throw unknownTicket();
+    // Access may have ended since the ticket was issued (up to a minute ago).
+    const state = await services.ownConsoleState(trx, row.account_id, row.service_id);
+    if (!state || state.suspended_at !== null)
+      throw new AppError('invalid_token', {
+        message: 'This console ticket is no longer valid: the account is suspended.',
+      });
+    if (state.status === 'suspended') throw new AppError('suspended');
+    if (state.status !== 'active')
+      throw new AppError('no_vm', { message: `The service is ${state.status}; its console is closed.` });
+    const sealed = JSON.parse(decryptSecret(secretKey, row.upstream_sealed, AAD)) as {
+      nodeId: number;
+      upstream: UpstreamConsoleTicket;
+    };
+    // One redeem at a time per account and per node (always in this order), so the caps are exact.
+    await sql`select pg_advisory_xact_lock(hashtextextended(${`console:account:${row.account_id}`}, 0))`.execute(trx);
+    await sql`select pg_advisory_xact_lock(hashtextextended(${`console:node:${sealed.nodeId}`}, 0))`.execute(trx);
+    await trx
+      .deleteFrom('console_sessions')
+      .where('account_id', '=', row.account_id)
+      .where('expires_at', '<=', clock())
+      .execute();
+    await checkOpen(trx, clock, row.account_id, sealed.nodeId);
+    const session = await trx
+      .insertInto('console_sessions')
+      .values({
+        account_id: row.account_id,
+        service_id: row.service_id,
+        node_id: sealed.nodeId,
+        expires_at: new Date(clock().getTime() + CONSOLE_LEASE_MS),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return {
+      sessionId: session.id,
+      serviceId: row.service_id,
+      accountId: row.account_id,
+      nodeId: sealed.nodeId,
+      upstream: sealed.upstream,
+    };
+  });
+}
+
+export function createConsoles(options: ConsolesOptions) {
+  const { db, clock } = options;
   return {
     async issue(accountId: number, serviceId: number, kind: 'vnc' | 'serial'): Promise<IssuedTicket> {
       const { service, upstream } = await options.actions.console(accountId, serviceId, kind, (owned) =>
-        gate(accountId, owned),
+        gate(options, accountId, owned),
       );
-      return mint(accountId, service, upstream);
+      return mint(options, accountId, service, upstream);
     },
 
     /** The console hooks of a management route's actions (ActionContext gate and mintConsole). */
@@ -132,76 +202,18 @@ export function createConsoles(options: {
       return {
         gate: async (service: Service) => {
           owned = service;
-          await gate(accountId, service);
+          await gate(options, accountId, service);
         },
         mintConsole: async (upstream: UpstreamConsoleTicket) => {
           if (!owned) throw new Error('a console ticket is minted only after its gate');
-          const { ticket, url, expires_at } = await mint(accountId, owned, upstream);
+          const { ticket, url, expires_at } = await mint(options, accountId, owned, upstream);
           return { ticket, url, expires_at };
         },
       };
     },
 
-    /**
-     * Use a ticket: once, before it expires. Two concurrent uses: one wins. Opens a console
-     * session (counted against the caps) that `release` ends. A refusal leaves the ticket unused.
-     */
-    async redeem(raw: string): Promise<RedeemedTicket> {
-      if (!/^[A-Za-z0-9_-]{43}$/.test(raw))
-        throw new AppError('invalid_token', { message: 'Unknown, used or expired console ticket.' });
-      return db.transaction().execute(async (trx) => {
-        const row = await trx
-          .updateTable('console_tickets')
-          .set({ used_at: clock() })
-          .where('ticket_hash', '=', sha256Hex(raw))
-          .where('used_at', 'is', null)
-          .where('expires_at', '>', clock())
-          .returning(['service_id', 'account_id', 'upstream_sealed'])
-          .executeTakeFirst();
-        if (!row) throw new AppError('invalid_token', { message: 'Unknown, used or expired console ticket.' });
-        // Access may have ended since the ticket was issued (up to a minute ago).
-        const state = await services.ownConsoleState(trx, row.account_id, row.service_id);
-        if (!state || state.suspended_at !== null)
-          throw new AppError('invalid_token', {
-            message: 'This console ticket is no longer valid: the account is suspended.',
-          });
-        if (state.status === 'suspended') throw new AppError('suspended');
-        if (state.status !== 'active')
-          throw new AppError('no_vm', { message: `The service is ${state.status}; its console is closed.` });
-        const sealed = JSON.parse(decryptSecret(secretKey, row.upstream_sealed, AAD)) as {
-          nodeId: number;
-          upstream: UpstreamConsoleTicket;
-        };
-        // One redeem at a time per account and per node (always in this order), so the caps are exact.
-        await sql`select pg_advisory_xact_lock(hashtextextended(${`console:account:${row.account_id}`}, 0))`.execute(
-          trx,
-        );
-        await sql`select pg_advisory_xact_lock(hashtextextended(${`console:node:${sealed.nodeId}`}, 0))`.execute(trx);
-        await trx
-          .deleteFrom('console_sessions')
-          .where('account_id', '=', row.account_id)
-          .where('expires_at', '<=', clock())
-          .execute();
-        await checkOpen(trx, row.account_id, sealed.nodeId);
-        const session = await trx
-          .insertInto('console_sessions')
-          .values({
-            account_id: row.account_id,
-            service_id: row.service_id,
-            node_id: sealed.nodeId,
-            expires_at: new Date(clock().getTime() + CONSOLE_LEASE_MS),
-          })
-          .returning('id')
-          .executeTakeFirstOrThrow();
-        return {
-          sessionId: session.id,
-          serviceId: row.service_id,
-          accountId: row.account_id,
-          nodeId: sealed.nodeId,
-          upstream: sealed.upstream,
-        };
-      });
-    },
+    /** Use a ticket once, opening a console session (see `redeem` above). */
+    redeem: (raw: string): Promise<RedeemedTicket> => redeem(options, raw),
 
     /** These sessions' sockets are still open in this process: extend their leases. */
     async renew(sessionIds: number[]): Promise<void> {

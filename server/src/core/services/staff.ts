@@ -28,49 +28,118 @@ export const STUCK_AFTER_MINUTES = 30;
 /** One answer for a job id that does not exist, whichever command asked. */
 const noJob = (jobId: number) => new AppError('not_found', { message: `No job ${jobId}.` });
 
-export function createServiceStaff(options: {
+export interface ServiceStaffOptions {
   db: Kysely<DB>;
   jobs: JobQueue<AppJobs>;
   nodes: NodeService;
   drivers: Drivers;
   clock: () => Date;
-}) {
-  const { db, jobs, clock } = options;
-  return {
-    async approveRequest(requestId: number, reviewer: string): Promise<{ request: ServiceRequest; job: Job }> {
-      return db.transaction().execute(async (trx) => {
-        const request = await trx
-          .selectFrom('service_requests')
-          .selectAll()
-          .where('id', '=', requestId)
-          .forUpdate()
-          .executeTakeFirst();
-        if (!request) throw new AppError('not_found', { message: `No request ${requestId}.` });
-        if (request.status !== 'pending')
-          throw new AppError('conflict', { message: `Request ${requestId} is already ${request.status}.` });
-        const job = await startJob(trx, jobs, {
-          accountId: request.account_id,
-          serviceId: request.service_id,
-          type: request.kind,
-          // A suspension the client asked for: paying never lifts it (CONTRACT §7).
-          ...(request.kind === 'suspend' ? { params: { reason: 'client' } } : {}),
-        });
-        const updated = await trx
-          .updateTable('service_requests')
-          .set({ status: 'approved', reviewed_by: reviewer, decided_at: clock(), job_id: job.id })
-          .where('id', '=', requestId)
-          .returningAll()
-          .executeTakeFirstOrThrow();
-        await recordEvent(
-          trx,
-          request.service_id,
-          `${request.kind}_approved`,
-          `${request.kind === 'suspend' ? 'Suspension' : 'Termination'} approved by staff`,
-          { job: job.id },
-        );
-        return { request: updated, job };
+}
+
+/** Approve a client's suspension or termination request: its job starts now. */
+async function approveRequest(
+  { db, jobs, clock }: ServiceStaffOptions,
+  requestId: number,
+  reviewer: string,
+): Promise<{ request: ServiceRequest; job: Job }> {
+  return db.transaction().execute(async (trx) => {
+    const request = await trx
+      .selectFrom('service_requests')
+      .selectAll()
+      .where('id', '=', requestId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!request) throw new AppError('not_found', { message: `No request ${requestId}.` });
+    if (request.status !== 'pending')
+      throw new AppError('conflict', { message: `Request ${requestId} is already ${request.status}.` });
+    const job = await startJob(trx, jobs, {
+      accountId: request.account_id,
+      serviceId: request.service_id,
+      type: request.kind,
+      // A suspension the client asked for: paying never lifts it (CONTRACT §7).
+      ...(request.kind === 'suspend' ? { params: { reason: 'client' } } : {}),
+    });
+    const updated = await trx
+      .updateTable('service_requests')
+      .set({ status: 'approved', reviewed_by: reviewer, decided_at: clock(), job_id: job.id })
+      .where('id', '=', requestId)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await recordEvent(
+      trx,
+      request.service_id,
+      `${request.kind}_approved`,
+      `${request.kind === 'suspend' ? 'Suspension' : 'Termination'} approved by staff`,
+      { job: job.id },
+    );
+    return { request: updated, job };
+  });
+}
+
+/**
+ * Hand a job to the queue again: a failed one (not a provisioning, whose order was refunded:
+ * the client orders again), or one stuck queued/running for STUCK_AFTER_MINUTES.
+ */
+async function retryJob({ db, jobs, clock }: ServiceStaffOptions, jobId: number): Promise<Job> {
+  return db.transaction().execute(async (trx) => {
+    const job = await jobRepo.lockForStaff(trx, jobId);
+    if (!job) throw noJob(jobId);
+    const stuck =
+      (job.status === 'queued' || job.status === 'running') &&
+      job.created_at.getTime() < clock().getTime() - STUCK_AFTER_MINUTES * 60_000;
+    if (job.status === 'succeeded') throw new AppError('conflict', { message: `Job ${jobId} already succeeded.` });
+    if (job.status === 'failed' && job.type === 'provision') {
+      throw new AppError('conflict', {
+        message: 'A failed provisioning was refunded; the client can simply order again.',
       });
-    },
+    }
+    if (job.status !== 'failed' && !stuck)
+      throw new AppError('conflict', {
+        message: `Job ${jobId} is ${job.status} and not stuck (under ${STUCK_AFTER_MINUTES} minutes).`,
+      });
+    let updated: Job;
+    try {
+      updated = await jobRepo.requeueForStaff(trx, jobId, 'queued again by staff');
+    } catch (error) {
+      if ((error as { code?: string }).code === '23505') throw new AppError('locked');
+      throw error;
+    }
+    await jobs.enqueue(trx, queueFor(job.type), { jobId });
+    await recordEvent(trx, job.service_id, 'job_retried', `Job ${jobId} (${job.type}) queued again by staff`);
+    return updated;
+  });
+}
+
+/** Probe each node (or one) and record its health. */
+async function checkNodes(
+  options: ServiceStaffOptions,
+  only?: string,
+): Promise<{ name: string; kind: string; health: 'up' | 'down'; detail: string }[]> {
+  const all = await options.nodes.list();
+  const chosen = only === undefined ? all : all.filter((n) => n.name === only || String(n.id) === only);
+  if (only !== undefined && chosen.length === 0) throw new AppError('not_found', { message: `No node "${only}".` });
+  return Promise.all(
+    chosen.map(async (node) => {
+      let health: 'up' | 'down' = 'down';
+      let detail: string;
+      try {
+        // A kind without a driver answers "no driver for … nodes yet" here.
+        ({ detail } = await options.drivers.ping(node));
+        health = 'up';
+      } catch (error) {
+        detail = error instanceof Error ? error.message : String(error);
+      }
+      await options.nodes.setHealth(node.id, health, detail.slice(0, 300));
+      return { name: node.name, kind: node.kind, health, detail };
+    }),
+  );
+}
+
+export function createServiceStaff(options: ServiceStaffOptions) {
+  const { db, jobs } = options;
+  return {
+    approveRequest: (requestId: number, reviewer: string): Promise<{ request: ServiceRequest; job: Job }> =>
+      approveRequest(options, requestId, reviewer),
 
     async unsuspend(serviceId: number): Promise<Job> {
       return db.transaction().execute(async (trx) => {
@@ -103,61 +172,11 @@ export function createServiceStaff(options: {
       return { job, events: await listEvents(db, job.service_id, 15) };
     },
 
-    /**
-     * Hand a job to the queue again: a failed one (not a provisioning, whose order was refunded:
-     * the client orders again), or one stuck queued/running for STUCK_AFTER_MINUTES.
-     */
-    async retryJob(jobId: number): Promise<Job> {
-      return db.transaction().execute(async (trx) => {
-        const job = await jobRepo.lockForStaff(trx, jobId);
-        if (!job) throw noJob(jobId);
-        const stuck =
-          (job.status === 'queued' || job.status === 'running') &&
-          job.created_at.getTime() < clock().getTime() - STUCK_AFTER_MINUTES * 60_000;
-        if (job.status === 'succeeded') throw new AppError('conflict', { message: `Job ${jobId} already succeeded.` });
-        if (job.status === 'failed' && job.type === 'provision') {
-          throw new AppError('conflict', {
-            message: 'A failed provisioning was refunded; the client can simply order again.',
-          });
-        }
-        if (job.status !== 'failed' && !stuck)
-          throw new AppError('conflict', {
-            message: `Job ${jobId} is ${job.status} and not stuck (under ${STUCK_AFTER_MINUTES} minutes).`,
-          });
-        let updated: Job;
-        try {
-          updated = await jobRepo.requeueForStaff(trx, jobId, 'queued again by staff');
-        } catch (error) {
-          if ((error as { code?: string }).code === '23505') throw new AppError('locked');
-          throw error;
-        }
-        await jobs.enqueue(trx, queueFor(job.type), { jobId });
-        await recordEvent(trx, job.service_id, 'job_retried', `Job ${jobId} (${job.type}) queued again by staff`);
-        return updated;
-      });
-    },
+    /** Queue a failed or stuck job again (see `retryJob` above). */
+    retryJob: (jobId: number): Promise<Job> => retryJob(options, jobId),
 
     /** Probe each node (or one) and record its health. */
-    async checkNodes(only?: string): Promise<{ name: string; kind: string; health: 'up' | 'down'; detail: string }[]> {
-      const all = await options.nodes.list();
-      const chosen = only === undefined ? all : all.filter((n) => n.name === only || String(n.id) === only);
-      if (only !== undefined && chosen.length === 0) throw new AppError('not_found', { message: `No node "${only}".` });
-      return Promise.all(
-        chosen.map(async (node) => {
-          let health: 'up' | 'down' = 'down';
-          let detail: string;
-          try {
-            // A kind without a driver answers "no driver for … nodes yet" here.
-            ({ detail } = await options.drivers.ping(node));
-            health = 'up';
-          } catch (error) {
-            detail = error instanceof Error ? error.message : String(error);
-          }
-          await options.nodes.setHealth(node.id, health, detail.slice(0, 300));
-          return { name: node.name, kind: node.kind, health, detail };
-        }),
-      );
-    },
+    checkNodes: (only?: string) => checkNodes(options, only),
   };
 }
 
