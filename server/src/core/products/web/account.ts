@@ -1,14 +1,15 @@
 // The hosting account behind a web service: where it is kept (services.external, written by
 // provisioning: `{claim, marker}` before the account is created, `{username, domain, marker}`
-// once it is), how an action reaches the node's driver, and how the panel's refusals read to a
-// client (spec §7 web row: weak_password, bad_db_name, bad_mailbox, node_unreachable; 409
-// limit_reached with the limit).
+// once it is; read through ./data.ts webExternal), how an action reaches the node's driver, and
+// how the panel's refusals read to a client (spec §7 web row: weak_password, bad_db_name,
+// bad_mailbox, node_unreachable; 409 limit_reached with the limit).
 
 import type { Service } from '../../../db/tables.ts';
 import { UpstreamError } from '../../../upstreams/errors.ts';
 import type { WebPanel } from '../../../upstreams/web-panel.ts';
 import { AppError } from '../../errors.ts';
 import type { ActionContext } from '../../product-kit/actions.ts';
+import { webExternalOf } from './data.ts';
 
 export interface WebAccountRef {
   username: string;
@@ -26,16 +27,16 @@ export interface WebClaim {
 }
 
 /** The service's claim, or null: none recorded yet (or a service provisioned before markers). */
-export function claimOf(service: Pick<Service, 'external'>): WebClaim | null {
-  const ref = (service.external ?? {}) as { claim?: unknown; username?: unknown; marker?: unknown };
-  const username = typeof ref.claim === 'string' ? ref.claim : ref.username;
-  return typeof username === 'string' && typeof ref.marker === 'string' ? { username, marker: ref.marker } : null;
+export function claimOf(service: Pick<Service, 'id' | 'external'>): WebClaim | null {
+  const ref = webExternalOf(service);
+  const username = ref?.claim ?? ref?.username;
+  return username !== undefined && ref?.marker !== undefined ? { username, marker: ref.marker } : null;
 }
 
 /** The hosting account a service points at, or null before provisioning created it. */
-export function accountOf(service: Pick<Service, 'external'>): WebAccountRef | null {
-  const ref = (service.external ?? {}) as Partial<WebAccountRef>;
-  return typeof ref.username === 'string' && typeof ref.domain === 'string'
+export function accountOf(service: Pick<Service, 'id' | 'external'>): WebAccountRef | null {
+  const ref = webExternalOf(service);
+  return ref?.username !== undefined && ref.domain !== undefined
     ? { username: ref.username, domain: ref.domain }
     : null;
 }

@@ -8,7 +8,7 @@ import type { Product } from '../../product-kit/product.ts';
 import { isoWithOffset } from '../../time.ts';
 import { askWeb, webRefused } from './account.ts';
 import { webActions } from './actions.ts';
-import { webSpecs } from './data.ts';
+import { webConfigOf, webSpecs } from './data.ts';
 import { webOrder } from './order.ts';
 import { type WebJob, webJobs } from './provision.ts';
 
@@ -21,8 +21,8 @@ export const webProduct: Product<null, WebJob> = {
   order: webOrder,
   release: async () => {},
   view(service) {
-    const config = service.config as { domain?: string | null };
-    return { hostname: config.domain ?? null, os: null, domain: config.domain ?? null };
+    const { domain } = webConfigOf(service);
+    return { hostname: domain ?? null, os: null, domain: domain ?? null };
   },
   login: () => null,
   jobs: webJobs,

@@ -19,15 +19,8 @@ import { recordEvent } from '../../services/events.ts';
 import * as services from '../../services/service.repository.ts';
 import { externalName } from '../../system/installation.ts';
 import { accountOf, claimOf, type WebAccountRef, type WebClaim } from './account.ts';
+import { webDomainOf, webSpecsOf } from './data.ts';
 import { accountMarker, usernameCandidate } from './username.ts';
-
-/** Plan specs of a web plan (./index.ts specRules). */
-export interface WebSpecs {
-  sites: number;
-  disk_gb: number;
-  mailboxes: number;
-  databases: number;
-}
 
 /** How many usernames are tried before the job gives up (each refused as taken on the server). */
 const CANDIDATES = 30;
@@ -48,7 +41,7 @@ const panelOf = (c: WebJob): WebPanel => {
 
 /** The package of a plan on the server: its limits, under the plan's label. */
 export function packageOf(plan: Plan): WebPackageSpec {
-  const specs = plan.specs as unknown as WebSpecs;
+  const specs = webSpecsOf(plan);
   return {
     name: `hostplane_${plan.label}`,
     diskMb: specs.disk_gb * 1024,
@@ -60,7 +53,7 @@ export function packageOf(plan: Plan): WebPackageSpec {
   };
 }
 
-const domainOf = (c: WebJob) => (c.env.service.config as { domain: string }).domain;
+const domainOf = (c: WebJob) => webDomainOf(c.env.service);
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
@@ -117,6 +110,12 @@ function candidateIndex(domain: string, username: string): number {
   return -1;
 }
 
+/** The claim and password the first step recorded on the job (it always runs before the others). */
+function claimed(c: WebJob): { claim: WebClaim; password: string } {
+  if (!c.claim || !c.credentials) throw new Error('the claim is made by the first step');
+  return { claim: c.claim, password: c.credentials.password };
+}
+
 export const provisionSteps: readonly Step<WebJob>[] = [
   {
     name: 'preparing',
@@ -146,8 +145,8 @@ export const provisionSteps: readonly Step<WebJob>[] = [
       const { env } = c;
       const { service, plan } = env;
       const domain = domainOf(c);
-      let claim = c.claim as WebClaim;
-      const password = (c.credentials as { password: string }).password;
+      const { claim: recorded, password } = claimed(c);
+      let claim = recorded;
       for (;;) {
         try {
           await panelOf(c).createAccount({
