@@ -98,6 +98,8 @@ export interface ProductAction {
   /** How its parameters read in a route's one-line summary, e.g. `{os, confirm = label}`. */
   readonly usage?: string;
   readonly surfaces: ActionSurfaces;
+  /** Its answer carries a one-time link, ticket or file: sent with `Cache-Control: no-store`. */
+  readonly noStore?: boolean;
   /** A console action: the ticket kind (the token surface answers with one of our tickets). */
   readonly console?: 'vnc' | 'serial';
   /** Takes one file as a multipart body (streamed to a temporary file first), at most this many bytes. */

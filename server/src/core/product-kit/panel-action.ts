@@ -16,6 +16,7 @@ export interface PanelActionSpec<P extends TProperties> {
   states?: readonly ServiceStatus[];
   upload?: ProductAction['upload'];
   screen?: ProductAction['screen'];
+  noStore?: boolean;
   /** Routes besides the management route (default: that route only). */
   surfaces?: ProductAction['surfaces'];
   handler(ctx: ActionContext, params: Record<string, unknown>): Promise<ActionResult>;
@@ -34,6 +35,7 @@ export function panelAction<P extends TProperties>(spec: PanelActionSpec<P>): Pr
     surfaces: spec.surfaces ?? { session: 'panel' },
     ...(spec.upload ? { upload: spec.upload } : {}),
     ...(spec.screen ? { screen: spec.screen } : {}),
+    ...(spec.noStore ? { noStore: true } : {}),
     handler: spec.handler,
     ...(spec.example ? { example: spec.example } : {}),
   };

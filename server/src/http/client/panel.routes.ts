@@ -156,8 +156,7 @@ export function panelRoutes(product: Product, path: string) {
       switch (result.kind) {
         case 'data':
           reply.code(result.status ?? 200);
-          if (action.name.endsWith('_url') || action.name.includes('download') || action.name === 'console_ws')
-            reply.header('Cache-Control', 'no-store');
+          if (action.noStore) reply.header('Cache-Control', 'no-store');
           return { success: true as const, message: result.message, ...result.data };
         case 'job':
           reply.code(202);

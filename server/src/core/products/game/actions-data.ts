@@ -193,6 +193,7 @@ export const backupActions = [
   }),
   gameAction({
     name: 'backup_download',
+    noStore: true,
     group: 'backups',
     method: 'read',
     description: 'A signed URL to download a backup archive (`uuid`), valid 15 minutes',

@@ -114,6 +114,7 @@ export const fileActions = [
   }),
   gameAction({
     name: 'file_upload_url',
+    noStore: true,
     group: 'files',
     method: 'read',
     description:
@@ -126,6 +127,7 @@ export const fileActions = [
   }),
   gameAction({
     name: 'file_download',
+    noStore: true,
     group: 'files',
     method: 'read',
     description: 'A signed URL to download a file (`path`), valid 15 minutes',

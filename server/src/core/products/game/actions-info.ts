@@ -152,6 +152,7 @@ export const infoActions = [
 export const consoleActions = [
   gameAction({
     name: 'console_ws',
+    noStore: true,
     group: 'console',
     method: 'mutate',
     description: `A one-time ticket (60 s) for the server's console WebSocket: {ticket, url, expires_at}`,
