@@ -5,9 +5,9 @@
 
 import type { Order, Service } from '../../db/tables.ts';
 import * as jobRepo from '../jobs/job.repository.ts';
-import { startJob } from '../jobs/service-jobs.ts';
 import { formatPaise } from '../money.ts';
 import { recordEvent } from '../services/events.ts';
+import { startJob } from '../services/service-jobs.ts';
 import { balanceOf } from '../wallet/ledger.ts';
 import * as repo from './billing.repository.ts';
 import { type CycleStep, DAY_MS, REMINDER_DAYS } from './cycle-step.ts';

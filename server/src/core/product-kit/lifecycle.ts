@@ -7,11 +7,11 @@
 import type { Transaction } from 'kysely';
 import type { DB, Job, Plan, Service, SuspendReason } from '../../db/tables.ts';
 import type { Bus } from '../bus.ts';
-import { type Failure, finishJob } from '../jobs/service-jobs.ts';
 import { formatPaise } from '../money.ts';
 import { notify } from '../notifications/notification.service.ts';
 import { recordEvent } from '../services/events.ts';
 import * as services from '../services/service.repository.ts';
+import { type Failure, finishJob } from '../services/service-jobs.ts';
 import { addMonth } from '../time.ts';
 import { lockWallet, post } from '../wallet/ledger.ts';
 import type { Product } from './product.ts';

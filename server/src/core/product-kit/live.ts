@@ -252,7 +252,7 @@ export function nodeProbes<T>(probe: (node: NodeRow) => Promise<T>, clock: () =>
 
 /**
  * Drop what is cached about a service when a job on it settles (the bus's `service` message,
- * core/jobs/service-jobs.ts finishJob), in every process, and everything on `all` (messages may
+ * core/services/service-jobs.ts finishJob), in every process, and everything on `all` (messages may
  * have been missed): a list never shows the state from before an action. `keyOf` names the key
  * a service's answer is kept under; undefined (a service this process never listed: it may be
  * new on a node whose listing is cached) drops every key.

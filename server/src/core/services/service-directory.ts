@@ -7,8 +7,8 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB, Job, Location, Plan, Service } from '../../db/tables.ts';
 import { AppError } from '../errors.ts';
-import { lastJob } from '../jobs/service-jobs.ts';
 import type { ProductRegistry } from '../product-kit/registry.ts';
+import { lastJob } from '../services/service-jobs.ts';
 import type { Clock } from '../time.ts';
 import { openCredentials } from './credentials.ts';
 import { listEvents } from './events.ts';

@@ -8,10 +8,10 @@ import type { DB, Job, JobType } from '../../db/tables.ts';
 import { UpstreamError, type UpstreamErrorKind } from '../../upstreams/errors.ts';
 import type { Bus } from '../bus.ts';
 import { AppError } from '../errors.ts';
-import type { ServiceScope } from '../services/service.repository.ts';
-import type { AppJobs } from './catalog.ts';
-import * as jobRepo from './job.repository.ts';
-import type { JobQueue } from './queue.ts';
+import type { AppJobs } from '../jobs/catalog.ts';
+import * as jobRepo from '../jobs/job.repository.ts';
+import type { JobQueue } from '../jobs/queue.ts';
+import type { ServiceScope } from './service.repository.ts';
 
 /** Which queue runs a job type: provisioning-like work retries for long, actions briefly. */
 export function queueFor(type: JobType): 'service.provision' | 'service.action' {
