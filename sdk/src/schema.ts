@@ -357,6 +357,38 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/client/vps/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * vps management, read actions: snapshots
+         * @description `GET /api/v1/client/vps/?service=<id>&action=<name>&<parameters>`. Parameters go in the query. A POST action sent as GET is 405.
+         *
+         *     **snapshots**
+         *     - `snapshots`: the server's disk snapshots, oldest first, with the plan's limit. Parameters: no parameters.
+         */
+        get: operations["vpsRead"];
+        put?: never;
+        /**
+         * vps management, actions that change something: snapshot_create, snapshot_restore, snapshot_delete
+         * @description `POST /api/v1/client/vps/?service=<id>&action=<name>` with the parameters as a JSON object (and `csrf_token`, or the X-CSRF-Token header). A GET action sent as POST is 405.
+         *
+         *     **snapshots**
+         *     - `snapshot_create`: take a disk snapshot (the server keeps running; RAM is not saved); 202 with the job. Parameters: `name` (string), `description` (string, optional).
+         *     - `snapshot_restore`: roll the disks and config back to a snapshot: the server is stopped, restored and started again if it ran; 202 with the job. Parameters: `snapshot_id` (string).
+         *     - `snapshot_delete`: delete a snapshot; 202 with the job. Parameters: `snapshot_id` (string).
+         */
+        post: operations["vpsMutate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/client/game/": {
         parameters: {
             query?: never;
@@ -494,38 +526,6 @@ export interface paths {
          *     - `https_unforce`: Stop redirecting HTTP to HTTPS. Parameters: no parameters.
          */
         post: operations["webMutate"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/client/vps/": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * vps management, read actions: snapshots
-         * @description `GET /api/v1/client/vps/?service=<id>&action=<name>&<parameters>`. Parameters go in the query. A POST action sent as GET is 405.
-         *
-         *     **snapshots**
-         *     - `snapshots`: the server's disk snapshots, oldest first, with the plan's limit. Parameters: no parameters.
-         */
-        get: operations["vpsRead"];
-        put?: never;
-        /**
-         * vps management, actions that change something: snapshot_create, snapshot_restore, snapshot_delete
-         * @description `POST /api/v1/client/vps/?service=<id>&action=<name>` with the parameters as a JSON object (and `csrf_token`, or the X-CSRF-Token header). A GET action sent as POST is 405.
-         *
-         *     **snapshots**
-         *     - `snapshot_create`: take a disk snapshot (the server keeps running; RAM is not saved); 202 with the job. Parameters: `name` (string), `description` (string, optional).
-         *     - `snapshot_restore`: roll the disks and config back to a snapshot: the server is stopped, restored and started again if it ran; 202 with the job. Parameters: `snapshot_id` (string).
-         *     - `snapshot_delete`: delete a snapshot; 202 with the job. Parameters: `snapshot_id` (string).
-         */
-        post: operations["vpsMutate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3967,6 +3967,324 @@ export interface operations {
             };
         };
     };
+    vpsRead: {
+        parameters: {
+            query: {
+                /** @description the service id */
+                service: number;
+                /** @description the action */
+                action: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the action's fields next to success and message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not found (also for rows owned by another account) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Error */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    vpsMutate: {
+        parameters: {
+            query: {
+                /** @description the service id */
+                service: number;
+                /** @description the action */
+                action: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description the action's parameters */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description or send the X-CSRF-Token header */
+                    csrf_token?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description the action's fields next to success and message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the action's fields next to success and message */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description the action's fields next to success and message */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not found (also for rows owned by another account) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Error */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
     gameRead: {
         parameters: {
             query: {
@@ -4440,324 +4758,6 @@ export interface operations {
         };
     };
     webMutate: {
-        parameters: {
-            query: {
-                /** @description the service id */
-                service: number;
-                /** @description the action */
-                action: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description the action's parameters */
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description or send the X-CSRF-Token header */
-                    csrf_token?: string;
-                } & {
-                    [key: string]: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description the action's fields next to success and message */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        message: string;
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            /** @description the action's fields next to success and message */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        message: string;
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            /** @description the action's fields next to success and message */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        message: string;
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            /** @description Malformed request */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionError"];
-                };
-            };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionError"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionError"];
-                };
-            };
-            /** @description Not found (also for rows owned by another account) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionError"];
-                };
-            };
-            /** @description Error */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionError"];
-                };
-            };
-            /** @description Conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionError"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionError"];
-                };
-            };
-            /** @description Unsupported media type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionError"];
-                };
-            };
-            /** @description Validation failed; see the per-field reasons */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionError"];
-                };
-            };
-            /** @description Rate limited; see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionError"];
-                };
-            };
-            /** @description Internal error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionError"];
-                };
-            };
-            /** @description A dependency is unavailable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionError"];
-                };
-            };
-        };
-    };
-    vpsRead: {
-        parameters: {
-            query: {
-                /** @description the service id */
-                service: number;
-                /** @description the action */
-                action: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description the action's fields next to success and message */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        message: string;
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            /** @description Malformed request */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionError"];
-                };
-            };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionError"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionError"];
-                };
-            };
-            /** @description Not found (also for rows owned by another account) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionError"];
-                };
-            };
-            /** @description Error */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionError"];
-                };
-            };
-            /** @description Conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionError"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionError"];
-                };
-            };
-            /** @description Unsupported media type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionError"];
-                };
-            };
-            /** @description Validation failed; see the per-field reasons */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionError"];
-                };
-            };
-            /** @description Rate limited; see Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionError"];
-                };
-            };
-            /** @description Internal error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionError"];
-                };
-            };
-            /** @description A dependency is unavailable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionError"];
-                };
-            };
-        };
-    };
-    vpsMutate: {
         parameters: {
             query: {
                 /** @description the service id */
