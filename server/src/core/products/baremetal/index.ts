@@ -5,9 +5,10 @@
 
 import { releaseAddress } from '../../catalog/ipv4.ts';
 import { AppError } from '../../errors.ts';
+import { readStored } from '../../product-kit/data.ts';
 import type { Product } from '../../product-kit/product.ts';
 import { baremetalActions, baremetalRefused } from './actions.ts';
-import { baremetalSpecs } from './data.ts';
+import { baremetalConfig, baremetalSpecs } from './data.ts';
 import { createBareMetalLive } from './live.ts';
 import { baremetalOrder } from './order.ts';
 import { type BareMetalJob, baremetalJobs } from './provision.ts';
@@ -27,7 +28,7 @@ export const baremetalProduct: Product<Awaited<ReturnType<typeof baremetalOrder.
     await releaseAddress(trx, serviceId);
   },
   view(service) {
-    const config = service.config as { hostname?: string | null; os?: string | null; domain?: string | null };
+    const config = readStored(baremetalConfig, service.config, `the config of service ${service.id}`);
     return { hostname: config.hostname ?? null, os: config.os ?? null, domain: config.domain ?? null };
   },
   login: (username, ipv4) => `ssh ${username}@${ipv4}`,

@@ -10,6 +10,7 @@
 import type { NodeRow, Service } from '../../../db/tables.ts';
 import type { PowerState, VmStatus } from '../../../upstreams/hypervisor.ts';
 import { AppError } from '../../errors.ts';
+import { readStored } from '../../product-kit/data.ts';
 import {
   forgetOnSettle,
   type LiveEnv,
@@ -19,6 +20,7 @@ import {
   type ProductLive,
   statesOf,
 } from '../../product-kit/live.ts';
+import { baremetalConfig } from './data.ts';
 import { machineRefOf } from './machine.ts';
 
 /** Lists show power states at most this old while the BMC answers. */
@@ -72,7 +74,7 @@ export function createBareMetalLive(env: LiveEnv): ProductLive {
         });
       }
       const bm = drivers.driverFor(node, 'bareMetal');
-      const specs = (service.config as { specs?: { disk_gb?: number } }).specs ?? {};
+      const specs = readStored(baremetalConfig, service.config, `the config of service ${service.id}`).specs ?? {};
       return {
         async status(): Promise<VmStatus> {
           const info = await bm.machine();

@@ -2,7 +2,9 @@
 // provisioning has claimed it) and when its install was started, which the install deadline is
 // counted from across attempts, crashes and restarts of the worker.
 
+import { Value } from 'typebox/value';
 import type { Service } from '../../../db/tables.ts';
+import { baremetalExternal } from './data.ts';
 
 export interface MachineRef {
   /** The redfish node (one machine) the service runs on. */
@@ -19,13 +21,14 @@ export interface MachineRef {
 
 /** The machine of a service, or null while it has none. */
 export function machineRefOf(service: Pick<Service, 'external'>): MachineRef | null {
-  const external = service.external as Partial<MachineRef> | null;
-  if (!external || typeof external.node !== 'string' || typeof external.serial !== 'string') return null;
+  const external = service.external;
+  // Nothing recorded yet (or not a machine): the service has none.
+  if (!Value.Check(baremetalExternal, external)) return null;
   return {
     node: external.node,
     serial: external.serial,
-    system: typeof external.system === 'string' ? external.system : '',
-    install_started_at: typeof external.install_started_at === 'string' ? external.install_started_at : null,
-    macs: Array.isArray(external.macs) ? external.macs.filter((m): m is string => typeof m === 'string') : [],
+    system: external.system ?? '',
+    install_started_at: external.install_started_at ?? null,
+    macs: external.macs ?? [],
   };
 }

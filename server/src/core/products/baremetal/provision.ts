@@ -14,10 +14,12 @@ import type { BareMetal, InstallSpec } from '../../../upstreams/bare-metal.ts';
 import { UpstreamError } from '../../../upstreams/errors.ts';
 import { AppError } from '../../errors.ts';
 import { sealedCredentials } from '../../product-kit/credentials.ts';
+import { readStored } from '../../product-kit/data.ts';
 import type { JobEnv, ProductJobs } from '../../product-kit/jobs.ts';
 import type { Step } from '../../product-kit/steps.ts';
 import { recordEvent } from '../../services/events.ts';
 import * as services from '../../services/service.repository.ts';
+import { baremetalConfig } from './data.ts';
 import { type MachineRef, machineRefOf } from './machine.ts';
 
 /** How long one attempt waits for an install before it hands over to the next (the job queue's expiry is 15 min). */
@@ -25,12 +27,13 @@ const ATTEMPT_WAIT_MS = 10 * 60_000;
 /** How long an OS may take to power down on ACPI before the machine is forced off (as a VPS's stop). */
 export const SHUTDOWN_GRACE_MS = 60_000;
 
-/** What a bare-metal job works with; the steps fill in `spec` and `machine` as they go. */
+/** What a bare-metal job works with; the steps fill in `spec` and `machine` as they go (read through specOf, machineOf). */
 export interface BareMetalJob {
   env: JobEnv;
   /** The machine's BMC driver; null for a lifecycle job of a service that never got a machine. */
   bm: BareMetal | null;
   machine: MachineRef | null;
+  /** The install to start, once the 'preparing' step has worked it out. */
   spec?: InstallSpec;
 }
 
@@ -39,11 +42,19 @@ const driver = (c: BareMetalJob): BareMetal => {
   return c.bm;
 };
 
+const specOf = (c: BareMetalJob): InstallSpec => {
+  if (!c.spec) throw new Error('the install was not prepared');
+  return c.spec;
+};
+
+const configOf = (env: JobEnv) =>
+  readStored(baremetalConfig, env.service.config, `the config of service ${env.service.id}`);
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function installSpec(env: JobEnv, password: string): Promise<InstallSpec> {
   const { service } = env;
-  const config = service.config as { os?: string; hostname?: string | null; ssh_keys?: string[] };
+  const config = configOf(env);
   const os = await env.db
     .selectFrom('os_templates')
     .select(['slug', 'image_url'])
@@ -160,8 +171,8 @@ export const provisionSteps: readonly Step<BareMetalJob>[] = [
       }
       // Counted from now: the deadline covers this install, not one an earlier attempt lost.
       await remember(c, { ...machine, install_started_at: env.clock().toISOString() });
-      await driver(c).startInstall(c.spec as InstallSpec);
-      const os = (service.config as { os?: string }).os;
+      await driver(c).startInstall(specOf(c));
+      const { os } = configOf(env);
       await recordEvent(env.db, service.id, 'install_started', `Installing ${os} from virtual media`, {
         os,
       });

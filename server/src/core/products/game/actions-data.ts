@@ -7,9 +7,10 @@ import { Type } from 'typebox';
 import type { GameSchedule } from '../../../upstreams/game-panel.ts';
 import { AppError } from '../../errors.ts';
 import type { ActionContext } from '../../product-kit/actions.ts';
+import { readStored } from '../../product-kit/data.ts';
 import { isoWithOffset } from '../../time.ts';
 import { answer, gameAction, PlainText, UuidParam } from './action.ts';
-import type { GameSpecs } from './data.ts';
+import { gameSpecs } from './data.ts';
 import { featureLimits } from './provision.ts';
 import { CRON_FIELDS, type CronField, cronProblems } from './rules.ts';
 import { ask } from './server.ts';
@@ -18,10 +19,10 @@ import { backupView, databaseView, scheduleView } from './views.ts';
 async function limitsOf(ctx: ActionContext): Promise<{ databases: number; backups: number }> {
   const plan = await ctx.db
     .selectFrom('plans')
-    .select('specs')
+    .select(['label', 'specs'])
     .where('id', '=', ctx.service.plan_id)
     .executeTakeFirstOrThrow();
-  return featureLimits(plan.specs as unknown as GameSpecs);
+  return featureLimits(readStored(gameSpecs, plan.specs, `the specs of plan ${plan.label}`));
 }
 
 const limitReached = (what: string, limit: number) =>

@@ -1,7 +1,10 @@
 // What a game product's stored JSON holds: its plans' `specs` (checked when staff add a plan,
-// core/catalog/specs.ts), read through these schemas (core/product-kit/data.ts) instead of cast.
+// core/catalog/specs.ts), its services' `config` and `external`; read through these schemas
+// (core/product-kit/data.ts) instead of cast. Config and external keep every key a row of an
+// older version may lack optional, and take keys they do not name: other parts of the platform
+// set their own (the worker's `cleanup_pending`).
 
-import { type Static, Type } from 'typebox';
+import { type Static, type TSchema, Type } from 'typebox';
 import { intSpec, slugSpec } from '../../product-kit/data.ts';
 
 export const DEFAULT_DATABASES = 1;
@@ -20,3 +23,37 @@ export const gameSpecs = Type.Object(
   { additionalProperties: false },
 );
 export type GameSpecs = Static<typeof gameSpecs>;
+
+const orNull = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/**
+ * A game service's `services.config`: what its order stored (./index.ts serviceConfig, with the
+ * keys every order adds: core/orders/order.service.ts), the name a rename gave the server
+ * (./actions-settings.ts), and what the worker marks (`cleanup_pending`, worker/cleanup.ts).
+ */
+export const gameConfig = Type.Object({
+  /** The server's name on the panel once renamed; the service's label until then. */
+  server_name: Type.Optional(orNull(Type.String())),
+  hostname: Type.Optional(orNull(Type.String())),
+  os: Type.Optional(orNull(Type.String())),
+  ssh_keys: Type.Optional(Type.Array(Type.String())),
+  domain: Type.Optional(orNull(Type.String())),
+  eula: Type.Optional(Type.Boolean()),
+  /** The plan's specs when the server was ordered. */
+  specs: Type.Optional(Type.Object({})),
+  cleanup_pending: Type.Optional(Type.Boolean()),
+});
+export type GameConfig = Static<typeof gameConfig>;
+
+/**
+ * A game service's `services.external`: the panel server provisioning made (./provision.ts), with
+ * the name it carries and its owner's panel user id (both absent on a row of an older version).
+ */
+export const gameExternal = Type.Object({
+  id: Type.Number(),
+  uuid: Type.String(),
+  identifier: Type.String(),
+  name: Type.Optional(Type.String()),
+  user_id: Type.Optional(Type.Number()),
+});
+export type GameExternal = Static<typeof gameExternal>;

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { GameServerRef, PanelUser } from '../../../upstreams/game-panel.ts';
 import { AppError } from '../../errors.ts';
 import type { ActionContext } from '../../product-kit/actions.ts';
+import { readStored } from '../../product-kit/data.ts';
 import type { Product } from '../../product-kit/product.ts';
 import { answer, gameAction } from './action.ts';
 import { backupActions, databaseActions, scheduleActions } from './actions-data.ts';
@@ -13,10 +14,10 @@ import { fileActions } from './actions-files.ts';
 import { consoleActions, infoActions } from './actions-info.ts';
 import { lifecycleActions, startupActions, userActions } from './actions-settings.ts';
 import { gameUnsupported, sharedActions } from './actions-shared.ts';
-import { gameSpecs } from './data.ts';
+import { gameConfig, gameSpecs } from './data.ts';
 import { createGameLive } from './live.ts';
 import { type GameJob, gameJobs } from './provision.ts';
-import { ask, gameRefused, refuseWhileInstalling, serverRefOf } from './server.ts';
+import { ask, gameExternalOf, gameRefused, refuseWhileInstalling, serverRefOf } from './server.ts';
 
 /** An account's own panel user, by its external id: `hp-acct-<id>`, or `hp-<installation>-acct-<id>`. */
 const accountUser = (accountId: number) => new RegExp(`^hp-(?:[a-z0-9]+-)?acct-${accountId}$`);
@@ -25,22 +26,20 @@ const accountUser = (accountId: number) => new RegExp(`^hp-(?:[a-z0-9]+-)?acct-$
  * The panel user a client signs in as: the owner of the service's server, and only when it is the
  * account's own user (never a root admin, nor a user the server was moved to on the panel).
  */
-async function panelLogin(ctx: ActionContext): Promise<{ user: PanelUser; base: string }> {
+async function panelLogin(ctx: ActionContext): Promise<{ user: PanelUser; base: string; ref: GameServerRef }> {
   const ref = serverRefOf(ctx.service);
   const node = await ctx.node();
   if (!ref || !node) throw gameRefused(ctx.service);
   const user = await ask(ctx, (panel, at) => panel.serverOwner(at));
-  const recorded = (ctx.service.external ?? {}) as { user_id?: unknown };
+  const recordedUser = gameExternalOf(ctx.service)?.user_id;
   const own =
-    typeof recorded.user_id === 'number'
-      ? recorded.user_id === user.id
-      : accountUser(ctx.accountId).test(user.externalId ?? '');
+    recordedUser !== undefined ? recordedUser === user.id : accountUser(ctx.accountId).test(user.externalId ?? '');
   if (user.rootAdmin || !own) {
     throw new AppError('conflict', {
       message: 'This game server is not held by your panel user; ask support to look at it.',
     });
   }
-  return { user, base: node.endpoint.replace(/\/+$/, '') };
+  return { user, base: node.endpoint.replace(/\/+$/, ''), ref };
 }
 
 const signInNote = (ctx: ActionContext, user: PanelUser) =>
@@ -91,7 +90,7 @@ export const gameProduct: Product<null, GameJob> = {
   // Nothing is reserved on the platform's side: the panel's allocation goes with the server.
   release: async () => {},
   view(service) {
-    const config = service.config as { hostname?: string | null; domain?: string | null };
+    const config = readStored(gameConfig, service.config, `the config of service ${service.id}`);
     return { hostname: config.hostname ?? null, os: null, domain: config.domain ?? null };
   },
   login: () => null,
@@ -117,8 +116,7 @@ export const gameProduct: Product<null, GameJob> = {
   // Pterodactyl has no one-time sign-in: the server's page on the panel, and how to sign in there
   // (the account's panel user, whose password the client sets with panel_password).
   async sso(ctx) {
-    const { user, base } = await panelLogin(ctx);
-    const ref = serverRefOf(ctx.service) as GameServerRef;
+    const { user, base, ref } = await panelLogin(ctx);
     return {
       url: `${base}/server/${ref.identifier}`,
       expires_at: null,

@@ -19,6 +19,7 @@ import {
   probes as keyedProbes,
   type LiveEnv,
   type LiveState,
+  type LiveTarget,
   listedState,
   PROBE_FRESH_MS,
   type ProductLive,
@@ -67,30 +68,124 @@ const SUSPENDED: LiveState = { power: 'stopped', utilisation: null, gap: 'not_ru
 const UNREACHABLE: LiveState = { power: 'unknown', utilisation: null, gap: 'node_unreachable', measuredAt: null };
 const NOT_FOUND: LiveState = { power: 'unknown', utilisation: null, gap: 'not_found', measuredAt: null };
 
+const rate = (now: number, before: number | undefined, seconds: number | null) =>
+  seconds !== null && before !== undefined && now >= before ? (now - before) / seconds : null;
+
+/** One graph point from a sample and the one before it (rates need both). */
+function point(s: Sample, previous: Sample | undefined): MetricPoint {
+  const seconds = previous ? Math.max(1, s.time - previous.time) : null;
+  return {
+    time: s.time,
+    cpu: s.cpuLimit > 0 ? s.resources.cpuAbsolute / s.cpuLimit : null,
+    memoryBytes: s.resources.memoryBytes,
+    memoryTotalBytes: s.memoryLimitBytes,
+    netInBytesPerSecond: rate(s.resources.networkRxBytes, previous?.resources.networkRxBytes, seconds),
+    netOutBytesPerSecond: rate(s.resources.networkTxBytes, previous?.resources.networkTxBytes, seconds),
+    diskReadBytesPerSecond: null,
+    diskWriteBytesPerSecond: null,
+  };
+}
+
+/** The samples this process took of each server (at most one a minute, for a day): what `graph` answers from. */
+interface SampleBook {
+  record(serviceId: number, sample: Sample): void;
+  /** The server's graph over `timeframe`, from what was kept. */
+  series(serviceId: number, timeframe: Timeframe): MetricPoint[];
+}
+
+function sampleBook(): SampleBook {
+  const samples = new Map<number, Sample[]>();
+  return {
+    record(serviceId, sample) {
+      const list = samples.get(serviceId) ?? [];
+      const last = list.at(-1);
+      if (!last || sample.time - last.time >= SAMPLE_EVERY_MS / 1000) list.push(sample);
+      if (list.length > SAMPLES_KEPT) list.splice(0, list.length - SAMPLES_KEPT);
+      samples.set(serviceId, list);
+    },
+    series(serviceId, timeframe) {
+      const since = Math.floor(Date.now() / 1000) - TIMEFRAME_SECONDS[timeframe];
+      const list = (samples.get(serviceId) ?? []).filter((s) => s.time >= since);
+      return list.map((s, i) => point(s, list[i - 1]));
+    },
+  };
+}
+
+/** Limits by service: read once from the panel's details, not on every probe (they change only by a job). */
+function limitsCache() {
+  const limits = new Map<number, Promise<Limits>>();
+  return {
+    of(serviceId: number, panel: GamePanel, ref: GameServerRef): Promise<Limits> {
+      let known = limits.get(serviceId);
+      if (!known) {
+        known = panel
+          .details(ref)
+          .then((d) => ({ memoryLimitBytes: d.limits.memory * 1024 * 1024, cpuLimit: d.limits.cpu }));
+        limits.set(serviceId, known);
+        // A failed read is not kept: the next probe asks again.
+        known.catch(() => {
+          if (limits.get(serviceId) === known) limits.delete(serviceId);
+        });
+      }
+      return known;
+    },
+    forget(serviceId?: number): void {
+      if (serviceId === undefined) limits.clear();
+      else limits.delete(serviceId);
+    },
+  };
+}
+
+/** An active server's live handle: each read asks the panel now, and is kept as a sample. */
+function liveTarget(service: Service, panel: GamePanel, ref: GameServerRef, book: SampleBook): LiveTarget {
+  async function sample(): Promise<Sample> {
+    const [details, resources] = await Promise.all([panel.details(ref), panel.resources(ref)]);
+    const s: Sample = {
+      time: Math.floor(Date.now() / 1000),
+      resources,
+      memoryLimitBytes: details.limits.memory * 1024 * 1024,
+      cpuLimit: details.limits.cpu,
+    };
+    book.record(service.id, s);
+    return s;
+  }
+  return {
+    async status(): Promise<VmStatus> {
+      const { resources, memoryLimitBytes, cpuLimit } = await sample();
+      return {
+        power: powerOf(resources.state),
+        // Unlimited CPU (limit 0): there is no fraction of a limit to report.
+        cpu: cpuLimit > 0 ? resources.cpuAbsolute / cpuLimit : null,
+        cpus: Math.max(1, Math.ceil(cpuLimit / 100)),
+        memoryBytes: resources.memoryBytes,
+        memoryTotalBytes: memoryLimitBytes,
+        diskTotalBytes: resources.diskBytes,
+        uptimeSeconds: Math.floor(resources.uptimeMs / 1000),
+        netInBytes: resources.networkRxBytes,
+        netOutBytes: resources.networkTxBytes,
+        locked: null,
+      };
+    },
+    async metrics(timeframe) {
+      await sample();
+      return book.series(service.id, timeframe);
+    },
+    async console() {
+      const credentials = await panel.consoleCredentials(ref);
+      return { kind: 'game' as const, server: ref, ...credentials };
+    },
+  };
+}
+
 export function createGameLive(env: LiveEnv): ProductLive {
   const { drivers } = env;
-  const samples = new Map<number, Sample[]>();
-  /** Limits by service: read once from the panel's details, not on every probe (they change only by a job). */
-  const limits = new Map<number, Promise<Limits>>();
-  const limitsOf = (serviceId: number, panel: GamePanel, ref: GameServerRef): Promise<Limits> => {
-    let known = limits.get(serviceId);
-    if (!known) {
-      known = panel
-        .details(ref)
-        .then((d) => ({ memoryLimitBytes: d.limits.memory * 1024 * 1024, cpuLimit: d.limits.cpu }));
-      limits.set(serviceId, known);
-      // A failed read is not kept: the next probe asks again.
-      known.catch(() => {
-        if (limits.get(serviceId) === known) limits.delete(serviceId);
-      });
-    }
-    return known;
-  };
+  const book = sampleBook();
+  const limits = limitsCache();
   const probes = keyedProbes<number, { service: Service; node: NodeRow; ref: GameServerRef }, Probed>(
     async ({ service, node, ref }) => {
       const panel = drivers.driverFor(node, 'gamePanel');
-      const [resources, known] = await Promise.all([panel.resources(ref), limitsOf(service.id, panel, ref)]);
-      record(service.id, { time: Math.floor(Date.now() / 1000), resources, ...known });
+      const [resources, known] = await Promise.all([panel.resources(ref), limits.of(service.id, panel, ref)]);
+      book.record(service.id, { time: Math.floor(Date.now() / 1000), resources, ...known });
       return { resources, limits: known };
     },
     env.clock,
@@ -100,36 +195,11 @@ export function createGameLive(env: LiveEnv): ProductLive {
     {
       forget: (serviceId?: number) => {
         probes.forget(serviceId);
-        if (serviceId === undefined) limits.clear();
-        else limits.delete(serviceId);
+        limits.forget(serviceId);
       },
     },
     (serviceId) => serviceId,
   );
-
-  function record(serviceId: number, sample: Sample): void {
-    const list = samples.get(serviceId) ?? [];
-    const last = list.at(-1);
-    if (!last || sample.time - last.time >= SAMPLE_EVERY_MS / 1000) list.push(sample);
-    if (list.length > SAMPLES_KEPT) list.splice(0, list.length - SAMPLES_KEPT);
-    samples.set(serviceId, list);
-  }
-
-  const point = (s: Sample, previous: Sample | undefined): MetricPoint => {
-    const seconds = previous ? Math.max(1, s.time - previous.time) : null;
-    const rate = (now: number, before: number | undefined) =>
-      seconds !== null && before !== undefined && now >= before ? (now - before) / seconds : null;
-    return {
-      time: s.time,
-      cpu: s.cpuLimit > 0 ? s.resources.cpuAbsolute / s.cpuLimit : null,
-      memoryBytes: s.resources.memoryBytes,
-      memoryTotalBytes: s.memoryLimitBytes,
-      netInBytesPerSecond: rate(s.resources.networkRxBytes, previous?.resources.networkRxBytes),
-      netOutBytesPerSecond: rate(s.resources.networkTxBytes, previous?.resources.networkTxBytes),
-      diskReadBytesPerSecond: null,
-      diskWriteBytesPerSecond: null,
-    };
-  };
 
   async function stateOf(service: Service, nodes: NodeRow[]): Promise<LiveState> {
     const ref = serverRefOf(service);
@@ -157,49 +227,9 @@ export function createGameLive(env: LiveEnv): ProductLive {
 
   return {
     target(service: Service, node) {
-      const found = serverRefOf(service);
-      if (!found || service.status !== 'active') throw gameRefused(service);
-      const ref: GameServerRef = found;
-      const panel = drivers.driverFor(node, 'gamePanel');
-      async function sample(): Promise<Sample> {
-        const [details, resources] = await Promise.all([panel.details(ref), panel.resources(ref)]);
-        const s: Sample = {
-          time: Math.floor(Date.now() / 1000),
-          resources,
-          memoryLimitBytes: details.limits.memory * 1024 * 1024,
-          cpuLimit: details.limits.cpu,
-        };
-        record(service.id, s);
-        return s;
-      }
-      return {
-        async status(): Promise<VmStatus> {
-          const { resources, memoryLimitBytes, cpuLimit } = await sample();
-          return {
-            power: powerOf(resources.state),
-            // Unlimited CPU (limit 0): there is no fraction of a limit to report.
-            cpu: cpuLimit > 0 ? resources.cpuAbsolute / cpuLimit : null,
-            cpus: Math.max(1, Math.ceil(cpuLimit / 100)),
-            memoryBytes: resources.memoryBytes,
-            memoryTotalBytes: memoryLimitBytes,
-            diskTotalBytes: resources.diskBytes,
-            uptimeSeconds: Math.floor(resources.uptimeMs / 1000),
-            netInBytes: resources.networkRxBytes,
-            netOutBytes: resources.networkTxBytes,
-            locked: null,
-          };
-        },
-        async metrics(timeframe) {
-          await sample();
-          const since = Math.floor(Date.now() / 1000) - TIMEFRAME_SECONDS[timeframe];
-          const list = (samples.get(service.id) ?? []).filter((s) => s.time >= since);
-          return list.map((s, i) => point(s, list[i - 1]));
-        },
-        async console() {
-          const credentials = await panel.consoleCredentials(ref);
-          return { kind: 'game' as const, server: ref, ...credentials };
-        },
-      };
+      const ref = serverRefOf(service);
+      if (!ref || service.status !== 'active') throw gameRefused(service);
+      return liveTarget(service, drivers.driverFor(node, 'gamePanel'), ref, book);
     },
 
     states,

@@ -10,13 +10,14 @@
 import type { Game } from '../../../db/tables.ts';
 import { UpstreamError } from '../../../upstreams/errors.ts';
 import type { GamePanel, GameServerInfo, GameServerRef, GameServerSpec } from '../../../upstreams/game-panel.ts';
+import { readStored } from '../../product-kit/data.ts';
 import { assertAdoptable, type FoundResource, isOurs } from '../../product-kit/extids.ts';
 import type { JobEnv, ProductJobs } from '../../product-kit/jobs.ts';
 import type { Step } from '../../product-kit/steps.ts';
 import { recordEvent } from '../../services/events.ts';
 import * as services from '../../services/service.repository.ts';
-import { DEFAULT_BACKUPS, DEFAULT_DATABASES, type GameSpecs } from './data.ts';
-import { panelUserEmail, serverExternalId, serverRefOf, userExternalId } from './server.ts';
+import { DEFAULT_BACKUPS, DEFAULT_DATABASES, type GameSpecs, gameConfig, gameSpecs } from './data.ts';
+import { gameExternalOf, panelUserEmail, serverExternalId, serverRefOf, userExternalId } from './server.ts';
 
 /** The plan's limits on what a client may create (databases, backups), defaults filled in. */
 export function featureLimits(specs: GameSpecs): { databases: number; backups: number } {
@@ -26,12 +27,13 @@ export function featureLimits(specs: GameSpecs): { databases: number; backups: n
 /** How long the panel may take to install a server before the job gives up (retryable). */
 const INSTALL_TIMEOUT_MS = 20 * 60 * 1000;
 
+/** What a game job works with; the steps fill in `spec` and `ref` as they go (read through specOf, refOf). */
 export interface GameJob {
   env: JobEnv;
   panel: GamePanel | null;
   ref: GameServerRef | null;
-  userId?: number;
-  game?: Game;
+  /** The server to make (the game's egg, the owner's panel user), once the 'preparing' step has worked it out. */
+  spec?: GameServerSpec;
 }
 
 const panelOf = (c: GameJob): GamePanel => {
@@ -44,8 +46,16 @@ const refOf = (c: GameJob): GameServerRef => {
   return c.ref;
 };
 
+const specOf = (c: GameJob): GameServerSpec => {
+  if (!c.spec) throw new Error('the game server spec was not prepared');
+  return c.spec;
+};
+
+const specsOf = (env: JobEnv): GameSpecs =>
+  readStored(gameSpecs, env.plan.specs, `the specs of plan ${env.plan.label}`);
+
 async function gameOf(env: JobEnv): Promise<Game> {
-  const slug = (env.plan.specs as unknown as GameSpecs).game;
+  const slug = specsOf(env).game;
   const game = await env.db.selectFrom('games').selectAll().where('slug', '=', slug).executeTakeFirst();
   if (!game) throw new Error(`the game ${slug} of plan ${env.plan.label} is not in the catalog`);
   return game;
@@ -65,17 +75,17 @@ function foundServer(env: JobEnv, server: GameServerInfo): FoundResource {
   };
 }
 
-function serverSpec(c: GameJob): GameServerSpec {
-  const { service, plan } = c.env;
-  const specs = plan.specs as unknown as GameSpecs;
-  const game = c.game as Game;
-  const config = service.config as { server_name?: string | null };
+/** The server to make: the plan's limits, the game's egg, owned by the panel user `userId`. */
+function serverSpec(env: JobEnv, game: Game, userId: number): GameServerSpec {
+  const { service, plan } = env;
+  const specs = specsOf(env);
+  const config = readStored(gameConfig, service.config, `the config of service ${service.id}`);
   const limits = featureLimits(specs);
   return {
-    externalId: serverName(c.env),
+    externalId: serverName(env),
     name: config.server_name ?? service.label,
     description: `Hostplane service ${service.label} (${plan.name})`,
-    userId: c.userId as number,
+    userId,
     nestId: game.nest_id,
     eggId: game.egg_id,
     dockerImage: game.docker_image,
@@ -110,7 +120,7 @@ export const provisionSteps: readonly Step<GameJob>[] = [
     async run(c) {
       const { env } = c;
       const { service } = env;
-      c.game = await gameOf(c.env);
+      const game = await gameOf(c.env);
       const account = await env.db
         .selectFrom('accounts')
         .select(['id', 'email', 'name'])
@@ -128,7 +138,7 @@ export const provisionSteps: readonly Step<GameJob>[] = [
         firstName: first || 'Hostplane',
         lastName: rest.join(' ') || 'Client',
       });
-      c.userId = user.id;
+      c.spec = serverSpec(env, game, user.id);
     },
   },
   {
@@ -137,16 +147,16 @@ export const provisionSteps: readonly Step<GameJob>[] = [
     async run(c) {
       const { env } = c;
       const { service } = env;
-      const spec = serverSpec(c);
+      const spec = specOf(c);
       // The panel answers the server already carrying the name when there is one (an earlier
       // attempt's, or not ours at all): nothing is changed on it before it is judged ours.
       const server = await panelOf(c).createServer(spec);
       await assertAdoptable(c.env, foundServer(c.env, server));
       const ref: GameServerRef = { id: server.id, uuid: server.uuid, identifier: server.identifier };
-      const recorded = (service.external ?? {}) as { name?: unknown; user_id?: unknown };
-      const isNew = serverRefOf(service)?.id !== ref.id;
-      if (isNew || recorded.name !== spec.externalId || recorded.user_id !== c.userId) {
-        const external = { ...ref, name: spec.externalId, user_id: c.userId };
+      const recorded = gameExternalOf(service);
+      const isNew = recorded?.id !== ref.id;
+      if (isNew || recorded?.name !== spec.externalId || recorded?.user_id !== spec.userId) {
+        const external = { ...ref, name: spec.externalId, user_id: spec.userId };
         await services.setExternal(env.db, service.id, JSON.stringify(external));
       }
       if (isNew) {

@@ -5,6 +5,7 @@
 // 409 for the server's state, 422 with the panel's field messages, 409 limit_reached with the limit).
 
 import type { Kysely } from 'kysely';
+import { Value } from 'typebox/value';
 import type { DB, Service } from '../../../db/tables.ts';
 import { UpstreamError } from '../../../upstreams/errors.ts';
 import type { GamePanel, GameServerRef } from '../../../upstreams/game-panel.ts';
@@ -12,6 +13,13 @@ import { AppError } from '../../errors.ts';
 import * as jobs from '../../jobs/job.repository.ts';
 import type { ActionContext } from '../../product-kit/actions.ts';
 import { externalName } from '../../system/installation.ts';
+import { type GameExternal, gameExternal } from './data.ts';
+
+/** What provisioning recorded of the service's server, or null before it made one. */
+export function gameExternalOf(service: Pick<Service, 'external'>): GameExternal | null {
+  const external = service.external;
+  return Value.Check(gameExternal, external) ? external : null;
+}
 
 /**
  * The name of a service's server on the panel (its external_id): the one recorded with the
@@ -19,10 +27,7 @@ import { externalName } from '../../system/installation.ts';
  * 0021), else this installation's `hp-<installation>-svc-<id>`.
  */
 export function serverExternalId(installationId: string, service: Pick<Service, 'id' | 'external'>): string {
-  const recorded = (service.external ?? {}) as { name?: unknown };
-  return typeof recorded.name === 'string' && recorded.name !== ''
-    ? recorded.name
-    : externalName(installationId, 'svc', service.id);
+  return gameExternalOf(service)?.name || externalName(installationId, 'svc', service.id);
 }
 
 /** The panel user of an account (its external_id, also its username): `hp-<installation>-acct-<id>`. */
@@ -51,11 +56,8 @@ export function isPlatformPanelAddress(publicUrl: string, email: string): boolea
 
 /** The panel server a service points at, or null before provisioning created it. */
 export function serverRefOf(service: Pick<Service, 'external'>): GameServerRef | null {
-  const ref = (service.external ?? {}) as Partial<GameServerRef>;
-  if (typeof ref.id === 'number' && typeof ref.uuid === 'string' && typeof ref.identifier === 'string') {
-    return { id: ref.id, uuid: ref.uuid, identifier: ref.identifier };
-  }
-  return null;
+  const ref = gameExternalOf(service);
+  return ref ? { id: ref.id, uuid: ref.uuid, identifier: ref.identifier } : null;
 }
 
 export const noServer = () =>

@@ -1,7 +1,10 @@
 // What a vps product's stored JSON holds: its plans' `specs` (checked when staff add a plan,
-// core/catalog/specs.ts), read through these schemas (core/product-kit/data.ts) instead of cast.
+// core/catalog/specs.ts), its services' `config` and `external`, and the params of the jobs it
+// runs; read through these schemas (core/product-kit/data.ts) instead of cast. Config and
+// external keep every key a row of an older version may lack optional, and take keys they do
+// not name: other parts of the platform set their own (the worker's `cleanup_pending`).
 
-import { type Static, Type } from 'typebox';
+import { type Static, type TSchema, Type } from 'typebox';
 import { intSpec, numberSpec } from '../../product-kit/data.ts';
 
 /** Snapshots a server keeps when its plan does not say. */
@@ -19,3 +22,42 @@ export const vpsSpecs = Type.Object(
   { additionalProperties: false },
 );
 export type VpsSpecs = Static<typeof vpsSpecs>;
+
+const orNull = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/**
+ * A server's `services.config`: what its order stored (./order.ts serviceConfig, with the keys
+ * every order adds: core/orders/order.service.ts), the OS a reinstall put on it (./provision.ts),
+ * and what the worker marks (`cleanup_pending`, worker/cleanup.ts).
+ */
+export const vpsConfig = Type.Object({
+  hostname: Type.Optional(orNull(Type.String())),
+  /** The OS template's slug; set by every order (none without one) and by each reinstall. */
+  os: Type.Optional(orNull(Type.String())),
+  ssh_keys: Type.Optional(Type.Array(Type.String())),
+  domain: Type.Optional(orNull(Type.String())),
+  eula: Type.Optional(Type.Boolean()),
+  /** The plan's specs when the server was ordered. */
+  specs: Type.Optional(Type.Object({})),
+  cleanup_pending: Type.Optional(Type.Boolean()),
+});
+export type VpsConfig = Static<typeof vpsConfig>;
+
+/** A server's `services.external`: its VM as provisioning and reinstalling recorded it (./provision.ts). */
+export const vpsExternal = Type.Object({
+  node: Type.String({ minLength: 1 }),
+  vmid: Type.Number(),
+  name: Type.String({ minLength: 1 }),
+  /** Absent on a VM recorded before its MAC addresses were. */
+  macs: Type.Optional(Type.Array(Type.String())),
+});
+
+/** A reinstall job's params (./actions.ts): the OS template to put on. */
+export const reinstallParams = Type.Object({ os: Type.String() });
+
+/** A snapshot job's params (./snapshots.ts): the change, the snapshot's name, a new one's description. */
+export const snapshotParams = Type.Object({
+  action: Type.String(),
+  name: Type.String(),
+  description: Type.Optional(Type.String()),
+});

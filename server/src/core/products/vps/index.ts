@@ -4,9 +4,10 @@
 
 import { releaseAddress } from '../../catalog/ipv4.ts';
 import { AppError } from '../../errors.ts';
+import { readStored } from '../../product-kit/data.ts';
 import type { Product } from '../../product-kit/product.ts';
 import { vpsActions, vpsRefused } from './actions.ts';
-import { vpsSpecs } from './data.ts';
+import { vpsConfig, vpsSpecs } from './data.ts';
 import { createVpsLive } from './live.ts';
 import { vpsOrder } from './order.ts';
 import { driver, type VpsJob, vmOrThrow, vpsJobs } from './provision.ts';
@@ -22,7 +23,7 @@ export const vpsProduct: Product<Awaited<ReturnType<typeof vpsOrder.resolve>>, V
     await releaseAddress(trx, serviceId);
   },
   view(service) {
-    const config = service.config as { hostname?: string | null; os?: string | null; domain?: string | null };
+    const config = readStored(vpsConfig, service.config, `the config of service ${service.id}`);
     return { hostname: config.hostname ?? null, os: config.os ?? null, domain: config.domain ?? null };
   },
   login: (username, ipv4) => `ssh ${username}@${ipv4}`,

@@ -3,16 +3,19 @@
 // the installation (`hp-<installation>-svc-<id>`), so another installation's VM of the same
 // service id never matches; a VM made before that keeps its recorded `hp-svc-<id>`.
 
+import { Value } from 'typebox/value';
 import type { Service } from '../../../db/tables.ts';
 import type { VmRef } from '../../../upstreams/hypervisor.ts';
 import { externalName } from '../../system/installation.ts';
+import { vpsExternal } from './data.ts';
 
 /** The VM of a service, or null when it has none (yet); with its MAC addresses when recorded (search reads them). */
 export function vmRefOf(service: Pick<Service, 'external'>): VmRef | null {
-  const external = service.external as { node?: string; vmid?: number; name?: string; macs?: unknown } | null;
-  if (!external || typeof external.vmid !== 'number' || !external.node || !external.name) return null;
+  const external = service.external;
+  // Nothing recorded yet (or not a VM): the service has none.
+  if (!Value.Check(vpsExternal, external)) return null;
   const ref: VmRef = { node: external.node, vmid: external.vmid, name: external.name };
-  if (Array.isArray(external.macs)) ref.macs = external.macs.filter((m): m is string => typeof m === 'string');
+  if (external.macs) ref.macs = external.macs;
   return ref;
 }
 
@@ -22,8 +25,5 @@ export function vmRefOf(service: Pick<Service, 'external'>): VmRef | null {
  * this installation's name for the service.
  */
 export function vmName(installationId: string, service: Pick<Service, 'id' | 'external'>): string {
-  const recorded = (service.external ?? {}) as { name?: unknown };
-  return typeof recorded.name === 'string' && recorded.name !== ''
-    ? recorded.name
-    : externalName(installationId, 'svc', service.id);
+  return vmRefOf(service)?.name ?? externalName(installationId, 'svc', service.id);
 }

@@ -7,22 +7,25 @@
 
 import type { Hypervisor, VmRef, VmSpec } from '../../../upstreams/hypervisor.ts';
 import { sealedCredentials } from '../../product-kit/credentials.ts';
+import { readStored } from '../../product-kit/data.ts';
 import { assertAdoptable, type FoundResource, isOurs } from '../../product-kit/extids.ts';
 import type { JobEnv, ProductJobs } from '../../product-kit/jobs.ts';
 import type { Step } from '../../product-kit/steps.ts';
 import { openCredentials } from '../../services/credentials.ts';
 import { recordEvent } from '../../services/events.ts';
 import * as services from '../../services/service.repository.ts';
+import { reinstallParams, vpsConfig, vpsSpecs } from './data.ts';
 import { vmName, vmRefOf } from './machine.ts';
 
 const NAMESERVERS = ['1.1.1.1', '8.8.8.8'];
 
-/** What a VPS job works with; the steps fill in `spec` and `vm` as they go. */
+/** What a VPS job works with; the steps fill in `spec` and `vm` as they go (read through specOf, vmOrThrow). */
 export interface VpsJob {
   env: JobEnv;
   /** The node's driver; null for a lifecycle job of a service that never got a VM. */
   hv: Hypervisor | null;
   vm: VmRef | null;
+  /** The VM to make, once the 'preparing' step has worked it out. */
   spec?: VmSpec;
 }
 
@@ -30,6 +33,17 @@ export const driver = (c: VpsJob): Hypervisor => {
   if (!c.hv) throw new Error('no driver for the node');
   return c.hv;
 };
+
+const specOf = (c: VpsJob): VmSpec => {
+  if (!c.spec) throw new Error('the VM spec was not prepared');
+  return c.spec;
+};
+
+const configOf = (env: JobEnv) => readStored(vpsConfig, env.service.config, `the config of service ${env.service.id}`);
+
+/** The OS template a reinstall job puts on the server. */
+const reinstallOs = (env: JobEnv): string =>
+  readStored(reinstallParams, env.job.params, `the params of reinstall job ${env.job.id}`).os;
 
 async function vmSpec(env: JobEnv, osSlug: string, password: string): Promise<VmSpec> {
   const { service, plan } = env;
@@ -41,8 +55,8 @@ async function vmSpec(env: JobEnv, osSlug: string, password: string): Promise<Vm
     .where('service_id', '=', service.id)
     .executeTakeFirst();
   if (!ip) throw new Error(`service ${service.id} holds no IPv4 address`);
-  const specs = plan.specs as { vcpu: number; ram_mb: number; disk_gb: number };
-  const config = service.config as { hostname?: string; ssh_keys?: string[] };
+  const specs = readStored(vpsSpecs, plan.specs, `the specs of plan ${plan.label}`);
+  const config = configOf(env);
   return {
     name: vmName(env.installation.id, service),
     templateVmid: os.template_vmid,
@@ -75,7 +89,7 @@ function foundVm(env: JobEnv, vm: VmRef): FoundResource {
 const start: Step<VpsJob> = {
   name: 'starting',
   progress: 80,
-  run: (c) => driver(c).start(c.vm as VmRef),
+  run: (c) => driver(c).start(vmOrThrow(c)),
 };
 
 export const provisionSteps: readonly Step<VpsJob>[] = [
@@ -84,7 +98,10 @@ export const provisionSteps: readonly Step<VpsJob>[] = [
     progress: 5,
     async run(c) {
       const credentials = await sealedCredentials(c.env, c.env.service, 'root');
-      c.spec = await vmSpec(c.env, (c.env.service.config as { os: string }).os, credentials.password);
+      const { os } = configOf(c.env);
+      // Every order names one (./order.ts refuses to take it without).
+      if (!os) throw new Error(`service ${c.env.service.id} names no OS template`);
+      c.spec = await vmSpec(c.env, os, credentials.password);
     },
   },
   {
@@ -93,7 +110,7 @@ export const provisionSteps: readonly Step<VpsJob>[] = [
     async run(c) {
       const { env } = c;
       const { service } = env;
-      const spec = c.spec as VmSpec;
+      const spec = specOf(c);
       // createVm would configure a VM it finds by the name: judge it first (nothing is changed on
       // one that is not ours).
       const existing = await driver(c).findVm(spec.name);
@@ -134,7 +151,7 @@ const reinstallSteps: readonly Step<VpsJob>[] = [
       // A new password for the new system, kept before the node sees it so a re-run reuses it.
       let credentials = openCredentials(env.secretKey, service);
       if (job.attempts === 0 || !credentials) credentials = await sealedCredentials(c.env, c.env.service, 'root', true);
-      c.spec = await vmSpec(c.env, (job.params as { os: string }).os, credentials.password);
+      c.spec = await vmSpec(c.env, reinstallOs(env), credentials.password);
     },
   },
   {
@@ -142,7 +159,7 @@ const reinstallSteps: readonly Step<VpsJob>[] = [
     progress: 20,
     async run(c) {
       // A fresh clone: new MAC addresses.
-      const vm = await driver(c).reinstall(c.vm as VmRef, c.spec as VmSpec);
+      const vm = await driver(c).reinstall(vmOrThrow(c), specOf(c));
       await services.setExternal(c.env.db, c.env.service.id, JSON.stringify(vm));
       c.vm = vm;
     },
@@ -163,7 +180,7 @@ export const vpsJobs: ProductJobs<VpsJob> = {
   reinstall: {
     steps: reinstallSteps,
     async done(trx, c) {
-      const osSlug = (c.env.job.params as { os: string }).os;
+      const osSlug = reinstallOs(c.env);
       await services.setConfigField(trx, c.env.service.id, 'os', osSlug);
       await recordEvent(trx, c.env.service.id, 'reinstalled', `Reinstalled with ${osSlug}; the root password changed`);
     },

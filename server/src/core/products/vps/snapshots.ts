@@ -14,9 +14,10 @@ import { Type } from 'typebox';
 import { type Hypervisor, snapshotNameProblem, type VmRef, type VmSnapshot } from '../../../upstreams/hypervisor.ts';
 import { AppError } from '../../errors.ts';
 import type { ActionContext, ProductAction } from '../../product-kit/actions.ts';
+import { readStored } from '../../product-kit/data.ts';
 import { PROBE_TIMEOUT_MS, unreachable, withTimeout } from '../../product-kit/live.ts';
 import { isoWithOffset } from '../../time.ts';
-import { DEFAULT_SNAPSHOT_LIMIT } from './data.ts';
+import { DEFAULT_SNAPSHOT_LIMIT, snapshotParams, vpsSpecs } from './data.ts';
 import { vmRefOf } from './machine.ts';
 import type { VpsJob } from './provision.ts';
 
@@ -64,11 +65,11 @@ export function snapshotView(s: VmSnapshot) {
 async function limitOf(ctx: Pick<ActionContext, 'db' | 'service'>): Promise<number> {
   const plan = await ctx.db
     .selectFrom('plans')
-    .select('specs')
+    .select(['label', 'specs'])
     .where('id', '=', ctx.service.plan_id)
     .executeTakeFirst();
-  const value = (plan?.specs as { snapshots?: unknown } | undefined)?.snapshots;
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : DEFAULT_SNAPSHOT_LIMIT;
+  if (!plan) return DEFAULT_SNAPSHOT_LIMIT;
+  return readStored(vpsSpecs, plan.specs, `the specs of plan ${plan.label}`).snapshots ?? DEFAULT_SNAPSHOT_LIMIT;
 }
 
 function limitReached(limit: number): AppError {
@@ -83,8 +84,11 @@ const missing = (id: string) =>
 
 /** The node's driver and the VM of the service (409 no_vm when it has none yet). */
 async function machine(ctx: ActionContext): Promise<{ hv: Hypervisor; vm: VmRef }> {
+  // The live target refuses a service without a VM (no_vm), as every live read does.
   await ctx.live();
-  return { hv: ctx.drivers.driverFor(await ctx.node(), 'hypervisor'), vm: vmRefOf(ctx.service) as VmRef };
+  const vm = vmRefOf(ctx.service);
+  if (!vm) throw new AppError('no_vm', { message: 'This service has no virtual machine.' });
+  return { hv: ctx.drivers.driverFor(await ctx.node(), 'hypervisor'), vm };
 }
 
 /** The VM's snapshots, asked of the node now (503 when it does not answer in time). */
@@ -212,22 +216,23 @@ export function snapshotJobs(
   driver: (c: VpsJob) => Hypervisor,
   vmOf: (c: VpsJob) => VmRef,
 ): Record<SnapshotChange, { step: string; run(c: VpsJob): Promise<void>; done: string }> {
-  const nameOf = (c: VpsJob) => String((c.env.job.params as { name?: unknown }).name);
+  const paramsOf = (c: VpsJob) =>
+    readStored(snapshotParams, c.env.job.params, `the params of snapshot job ${c.env.job.id}`);
+  const nameOf = (c: VpsJob) => paramsOf(c).name;
   return {
     create: {
       step: 'taking the snapshot',
       async run(c: VpsJob) {
         const hv = driver(c);
         const vm = vmOf(c);
-        const name = nameOf(c);
+        const { name, description } = paramsOf(c);
         // Again here: two requests may both have seen room before either job ran.
         const list = await hv.snapshots(vm);
         if (!list.some((s) => s.name === name)) {
           const limit = await limitOf({ db: c.env.db, service: c.env.service });
           if (list.length >= limit) throw limitReached(limit);
         }
-        const description = (c.env.job.params as { description?: unknown }).description;
-        await hv.createSnapshot(vm, name, typeof description === 'string' ? description : '');
+        await hv.createSnapshot(vm, name, description ?? '');
       },
       done: 'Snapshot taken',
     },
