@@ -46,6 +46,15 @@ module.exports = {
       to: { path: '^server/src/core/products/index\\.ts$' },
     },
     {
+      name: 'deps-on-top',
+      severity: 'error',
+      comment:
+        'core/deps.ts is the composition root: it stands above everything in core/ it wires, so no module ' +
+        'of core/ may import it (a product or service that needs something takes it as an option).',
+      from: { path: '^server/src/core/', pathNot: '^server/src/core/deps\\.ts$' },
+      to: { path: '^server/src/core/deps\\.ts$' },
+    },
+    {
       name: 'surfaces-not-drivers',
       severity: 'error',
       comment:

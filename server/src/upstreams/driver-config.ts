@@ -63,10 +63,10 @@ export interface TlsSettings {
   tls_ca?: unknown;
 }
 
-/** A node row's settings JSON as an object (anything else reads as no settings); unchecked. */
-export function settingsOf<S extends object>(node: NodeAccess): S {
+/** A node row's settings JSON as an object (anything else reads as no settings); each value unchecked. */
+export function settingsOf(node: NodeAccess): Readonly<Record<string, unknown>> {
   const raw = node.settings;
-  return (typeof raw === 'object' && raw !== null ? raw : {}) as S;
+  return typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? Object.fromEntries(Object.entries(raw)) : {};
 }
 
 /** The settings' TLS choice: checks skipped only when `tls_insecure` is exactly true; a non-empty `tls_ca` pinned. */

@@ -86,8 +86,8 @@ function planOf(product: Product, loaded: LoadedJob): JobPlan<any> {
         },
       };
     case 'power': {
-      const signal = (job.params as { signal: string }).signal;
-      const power = jobs.power[signal];
+      const { signal } = job.params;
+      const power = typeof signal === 'string' ? jobs.power[signal] : undefined;
       if (!power) throw new AppError('bad_signal');
       return {
         steps: [{ name: job.type, progress: 10, run: power.run }],
@@ -95,9 +95,9 @@ function planOf(product: Product, loaded: LoadedJob): JobPlan<any> {
       };
     }
     case 'snapshot': {
-      const action = (job.params as { action: string }).action;
-      const change = jobs.snapshot?.[action];
-      if (!change) throw new AppError('not_supported', { message: `No snapshot action "${action}" here.` });
+      const { action } = job.params;
+      const change = typeof action === 'string' ? jobs.snapshot?.[action] : undefined;
+      if (!change) throw new AppError('not_supported', { message: `No snapshot action "${String(action)}" here.` });
       return {
         steps: [{ name: change.step, progress: 10, run: change.run }],
         done: (trx, t) => lifecycle.jobDone(trx, t, { kind: `snapshot_${action}`, message: change.done }),

@@ -95,7 +95,7 @@ const SUSPENSIONS: Record<SuspendReason, { event: string; body: (label: string) 
 /** Suspended on its node; the job's `reason` (staff when none) says what lifts it. */
 export async function suspended(trx: Transaction<DB>, t: Transition): Promise<void> {
   const { service, now } = t;
-  const given = (t.job.params as { reason?: unknown }).reason;
+  const given = t.job.params.reason;
   const reason: SuspendReason = given === 'client' || given === 'overdue' ? given : 'staff';
   await services.markSuspended(trx, service.id, now, reason);
   await finishJob(trx, t.job.id, now, undefined, t.bus);

@@ -71,7 +71,7 @@ export function labelOf(config: Pick<CpanelConfig, 'endpoint'>): string {
  * ({tls_insecure?, tls_ca?}) as a driver configuration. Unchecked: every call reports a problem.
  */
 export function parseCpanelNode(node: NodeAccess, timing: DriverTiming = {}): CpanelConfig {
-  const settings = settingsOf<TlsSettings>(node);
+  const settings = settingsOf(node);
   return {
     metricsNode: node.name,
     endpoint: node.endpoint,

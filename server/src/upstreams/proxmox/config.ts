@@ -3,7 +3,7 @@
 // the form USER@REALM!TOKENID). Problems are reported without echoing the values.
 
 import type { DriverTiming, NodeAccess } from '../driver.ts';
-import { checkEndpoint, configProblem, type EndpointConfig } from '../driver-config.ts';
+import { checkEndpoint, configProblem, type EndpointConfig, settingsOf } from '../driver-config.ts';
 import type { UpstreamError } from '../errors.ts';
 import type { TlsOptions } from '../http.ts';
 
@@ -59,25 +59,25 @@ export function resolveConfig(config: ProxmoxConfig): { resolved: ResolvedConfig
   };
 }
 
-/** The settings a node row may carry for Proxmox VE (`nodes add --settings`). */
-interface ProxmoxSettings {
-  node?: string;
-  storage?: string;
-  tls_insecure?: boolean;
-  ca?: string;
-}
-
 /** A node row's endpoint, credentials ({token_id, token_secret}) and settings as a driver configuration. */
 export function parseProxmoxNode(node: NodeAccess, timing: DriverTiming = {}): ProxmoxConfig {
-  const settings = (node.settings ?? {}) as ProxmoxSettings;
+  // The settings a node row may carry for Proxmox VE (`nodes add --settings`): node, storage,
+  // tls_insecure, ca; a value of another type reads as not given.
+  const settings = settingsOf(node);
+  const text = (key: string): string | undefined => {
+    const value = settings[key];
+    return typeof value === 'string' ? value : undefined;
+  };
+  const storage = text('storage');
+  const ca = text('ca');
   return {
     metricsNode: node.name,
     endpoint: node.endpoint,
-    node: settings.node ?? 'pve',
+    node: text('node') ?? 'pve',
     tokenId: node.credentials.token_id ?? '',
     tokenSecret: node.credentials.token_secret ?? '',
-    ...(settings.storage ? { storage: settings.storage } : {}),
-    tls: { insecure: settings.tls_insecure === true, ...(settings.ca ? { ca: settings.ca } : {}) },
+    ...(storage ? { storage } : {}),
+    tls: { insecure: settings.tls_insecure === true, ...(ca ? { ca } : {}) },
     ...timing,
   };
 }

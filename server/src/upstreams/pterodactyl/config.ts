@@ -87,7 +87,7 @@ interface PterodactylSettings extends TlsSettings {
  * is not a whole number is kept as it is, and every call reports it.
  */
 export function parsePterodactylNode(node: NodeAccess, timing: DriverTiming = {}): PterodactylConfig {
-  const settings = settingsOf<PterodactylSettings>(node);
+  const settings = settingsOf(node);
   const panelNode =
     settings.panel_node === undefined
       ? 1

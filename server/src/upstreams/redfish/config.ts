@@ -92,7 +92,7 @@ interface RedfishSettings extends TlsSettings {
  * Unchecked: every call reports a problem.
  */
 export function parseRedfishNode(node: NodeAccess, timing: DriverTiming = {}): RedfishConfig {
-  const settings = settingsOf<RedfishSettings>(node);
+  const settings = settingsOf(node);
   return {
     metricsNode: node.name,
     endpoint: node.endpoint,
