@@ -502,9 +502,8 @@ async function measure(server: Server, tokens: Tokens, serviceIds: number[]): Pr
   const perQuery = new Map<string, number[]>();
   // Active VPS rows (n % 3 = 0, n % 20 > 2): their detail needs no upstream (no VM yet, no power probe).
   const baselineIds = [3, 4_323, 9_876, 15_003, 19_998].map((i) => serviceIds[i] as number);
-  // One kept-alive connection through node:http: WHATWG fetch (undici) costs this process 0.5 ms a
-  // request at the median and 1–3 ms at p95 (measured against the same server), which is the
-  // client's, not the server's. BENCH_SEARCH_CLIENT=fetch measures through fetch instead.
+  // One kept-alive connection through node:http: fetch (undici) adds latency of its own, which is
+  // the client's, not the server's. BENCH_SEARCH_CLIENT=fetch measures through fetch instead.
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const get = (path: string, token: string): Promise<{ status: number; text: string }> =>
     process.env.BENCH_SEARCH_CLIENT === 'fetch'

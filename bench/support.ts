@@ -238,7 +238,7 @@ export function machineCpu(): MachineCpu {
  * Where the machine's CPU went between two readings, in % of one core: the processes named in
  * `named` (by pid), every other process by its name, summed (postgres drivers, redis-server); and
  * how idle the CPUs were. On a machine of two vCPUs the load generator, the server and its
- * databases share them, and a ratio to the baseline says nothing of that alone (issue 18).
+ * databases share them, and a ratio to the baseline says nothing of that alone.
  */
 export function machineShares(
   before: MachineCpu,

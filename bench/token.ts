@@ -39,18 +39,19 @@ import {
 
 /**
  * Accounts with 20 instances each: the first 20 for /api/v1/instances (and the session list), the
- * next 20 for the second surface's list. Once both lists served over 12k req/s, the two runs of a
- * round on the same 400 tokens met the limit within one window (non-2xx in the last run).
+ * next 20 for the second surface's list: the two runs of a round on the same 400 tokens can pass
+ * the 600-a-minute limit within one window.
  */
 const ACCOUNTS = 40;
 const SESSION_ACCOUNTS = 20;
 /**
  * Accounts whose tokens only read /plans, per 10 s of a run (the warm-up and each round have their
- * own). A token may make 600 requests a minute, and /plans runs at over 10k req/s on PostgreSQL:
+ * own). A token may make 600 requests a minute, and /plans runs far faster than 400 tokens allow:
  * the 400 tokens of the instance accounts would run dry and the later runs measure 429s. 60
  * accounts (1200 tokens) keep 10 s under the limit, and within its first half: past 300 in a
- * minute a token is counted in Redis request by request (no leases, see rate-limits.ts), and when
- * the warm-up and the rounds shared one set, each round met that slower path more than the last.
+ * minute a token is counted in Redis request by request (no leases, see core/ratelimit/leases.ts),
+ * and when the warm-up and the rounds shared one set, each round met that slower path more than
+ * the last.
  */
 const PLAN_ACCOUNTS = 60;
 const INSTANCES = 20;
@@ -187,7 +188,7 @@ export async function run(options: BenchOptions): Promise<string> {
     options.rounds + 1,
     PLAN_ACCOUNTS * Math.max(1, Math.ceil(options.duration / 10)),
   );
-  // Every answer of the node takes 5 ms (issue 18): a list that asked it per request would show it.
+  // Every answer of the node takes 5 ms: a list that asked it per request would show it.
   await proxmox.setFaults({ latencyMs: 5 });
   const { spawn } = await import('node:child_process');
   // BENCH_PROFILE=<dir> writes a CPU profile of the server process there.
@@ -283,7 +284,7 @@ export async function run(options: BenchOptions): Promise<string> {
     };
   };
   const rows: Measured[] = [];
-  // Live power (issue 18): how often the node was asked while the lists were polled.
+  // Live power: how often the node was asked while the lists were polled.
   const probes: string[] = [];
   const nodeCalls = () => [...proxmox.calls.values()].reduce((a, b) => a + b, 0);
   const listRun = async (

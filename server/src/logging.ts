@@ -73,11 +73,10 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
 /**
  * A writer of `info` lines whose fields the caller has already built as JSON (`"a":1,"b":"x"`):
  * the very line pino writes for them (level, time, the logger's bindings, the fields, `msg`), but
- * without pino's serialisation of each field. For the access log, a line per request: pino's
- * serialisation of its nested `req` and `res` was 3 % of `/plans`' main thread (issue 18, eighth
- * pass). Null when the logger does more to a line than that (a formatter, a mixin, hooks, a
- * message prefix or key of its own, a destination that wants the line's metadata): log through
- * it then.
+ * without pino's serialisation of each field. For the access log, a line per request: pino would
+ * serialise each nested field of every line. Null when the logger does more to a line than that
+ * (a formatter, a mixin, hooks, a message prefix or key of its own, a destination that wants the
+ * line's metadata): log through it then.
  */
 export function prebuiltInfoLines(logger: Logger): ((fields: string, msg: string) => void) | null {
   const own = logger as unknown as Record<symbol, unknown>;
@@ -127,8 +126,8 @@ export class LogSink implements DestinationStream {
   static readonly EXIT_FLUSH_MS = 500;
   static readonly RETRY_MS = 50;
   /**
-   * Lines are gathered this long (or until COALESCE_CHARS wait) before a write: one write per
-   * request, each a round trip through the thread pool, was a third of `/plans`' CPU (issue 18).
+   * Lines are gathered this long (or until COALESCE_CHARS wait) before a write: a write per line
+   * would be a round trip through the thread pool per request.
    */
   static readonly COALESCE_MS = 5;
   static readonly COALESCE_CHARS = 64 * 1024;

@@ -1,4 +1,4 @@
-// The server's end of the embedded database's thread (db/pglite-thread.ts, issue 18). To `pg` the
+// The server's end of the embedded database's thread (db/pglite-thread.ts). To `pg` the
 // thread is a PostgreSQL server behind a socket: `socket()` is the stream node-postgres is given
 // instead of a TCP connection, so pg writes the wire protocol as it would to a real server and
 // parses the answers itself. What one tick writes (pg sends parse, bind, describe, execute, sync

@@ -1,4 +1,4 @@
-// Which tables this process has just changed, told the moment the change is committed (issue 18).
+// Which tables this process has just changed, told the moment the change is committed.
 // In-memory read caches (core/services/list-cache.ts) drop what a write made stale; other
 // processes learn of the same change from the database's own triggers (NOTIFY, core/bus.ts), but
 // that message arrives a moment after the commit, while this process's next request may already

@@ -1,7 +1,6 @@
-// The embedded database's own thread (issue 18). PGlite runs PostgreSQL compiled to WASM, and
-// executing a statement is synchronous: in the server's thread every query — the request log's
-// batches, a billing run, a search — held up every HTTP request for as long as it ran (the
-// request log's inserts alone were a fifth of `/plans`' CPU on PGlite). Here it runs beside the
+// The embedded database's own thread. PGlite runs PostgreSQL compiled to WASM, and executing a
+// statement is synchronous: in the server's thread every query — the request log's batches, a
+// billing run, a search — held up every HTTP request for as long as it ran. Here it runs beside the
 // event loop, as a PostgreSQL server would: this thread takes the wire protocol's bytes exactly as
 // a client sends them and answers with the bytes PostgreSQL writes (db/embedded.ts is the other
 // end). Messages are handled one at a time, in order.

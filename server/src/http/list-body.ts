@@ -1,10 +1,9 @@
-// List answers as bytes made from their items' JSON (issue 18). The instance lists are polled by
-// dashboards and scripts; their items come from the list cache and the live-state cache as the
-// same view objects until something in them changes (views/service.view.ts, cloud/views.ts), yet
-// each request wrote the whole page again: on `GET /cloud/v1/instances` (20 instances) the JSON
-// writer, the string flattening and encoding, and the garbage they left were a third of the CPU
-// (`perf record`, docs/BENCHMARKS.md). Here each item's JSON is written once per view object, and
-// a page's body is kept as bytes, per route and caller, while its items are the same objects.
+// List answers as bytes made from their items' JSON. The instance lists are polled by dashboards
+// and scripts; their items come from the list cache and the live-state cache as the same view
+// objects until something in them changes (views/service.view.ts, cloud/views.ts), yet writing
+// the same items again for every poll was a large part of a list request's work. Here each item's
+// JSON is written once per view object, and a page's body is kept as bytes, per route and caller,
+// while its items are the same objects.
 //
 // The items are written by a serializer compiled from the route's item schema exactly as the
 // route's own would (serializationSchema), so properties outside the schema are left out the same

@@ -1,15 +1,12 @@
-// Answers leave together at the end of the event loop's turn (issue 18, seventh pass).
+// Answers leave together at the end of the event loop's turn.
 //
-// An answer written as soon as its request is done wakes the client's side once per answer. Under
-// load on this machine's two virtual CPUs each of those wake-ups is an interrupt to a CPU that had
-// gone idle, and its cost lands on the writing system call: with every request finishing in its own
-// callback (the in-memory rate limit, i.e. every embedded server), `writev` was 30 % of the main
-// thread's time, the machine made 18,000 context switches a second against 6,000, and /plans served
-// 0.32–0.35× the raw baseline. The answers of the requests handled in one turn, written one after
-// the other when the turn's I/O is done, reach a client that is still busy with the first: 0.48×,
-// the main thread's CPU per request 67 → 40 µs (docs/BENCHMARKS.md). An answer waits for the other
-// callbacks of its turn at most; when the server is idle a turn holds one request and it leaves at
-// once.
+// An answer written as soon as its request is done wakes the idle client side once per answer, and
+// on a virtual machine under load each wake-up is an interrupt charged to the writing system call
+// (with every request finishing in its own callback, as with the in-memory rate limit of every
+// embedded server). The answers of the requests handled in one turn, written one after the other
+// when the turn's I/O is done, reach a client that is still busy with the first. An answer waits
+// for the other callbacks of its turn at most; when the server is idle a turn holds one request and
+// it leaves at once.
 
 /** Queue `run` for the end of this turn of the event loop; everything queued in a turn runs together. */
 export type TurnBatch = (run: () => void) => void;

@@ -35,7 +35,8 @@ export function randomToken(bytes = 32): string {
 }
 
 export function sha256Hex(value: string): string {
-  // One-shot: a third of createHash().update().digest() (every token-surface request hashes its token).
+  // One-shot `crypto.hash`, cheaper than createHash().update().digest(): every token-surface
+  // request hashes its token.
   return hash('sha256', value, 'hex');
 }
 

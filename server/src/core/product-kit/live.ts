@@ -126,7 +126,7 @@ export interface NodeProbes<T> {
 const PROBE_SWEEP_MS = 2 * PROBE_STALE_MAX_MS;
 
 /**
- * One probe per key per interval, however many requests ask (issue 18):
+ * One probe per key per interval, however many requests ask:
  * - an answer younger than PROBE_FRESH_MS is served as it is; nothing is asked;
  * - older, one probe is started (concurrent readers share it) and a reader waits for it; but when
  *   the upstream is slow and an answer younger than PROBE_STALE_MAX_MS is cached, a reader waits

@@ -45,7 +45,7 @@ function connect(url: string): { redis: Redis; counting: Redis } {
     maxRetriesPerRequest: 1,
     lazyConnect: false,
     // Every token-surface request counts here: commands issued in the same tick leave in one
-    // write instead of one system call each (measured: bench token, docs/BENCHMARKS.md).
+    // write instead of one system call each.
     enableAutoPipelining: true,
     // A Redis that stopped answering: counts fall back to this process alone, not hang.
     commandTimeout: 1_000,

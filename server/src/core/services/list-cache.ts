@@ -1,7 +1,6 @@
-// Per-account read cache of what lists show (issue 18): instance and service lists are polled by
-// dashboards and scripts, and a list answered from the database every time costs two round
-// trips and twenty rows to parse per poll (the profile in docs/BENCHMARKS.md). An entry is
-// served until anything it was read from changes:
+// Per-account read cache of what lists show: instance and service lists are polled by dashboards
+// and scripts, and a list answered from the database every time costs two round trips and twenty
+// rows to parse per poll. An entry is served until anything it was read from changes:
 // - this process's own committed writes to the tables a list reads drop every entry at once,
 //   before the commit returns (db/observed.ts): a client's next request sees its own change;
 // - other processes' writes arrive as NOTIFY from the database's triggers (migration 0015,
@@ -86,10 +85,9 @@ export function createReadCache<V>(options: ReadCacheOptions): ReadCache<V> {
 
   /**
    * Reads under way, by account and key, with the generations they began under. Requests that
-   * miss together share one read (issue 18: when an entry aged or was dropped, every request of
-   * the account in flight read the list itself, and on a busy node those reads queued behind each
-   * other). A request joins a read only if nothing was dropped since it began, so a client's next
-   * request still sees its own change.
+   * miss together share one read: otherwise every request of the account in flight reads the list
+   * itself, and on a busy node those reads queue behind each other. A request joins a read only if
+   * nothing was dropped since it began, so a client's next request still sees its own change.
    */
   const reading = new Map<string, { before: number; accountBefore: number; value: Promise<V> }>();
 

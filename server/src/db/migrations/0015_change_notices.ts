@@ -1,4 +1,4 @@
-// Change notices for in-memory read caches (issue 18). The instance lists of every surface are
+// Change notices for in-memory read caches. The instance lists of every surface are
 // served from a per-account cache (core/services/list-cache.ts); whatever changes what a list
 // shows — a service, its address, an unpaid renewal, a plan's or location's name, a node — and
 // whatever ends or changes a cached session must

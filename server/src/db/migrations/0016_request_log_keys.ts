@@ -1,7 +1,6 @@
-// The request log without foreign keys (issue 18). Each logged call checked two foreign keys as
-// it was written — a lookup and a row lock on its token and its account per row — which was
-// half of what a row cost on PGlite, in the same process as the requests (measured: 46 µs a row
-// in batches of 200 with them, 26 without; 21 in batches of 1000). The insert already leaves out
+// The request log without foreign keys. Each logged call checked two foreign keys as it was
+// written — a lookup and a row lock on its token and its account per row — a large part of a
+// row's cost on PGlite, in the same process as the requests. The insert already leaves out
 // rows whose token or account is gone (core/tokens/request-log.ts); what the keys' cascades did
 // — a deleted token's or account's log goes with it — triggers do now. A token deleted in the
 // instant between that check and the batch's commit can leave rows of it, which nobody can read

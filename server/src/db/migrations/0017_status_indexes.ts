@@ -2,13 +2,11 @@
 // services, orders or deposits of a status, and needs only their ids. The (account_id, status)
 // indexes of migration 0011 hold no id, so each match cost a visit to the table, and the planner
 // preferred the partial index of every account's pending deposits filtered by account, a cost
-// that grew with the whole table (measured: 1.8 ms at 100,000 rows, 6.0 ms at 1,000,000;
-// docs/BENCHMARKS.md). With the id in the index the account's range is read from the index alone.
-// They replace 0011's, which are their prefix.
+// that grew with the whole table, not the account's rows. With the id in the index the account's
+// range is read from the index alone. They replace 0011's, which are their prefix.
 // And a service's unpaid orders (the `overdue` of every instance view): no index led with the
 // service, so the planner walked every account's unpaid orders for it, and reading one instance
-// grew with the table (the search bench's baseline, GET /instances/<id>: p50 5.7 ms at 100,000
-// rows, 15.9 ms at 1,000,000).
+// grew with the table.
 
 import { type Kysely, sql } from 'kysely';
 

@@ -1,8 +1,7 @@
-// Response serialization without a schema validator in the loop (issue 18). fast-json-stringify
-// serializes an `anyOf` by running Ajv on the value against each branch until one matches, format
-// checks included: a nullable date (`Type.Union([Type.String({ format: 'date-time' }),
-// Type.Null()])`) costs a regular-expression validation per field per response. The profile of
-// `GET /api/v1/instances` put a tenth of the CPU there. For serializing, a union of plain
+// Response serialization without a schema validator in the loop. fast-json-stringify serializes
+// an `anyOf` by running Ajv on the value against each branch until one matches, format checks
+// included: a nullable date (`Type.Union([Type.String({ format: 'date-time' }), Type.Null()])`)
+// costs a regular-expression validation per field per response. For serializing, a union of plain
 // scalars says no more than "one of these JSON types", which fast-json-stringify writes with a
 // `typeof` test: so such unions — and a union of one object or array with scalars, typically
 // `X | null` — become `type: [...]` in the schema the serializer is built from.
@@ -50,8 +49,8 @@ function isPlainStructured(branch: Schema): boolean {
  * A union of plain objects (a route answering one of several shapes, e.g. a list or one item) as
  * one object holding every branch's properties, when the properties the branches share have the
  * same schema: each value is then written as its own branch would write it, without validating
- * it against each branch first (for the session service list, the whole page of twenty services
- * and their dates, an eighth of the CPU). Required are the properties every branch requires.
+ * it against each branch first (for a list, that validates the whole page and its dates per
+ * response). Required are the properties every branch requires.
  */
 function mergedObjects(branches: unknown[]): Schema | null {
   if (branches.length < 2) return null;

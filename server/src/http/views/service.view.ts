@@ -137,9 +137,8 @@ type ListedView = ReturnType<typeof serviceView> & { live_as_of: string | null }
  * The view of a service in a list (no last job), with the power its node last said and when
  * (`live_as_of`: a slow node's older answer is served with its time). A list's rows come from the
  * list cache (core/services/list-cache.ts) as the same objects until something in them changes,
- * and a node is probed once per interval, so the view is made once per row and probe rather than
- * per request: its dates alone (`toISOString`) were a tenth of the list's profile. The view
- * returned is shared: never modify it.
+ * and a node is probed once per interval, so the view (its dates formatted once) is made once per
+ * row and probe rather than per request. The view returned is shared: never modify it.
  */
 export function listedServiceView(
   products: ProductRegistry,
