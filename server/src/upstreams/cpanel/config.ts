@@ -10,7 +10,6 @@ import {
   type EndpointConfig,
   hostLabel,
   settingsOf,
-  type TlsSettings,
   timingOf,
   tlsOf,
 } from '../driver-config.ts';

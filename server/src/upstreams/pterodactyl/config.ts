@@ -10,7 +10,6 @@ import {
   type EndpointConfig,
   hostLabel,
   settingsOf,
-  type TlsSettings,
   timingOf,
   tlsOf,
 } from '../driver-config.ts';
@@ -74,11 +73,6 @@ export function resolveConfig(config: PterodactylConfig): { resolved: ResolvedCo
 /** Names the panel in every message, without anything secret: `Pterodactyl panel panel.example.in`. */
 export function labelOf(config: Pick<PterodactylConfig, 'endpoint'>): string {
   return hostLabel('Pterodactyl panel', config.endpoint);
-}
-
-/** The settings a node row may carry for Pterodactyl (`nodes add --settings`). */
-interface PterodactylSettings extends TlsSettings {
-  panel_node?: unknown;
 }
 
 /**

@@ -11,7 +11,6 @@ import {
   type EndpointConfig,
   hostLabel,
   settingsOf,
-  type TlsSettings,
   timingOf,
   tlsOf,
 } from '../driver-config.ts';
@@ -79,11 +78,6 @@ export function resolveConfig(config: RedfishConfig): { resolved: ResolvedConfig
 /** Names the BMC in every message, without anything secret: `BMC bmc-r12.example.in`. */
 export function labelOf(config: Pick<RedfishConfig, 'endpoint'>): string {
   return hostLabel('BMC', config.endpoint);
-}
-
-/** The settings a node row may carry for a Redfish BMC (`nodes add --settings`). */
-interface RedfishSettings extends TlsSettings {
-  system?: unknown;
 }
 
 /**
