@@ -11,7 +11,7 @@ import { startCpanelEmulator } from '../../emulators/src/cpanel/index.ts';
 import { startProxmoxEmulator } from '../../emulators/src/proxmox/index.ts';
 import { startPterodactylEmulator } from '../../emulators/src/pterodactyl/index.ts';
 import { startRedfishEmulator } from '../../emulators/src/redfish/index.ts';
-import { encryptSecret, hmacHex } from './core/crypto/secrets.ts';
+import { hmacHex } from './core/crypto/secrets.ts';
 import type { Deps } from './core/deps.ts';
 import { ensurePrivateDir } from './db/lock.ts';
 import type { NodeKind } from './db/tables.ts';
@@ -49,28 +49,7 @@ async function upsertNode(
     capacity?: number;
   },
 ): Promise<void> {
-  const sealed = encryptSecret(deps.secretKey, JSON.stringify(row.credentials), `node-credentials:${row.name}`);
-  await deps.database.db
-    .insertInto('nodes')
-    .values({
-      name: row.name,
-      kind: row.kind,
-      location_id: row.locationId,
-      endpoint: row.endpoint,
-      credentials_sealed: sealed,
-      settings: JSON.stringify(row.settings),
-      capacity: row.capacity ?? 40,
-      health: 'up',
-    })
-    .onConflict((oc) =>
-      oc.column('name').doUpdateSet({
-        endpoint: row.endpoint,
-        credentials_sealed: sealed,
-        settings: JSON.stringify(row.settings),
-        health: 'up',
-      }),
-    )
-    .execute();
+  await deps.nodes.put({ ...row, capacity: row.capacity ?? 40 });
 }
 
 /** A UUID-shaped token secret that stays the same for this installation. */

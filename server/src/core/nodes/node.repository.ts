@@ -11,6 +11,25 @@ export function insert(db: Executor, values: Insertable<NodesTable>): Promise<No
   return db.insertInto('nodes').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
+/**
+ * Insert the node, or refresh the one of that name (endpoint, credentials, settings; health up):
+ * how demo mode points its nodes at this start's emulators.
+ */
+export async function upsert(db: Executor, values: Insertable<NodesTable>): Promise<void> {
+  await db
+    .insertInto('nodes')
+    .values({ ...values, health: 'up' })
+    .onConflict((oc) =>
+      oc.column('name').doUpdateSet({
+        endpoint: values.endpoint,
+        credentials_sealed: values.credentials_sealed,
+        settings: values.settings ?? '{}',
+        health: 'up',
+      }),
+    )
+    .execute();
+}
+
 export function list(db: Executor): Promise<NodeRow[]> {
   return db.selectFrom('nodes').selectAll().orderBy('id').execute();
 }

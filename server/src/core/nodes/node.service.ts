@@ -76,6 +76,30 @@ export function createNodeService({ db, secretKey }: { db: Kysely<DB>; secretKey
       }
     },
 
+    /**
+     * Add the node or refresh the one of that name, its credentials sealed as `add` seals them,
+     * unchecked: for demo mode's own nodes (staff add nodes with `add`).
+     */
+    async put(input: {
+      name: string;
+      kind: NodeKind;
+      locationId: number;
+      endpoint: string;
+      credentials: object;
+      settings: object;
+      capacity: number;
+    }): Promise<void> {
+      await nodes.upsert(db, {
+        name: input.name,
+        kind: input.kind,
+        location_id: input.locationId,
+        endpoint: input.endpoint,
+        credentials_sealed: encryptSecret(secretKey, JSON.stringify(input.credentials), aad(input.name)),
+        settings: JSON.stringify(input.settings),
+        capacity: input.capacity,
+      });
+    },
+
     list: () => nodes.list(db),
 
     async get(id: number): Promise<NodeRow> {
