@@ -4,17 +4,37 @@
 // programming or data error, reported with the path that failed, never silently misread.
 
 import { type Static, type TInteger, type TNumber, type TSchema, type TString, Type } from 'typebox';
-import { Value } from 'typebox/value';
+import { Compile, type Validator } from 'typebox/compile';
 
 /** Stored JSON that does not fit the schema its product declares. */
 export class StoredDataError extends Error {
   override name = 'StoredDataError';
 }
 
+// Each schema is compiled once, on first use: lists read a stored reference per service per
+// request, and an interpreted check of each costs far more than the compiled one.
+/** Stored data's schemas refer to no other definitions. */
+type NoContext = Record<never, never>;
+const compiled = new WeakMap<TSchema, Validator>();
+function validatorOf<T extends TSchema>(schema: T): Validator<NoContext, T> {
+  const known = compiled.get(schema);
+  if (known) return known as Validator<NoContext, T>;
+  const made = Compile(schema);
+  compiled.set(schema, made);
+  return made;
+}
+
+/** `value` as `schema` says, or null when it does not fit (a reference a service may not have yet). */
+export function storedOrNull<T extends TSchema>(schema: T, value: unknown): Static<T> | null {
+  const validator = validatorOf(schema);
+  return validator.Check(value) ? value : null;
+}
+
 /** `value` as `schema` says (defaults of absent optional keys left absent); throws StoredDataError naming `what`. */
 export function readStored<T extends TSchema>(schema: T, value: unknown, what: string): Static<T> {
-  if (Value.Check(schema, value)) return value;
-  const [first] = Value.Errors(schema, value);
+  const validator = validatorOf(schema);
+  if (validator.Check(value)) return value;
+  const [first] = validator.Errors(value);
   const where = first?.instancePath ? ` at ${first.instancePath}` : '';
   throw new StoredDataError(`${what} does not fit its schema${where}: ${first?.message ?? 'invalid'}`);
 }

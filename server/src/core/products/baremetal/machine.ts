@@ -2,8 +2,8 @@
 // provisioning has claimed it) and when its install was started, which the install deadline is
 // counted from across attempts, crashes and restarts of the worker.
 
-import { Value } from 'typebox/value';
 import type { Service } from '../../../db/tables.ts';
+import { storedOrNull } from '../../product-kit/data.ts';
 import { baremetalExternal } from './data.ts';
 
 export interface MachineRef {
@@ -21,9 +21,9 @@ export interface MachineRef {
 
 /** The machine of a service, or null while it has none. */
 export function machineRefOf(service: Pick<Service, 'external'>): MachineRef | null {
-  const external = service.external;
   // Nothing recorded yet (or not a machine): the service has none.
-  if (!Value.Check(baremetalExternal, external)) return null;
+  const external = storedOrNull(baremetalExternal, service.external);
+  if (!external) return null;
   return {
     node: external.node,
     serial: external.serial,

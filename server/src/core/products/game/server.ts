@@ -5,20 +5,19 @@
 // 409 for the server's state, 422 with the panel's field messages, 409 limit_reached with the limit).
 
 import type { Kysely } from 'kysely';
-import { Value } from 'typebox/value';
 import type { DB, Service } from '../../../db/tables.ts';
 import { UpstreamError } from '../../../upstreams/errors.ts';
 import type { GamePanel, GameServerRef } from '../../../upstreams/game-panel.ts';
 import { AppError } from '../../errors.ts';
 import * as jobs from '../../jobs/job.repository.ts';
 import type { ActionContext } from '../../product-kit/actions.ts';
+import { storedOrNull } from '../../product-kit/data.ts';
 import { externalName } from '../../system/installation.ts';
 import { type GameExternal, gameExternal } from './data.ts';
 
 /** What provisioning recorded of the service's server, or null before it made one. */
 export function gameExternalOf(service: Pick<Service, 'external'>): GameExternal | null {
-  const external = service.external;
-  return Value.Check(gameExternal, external) ? external : null;
+  return storedOrNull(gameExternal, service.external);
 }
 
 /**

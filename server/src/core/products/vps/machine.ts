@@ -3,17 +3,17 @@
 // the installation (`hp-<installation>-svc-<id>`), so another installation's VM of the same
 // service id never matches; a VM made before that keeps its recorded `hp-svc-<id>`.
 
-import { Value } from 'typebox/value';
 import type { Service } from '../../../db/tables.ts';
 import type { VmRef } from '../../../upstreams/hypervisor.ts';
+import { storedOrNull } from '../../product-kit/data.ts';
 import { externalName } from '../../system/installation.ts';
 import { vpsExternal } from './data.ts';
 
 /** The VM of a service, or null when it has none (yet); with its MAC addresses when recorded (search reads them). */
 export function vmRefOf(service: Pick<Service, 'external'>): VmRef | null {
-  const external = service.external;
   // Nothing recorded yet (or not a VM): the service has none.
-  if (!Value.Check(vpsExternal, external)) return null;
+  const external = storedOrNull(vpsExternal, service.external);
+  if (!external) return null;
   const ref: VmRef = { node: external.node, vmid: external.vmid, name: external.name };
   if (external.macs) ref.macs = external.macs;
   return ref;
