@@ -13,8 +13,8 @@ import { startPterodactylEmulator } from '../../emulators/src/pterodactyl/index.
 import { startRedfishEmulator } from '../../emulators/src/redfish/index.ts';
 import { hmacHex } from './core/crypto/secrets.ts';
 import type { Deps } from './core/deps.ts';
+import type { PutNode } from './core/nodes/node.service.ts';
 import { ensurePrivateDir } from './db/lock.ts';
-import type { NodeKind } from './db/tables.ts';
 
 const DEMO_REGIONS = ['mum1', 'blr1', 'del1'];
 /** Where the demo's bare-metal machines are (the demo catalog sells its bare-metal plan there). */
@@ -38,16 +38,8 @@ function demoPanelKey(secretKey: Buffer, prefix: 'ptla_' | 'ptlc_'): string {
 /** Add or refresh a demo node (credentials sealed as staff's `nodes add` seals them). */
 async function upsertNode(
   deps: Deps,
-  row: {
-    name: string;
-    kind: NodeKind;
-    locationId: number;
-    endpoint: string;
-    credentials: object;
-    settings: object;
-    /** Default 40; a bare-metal node is one machine (1). */
-    capacity?: number;
-  },
+  /** `capacity`: 40 unless given; a bare-metal node is one machine (1). */
+  row: Omit<PutNode, 'capacity'> & { capacity?: number },
 ): Promise<void> {
   await deps.nodes.put({ ...row, capacity: row.capacity ?? 40 });
 }

@@ -20,6 +20,17 @@ export interface NewNode {
   capacity: number;
 }
 
+/** A node as demo mode puts it (core/nodes/node.service.ts `put`): already checked by its caller. */
+export interface PutNode {
+  name: string;
+  kind: NodeKind;
+  locationId: number;
+  endpoint: string;
+  credentials: object;
+  settings: object;
+  capacity: number;
+}
+
 const KINDS = nodeKinds();
 /** "a, b or c" */
 const KIND_LIST = `${KINDS.slice(0, -1).join(', ')} or ${KINDS.at(-1)}`;
@@ -80,15 +91,7 @@ export function createNodeService({ db, secretKey }: { db: Kysely<DB>; secretKey
      * Add the node or refresh the one of that name, its credentials sealed as `add` seals them,
      * unchecked: for demo mode's own nodes (staff add nodes with `add`).
      */
-    async put(input: {
-      name: string;
-      kind: NodeKind;
-      locationId: number;
-      endpoint: string;
-      credentials: object;
-      settings: object;
-      capacity: number;
-    }): Promise<void> {
+    async put(input: PutNode): Promise<void> {
       await nodes.upsert(db, {
         name: input.name,
         kind: input.kind,

@@ -3,7 +3,16 @@
 // action or a view, and typed from there on, instead of cast. A row that does not fit is a
 // programming or data error, reported with the path that failed, never silently misread.
 
-import { type Static, type TInteger, type TNumber, type TSchema, type TString, Type } from 'typebox';
+import {
+  type Static,
+  type TInteger,
+  type TNull,
+  type TNumber,
+  type TSchema,
+  type TString,
+  type TUnion,
+  Type,
+} from 'typebox';
 import { Compile, type Validator } from 'typebox/compile';
 
 /** Stored JSON that does not fit the schema its product declares. */
@@ -47,3 +56,24 @@ export const numberSpec = (min: number, max: number): TNumber => Type.Number({ m
 
 /** A slug spec of a plan (a catalog entry it names: the game). */
 export const slugSpec = (): TString => Type.String({ pattern: '^[a-z0-9][a-z0-9-]{1,47}$' });
+
+/** A stored value that may be null. */
+export const orNull = <T extends TSchema>(schema: T): TUnion<[T, TNull]> => Type.Union([schema, Type.Null()]);
+
+/**
+ * The keys every order stores in `services.config` (core/orders/order.service.ts, each product's
+ * `serviceConfig`) and the worker's `cleanup_pending` (worker/cleanup.ts): the part of a product's
+ * config schema every product shares; a product adds its own keys beside them.
+ */
+export const orderedConfig = {
+  hostname: Type.Optional(orNull(Type.String())),
+  /** The OS template's slug, for products that install one (set by every order, and by a reinstall). */
+  os: Type.Optional(orNull(Type.String())),
+  ssh_keys: Type.Optional(Type.Array(Type.String())),
+  domain: Type.Optional(orNull(Type.String())),
+  eula: Type.Optional(Type.Boolean()),
+  /** The plan's specs when the service was ordered. */
+  specs: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  /** Set by the worker while a failed order's leftovers on the node are being removed. */
+  cleanup_pending: Type.Optional(Type.Boolean()),
+};

@@ -4,8 +4,8 @@
 // older version may lack optional, and take keys they do not name: other parts of the platform
 // set their own (the worker's `cleanup_pending`).
 
-import { type Static, type TSchema, Type } from 'typebox';
-import { intSpec, numberSpec } from '../../product-kit/data.ts';
+import { type Static, Type } from 'typebox';
+import { intSpec, numberSpec, orderedConfig, orNull } from '../../product-kit/data.ts';
 
 export const baremetalSpecs = Type.Object(
   {
@@ -18,23 +18,15 @@ export const baremetalSpecs = Type.Object(
 );
 export type BaremetalSpecs = Static<typeof baremetalSpecs>;
 
-const orNull = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
-
 /**
  * A server's `services.config`: what its order stored (./order.ts serviceConfig, with the keys
  * every order adds: core/orders/order.service.ts) and what the worker marks (`cleanup_pending`,
  * worker/cleanup.ts).
  */
 export const baremetalConfig = Type.Object({
-  hostname: Type.Optional(orNull(Type.String())),
-  /** The OS template's slug; set by every order (none without one). */
-  os: Type.Optional(orNull(Type.String())),
-  ssh_keys: Type.Optional(Type.Array(Type.String())),
-  domain: Type.Optional(orNull(Type.String())),
-  eula: Type.Optional(Type.Boolean()),
+  ...orderedConfig,
   /** The plan's specs when the server was ordered: its disk is the size status reports (./live.ts). */
   specs: Type.Optional(Type.Object({ disk_gb: Type.Optional(Type.Number()) })),
-  cleanup_pending: Type.Optional(Type.Boolean()),
 });
 export type BaremetalConfig = Static<typeof baremetalConfig>;
 

@@ -4,8 +4,8 @@
 // older version may lack optional, and take keys they do not name: other parts of the platform
 // set their own (the worker's `cleanup_pending`).
 
-import { type Static, type TSchema, Type } from 'typebox';
-import { intSpec, slugSpec } from '../../product-kit/data.ts';
+import { type Static, Type } from 'typebox';
+import { intSpec, orderedConfig, orNull, slugSpec } from '../../product-kit/data.ts';
 
 export const DEFAULT_DATABASES = 1;
 export const DEFAULT_BACKUPS = 2;
@@ -24,24 +24,15 @@ export const gameSpecs = Type.Object(
 );
 export type GameSpecs = Static<typeof gameSpecs>;
 
-const orNull = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
-
 /**
  * A game service's `services.config`: what its order stored (./index.ts serviceConfig, with the
  * keys every order adds: core/orders/order.service.ts), the name a rename gave the server
  * (./actions-settings.ts), and what the worker marks (`cleanup_pending`, worker/cleanup.ts).
  */
 export const gameConfig = Type.Object({
+  ...orderedConfig,
   /** The server's name on the panel once renamed; the service's label until then. */
   server_name: Type.Optional(orNull(Type.String())),
-  hostname: Type.Optional(orNull(Type.String())),
-  os: Type.Optional(orNull(Type.String())),
-  ssh_keys: Type.Optional(Type.Array(Type.String())),
-  domain: Type.Optional(orNull(Type.String())),
-  eula: Type.Optional(Type.Boolean()),
-  /** The plan's specs when the server was ordered. */
-  specs: Type.Optional(Type.Object({})),
-  cleanup_pending: Type.Optional(Type.Boolean()),
 });
 export type GameConfig = Static<typeof gameConfig>;
 

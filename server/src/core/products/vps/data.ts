@@ -4,8 +4,8 @@
 // external keep every key a row of an older version may lack optional, and take keys they do
 // not name: other parts of the platform set their own (the worker's `cleanup_pending`).
 
-import { type Static, type TSchema, Type } from 'typebox';
-import { intSpec, numberSpec } from '../../product-kit/data.ts';
+import { type Static, Type } from 'typebox';
+import { intSpec, numberSpec, orderedConfig } from '../../product-kit/data.ts';
 
 /** Snapshots a server keeps when its plan does not say. */
 export const DEFAULT_SNAPSHOT_LIMIT = 3;
@@ -23,23 +23,13 @@ export const vpsSpecs = Type.Object(
 );
 export type VpsSpecs = Static<typeof vpsSpecs>;
 
-const orNull = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
-
 /**
  * A server's `services.config`: what its order stored (./order.ts serviceConfig, with the keys
  * every order adds: core/orders/order.service.ts), the OS a reinstall put on it (./provision.ts),
  * and what the worker marks (`cleanup_pending`, worker/cleanup.ts).
  */
 export const vpsConfig = Type.Object({
-  hostname: Type.Optional(orNull(Type.String())),
-  /** The OS template's slug; set by every order (none without one) and by each reinstall. */
-  os: Type.Optional(orNull(Type.String())),
-  ssh_keys: Type.Optional(Type.Array(Type.String())),
-  domain: Type.Optional(orNull(Type.String())),
-  eula: Type.Optional(Type.Boolean()),
-  /** The plan's specs when the server was ordered. */
-  specs: Type.Optional(Type.Object({})),
-  cleanup_pending: Type.Optional(Type.Boolean()),
+  ...orderedConfig,
 });
 export type VpsConfig = Static<typeof vpsConfig>;
 

@@ -8,7 +8,7 @@
 
 import { type Static, Type } from 'typebox';
 import type { Plan, Service } from '../../../db/tables.ts';
-import { intSpec, readStored, StoredDataError } from '../../product-kit/data.ts';
+import { intSpec, orderedConfig, readStored, StoredDataError } from '../../product-kit/data.ts';
 
 export const webSpecs = Type.Object(
   {
@@ -21,23 +21,12 @@ export const webSpecs = Type.Object(
 );
 export type WebSpecs = Static<typeof webSpecs>;
 
-const nullableString = () => Type.Optional(Type.Union([Type.String(), Type.Null()]));
-
 /**
  * A web service's config. The order requires the domain (./order.ts), so every ordered service
  * has one; the view still reads a row without it. `hostname` and `os` are null for web hosting
  * (./order.ts serviceConfig), `specs` is the plan's specs when ordered (the plan's own are read).
  */
-export const webConfig = Type.Object({
-  domain: nullableString(),
-  hostname: nullableString(),
-  os: nullableString(),
-  ssh_keys: Type.Optional(Type.Array(Type.String())),
-  eula: Type.Optional(Type.Boolean()),
-  specs: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-  /** Set by the worker while a failed order's leftovers on the node are being removed. */
-  cleanup_pending: Type.Optional(Type.Boolean()),
-});
+export const webConfig = Type.Object(orderedConfig);
 export type WebConfig = Static<typeof webConfig>;
 
 /**
