@@ -3,39 +3,21 @@
 // `power_cycle`), and the live status (power, CPUs and memory of the machine; utilisation is not
 // known to a BMC and is null). Live reads count against the account's allowance like a VPS's.
 
-import { Type } from 'typebox';
 import type { Service } from '../../../db/tables.ts';
 import { AppError } from '../../errors.ts';
 import type { ProductAction } from '../../product-kit/actions.ts';
 import { PROBE_TIMEOUT_MS, unreachable, withTimeout } from '../../product-kit/live.ts';
-
-const NO_PARAMS = Type.Object({}, { additionalProperties: false });
-
-function power(name: string, description: string): ProductAction {
-  return {
-    name,
-    method: 'mutate',
-    params: NO_PARAMS,
-    states: ['active'],
-    description,
-    surfaces: { session: 'action', token: 'action' },
-    async handler(ctx) {
-      await ctx.live();
-      const job = await ctx.startJob('power', { signal: name });
-      return { kind: 'job', job, message: `${name} sent.` };
-    },
-  };
-}
+import { NO_PARAMS, powerAction } from '../../product-kit/shared-actions.ts';
 
 const noMachine = () => new AppError('no_vm', { message: 'This service has no bare-metal server.' });
 
 /** In the order the token surface lists them. */
 export const baremetalActions: readonly ProductAction[] = [
-  power('start', 'power on (ComputerSystem.Reset On)'),
-  power('stop', 'ACPI shutdown (GracefulShutdown), forced off if the machine is still on after 60 s'),
-  power('restart', 'ACPI reboot (GracefulRestart); an OS that hangs needs power_cycle'),
-  power('kill', 'hard power-off at once (ForceOff; the server stays off)'),
-  power(
+  powerAction('start', 'power on (ComputerSystem.Reset On)'),
+  powerAction('stop', 'ACPI shutdown (GracefulShutdown), forced off if the machine is still on after 60 s'),
+  powerAction('restart', 'ACPI reboot (GracefulRestart); an OS that hangs needs power_cycle'),
+  powerAction('kill', 'hard power-off at once (ForceOff; the server stays off)'),
+  powerAction(
     'power_cycle',
     'hard power cycle of a bare-metal server (PowerCycle, or ForceRestart): off and on again at once',
   ),

@@ -7,8 +7,7 @@ import { UpstreamError } from '../../../upstreams/errors.ts';
 import { AppError } from '../../errors.ts';
 import * as jobs from '../../jobs/job.repository.ts';
 import { EVERY_STATE } from '../../product-kit/panel-action.ts';
-import { listEvents } from '../../services/events.ts';
-import { isoWithOffset } from '../../time.ts';
+import { eventsAction } from '../../product-kit/shared-actions.ts';
 import { answer, gameAction, PlainText } from './action.ts';
 import { ask, gameTarget, panelError, serverRefOf } from './server.ts';
 import { activityView, allocationView, resourcesView } from './views.ts';
@@ -78,26 +77,7 @@ export const infoActions = [
       });
     },
   }),
-  gameAction({
-    name: 'events',
-    group: 'info',
-    method: 'read',
-    description: "The platform's events of the service (created, installed, suspended, …), newest first",
-    params: {},
-    states: EVERY_STATE,
-    handler: async (ctx) => {
-      const events = await listEvents(ctx.db, ctx.service.id);
-      return answer('Events loaded.', {
-        events: events.map((e) => ({
-          id: e.id,
-          kind: e.kind,
-          message: e.message,
-          data: e.data,
-          created_at: isoWithOffset(e.created_at),
-        })),
-      });
-    },
-  }),
+  eventsAction("The platform's events of the service (created, installed, suspended, …), newest first"),
   gameAction({
     name: 'network',
     group: 'info',

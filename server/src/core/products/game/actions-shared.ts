@@ -7,25 +7,8 @@ import { Type } from 'typebox';
 import { TIMEFRAMES, type Timeframe } from '../../../upstreams/hypervisor.ts';
 import type { ProductAction } from '../../product-kit/actions.ts';
 import { checkTimeframe, PROBE_TIMEOUT_MS, withTimeout } from '../../product-kit/live.ts';
+import { NO_PARAMS, powerAction } from '../../product-kit/shared-actions.ts';
 import { panelError } from './server.ts';
-
-const NO_PARAMS = Type.Object({}, { additionalProperties: false });
-
-function power(name: 'start' | 'stop' | 'restart' | 'kill', description: string): ProductAction {
-  return {
-    name,
-    method: 'mutate',
-    params: NO_PARAMS,
-    states: ['active'],
-    description,
-    surfaces: { session: 'action', token: 'action' },
-    async handler(ctx) {
-      await ctx.live();
-      const job = await ctx.startJob('power', { signal: name });
-      return { kind: 'job', job, message: `${name} sent.` };
-    },
-  };
-}
 
 const live = async <T>(promise: Promise<T>, ms = PROBE_TIMEOUT_MS): Promise<T> => {
   try {
@@ -36,10 +19,10 @@ const live = async <T>(promise: Promise<T>, ms = PROBE_TIMEOUT_MS): Promise<T> =
 };
 
 export const sharedActions: readonly ProductAction[] = [
-  power('start', 'start the game server'),
-  power('stop', 'stop the game server (it saves and exits)'),
-  power('restart', 'stop, then start the game server'),
-  power('kill', 'end the game server process at once (unsaved progress is lost)'),
+  powerAction('start', 'start the game server'),
+  powerAction('stop', 'stop the game server (it saves and exits)'),
+  powerAction('restart', 'stop, then start the game server'),
+  powerAction('kill', 'end the game server process at once (unsaved progress is lost)'),
   {
     name: 'console',
     method: 'mutate',

@@ -11,27 +11,11 @@ import { TIMEFRAMES, type Timeframe } from '../../../upstreams/hypervisor.ts';
 import { AppError } from '../../errors.ts';
 import type { ProductAction } from '../../product-kit/actions.ts';
 import { checkTimeframe, PROBE_TIMEOUT_MS, unreachable, withTimeout } from '../../product-kit/live.ts';
+import { NO_PARAMS, powerAction } from '../../product-kit/shared-actions.ts';
 import { snapshotActions } from './snapshots.ts';
 
-const NO_PARAMS = Type.Object({}, { additionalProperties: false });
 /** Every state in which a service may have a VM to ask. */
 const HAS_VM = ['pending', 'provisioning', 'active', 'suspended'] as const;
-
-function power(name: string, description: string): ProductAction {
-  return {
-    name,
-    method: 'mutate',
-    params: NO_PARAMS,
-    states: ['active'],
-    description,
-    surfaces: { session: 'action', token: 'action' },
-    async handler(ctx) {
-      await ctx.live();
-      const job = await ctx.startJob('power', { signal: name });
-      return { kind: 'job', job, message: `${name} sent.` };
-    },
-  };
-}
 
 function consoleAction(name: string, kind: 'vnc' | 'serial', description: string): ProductAction {
   return {
@@ -61,11 +45,11 @@ const noVm = () => new AppError('no_vm', { message: 'This service has no virtual
 
 /** In the order the token surface lists them. */
 export const vpsActions: readonly ProductAction[] = [
-  power('start', 'power on'),
-  power('stop', 'graceful ACPI shutdown, forced off if the guest is still up after 60 s'),
-  power('restart', 'ACPI reboot, hard reset if the guest ignores it'),
-  power('kill', 'hard power-off at once (the server stays off)'),
-  power('power_cycle', 'hard power cycle: reset at once, no shutdown asked of the guest (the server runs again)'),
+  powerAction('start', 'power on'),
+  powerAction('stop', 'graceful ACPI shutdown, forced off if the guest is still up after 60 s'),
+  powerAction('restart', 'ACPI reboot, hard reset if the guest ignores it'),
+  powerAction('kill', 'hard power-off at once (the server stays off)'),
+  powerAction('power_cycle', 'hard power cycle: reset at once, no shutdown asked of the guest (the server runs again)'),
   {
     name: 'reinstall',
     method: 'mutate',

@@ -3,9 +3,8 @@
 
 import type { WebUsage } from '../../../upstreams/web-panel.ts';
 import { AppError } from '../../errors.ts';
-import { answer, EVERY_STATE, panelAction } from '../../product-kit/panel-action.ts';
-import { listEvents } from '../../services/events.ts';
-import { isoWithOffset } from '../../time.ts';
+import { answer, panelAction } from '../../product-kit/panel-action.ts';
+import { eventsAction } from '../../product-kit/shared-actions.ts';
 import { askWeb } from './account.ts';
 import { webDomainOf } from './data.ts';
 
@@ -53,26 +52,7 @@ export const infoActions = [
       return answer('Usage loaded.', { usage: usage.map(usageView) });
     },
   }),
-  panelAction({
-    name: 'events',
-    group: 'info',
-    method: 'read',
-    description: "The platform's events of the service, newest first",
-    params: {},
-    states: EVERY_STATE,
-    handler: async (ctx) => {
-      const events = await listEvents(ctx.db, ctx.service.id);
-      return answer('Events loaded.', {
-        events: events.map((e) => ({
-          id: e.id,
-          kind: e.kind,
-          message: e.message,
-          data: e.data,
-          created_at: isoWithOffset(e.created_at),
-        })),
-      });
-    },
-  }),
+  eventsAction("The platform's events of the service, newest first"),
   panelAction({
     name: 'nameservers',
     group: 'info',
