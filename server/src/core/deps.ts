@@ -9,6 +9,7 @@ import { type AccountService, createAccountService } from './accounts/account.se
 import { type AuthService, createAuthService } from './auth/auth.service.ts';
 import type { SessionCache } from './auth/sessions.ts';
 import { type Billing, createBilling } from './billing/billing.service.ts';
+import { type BillingProfileService, createBillingProfileService } from './billing/billing-profile.ts';
 import { type Bus, createBus } from './bus.ts';
 import { type CatalogService, createCatalogService } from './catalog/catalog.service.ts';
 import { resolveSecretKey } from './crypto/secret-key.ts';
@@ -57,6 +58,8 @@ export interface Deps {
   nodes: NodeService;
   wallet: WalletService;
   billing: Billing;
+  /** What each account's tax invoices name it by (core/billing/billing-profile.ts). */
+  billingProfiles: BillingProfileService;
   search: Search;
   sshKeys: SshKeyService;
   deposits: DepositService;
@@ -192,8 +195,8 @@ function createAccess(base: Base): Pick<Deps, 'accounts' | 'auth' | 'sessionCach
   return { accounts, auth, sessionCache, tokens, requestLog };
 }
 
-/** Money: the billing cycle, the wallet and deposits. */
-function createMoney(base: Base): Pick<Deps, 'billing' | 'wallet' | 'deposits'> {
+/** Money: the billing cycle, the wallet, deposits and billing profiles. */
+function createMoney(base: Base): Pick<Deps, 'billing' | 'wallet' | 'deposits' | 'billingProfiles'> {
   const { config, logger, database, jobs, clock, mailer } = base;
   const db = database.db;
   const billing = createBilling({
@@ -208,7 +211,8 @@ function createMoney(base: Base): Pick<Deps, 'billing' | 'wallet' | 'deposits'> 
   // Money coming in pays what is unpaid, oldest first, in the same transaction (CONTRACT §7).
   const wallet = createWalletService({ db, afterCredit: billing.settle });
   const deposits = createDepositService({ db, dataDir: config.dataDir, mailer, clock, afterCredit: billing.settle });
-  return { billing, wallet, deposits };
+  const billingProfiles = createBillingProfileService({ db, clock });
+  return { billing, wallet, deposits, billingProfiles };
 }
 
 /**

@@ -16,6 +16,7 @@ import type {
   SessionsTable,
   SshKeysTable,
 } from './tables/accounts.ts';
+import type { BillingProfilesTable } from './tables/billing.ts';
 import type { CreatedAt, NullableTimestamp, Paise } from './tables/columns.ts';
 import type { GamesTable, Ipv4AddressesTable, LocationsTable, OsTemplatesTable } from './tables/inventory.ts';
 import type { MailOutboxTable, NotificationsTable } from './tables/messages.ts';
@@ -31,6 +32,7 @@ import type {
 } from './tables/operations.ts';
 
 export type * from './tables/accounts.ts';
+export type * from './tables/billing.ts';
 export type * from './tables/inventory.ts';
 export type * from './tables/messages.ts';
 export type * from './tables/money.ts';
@@ -143,6 +145,7 @@ export interface DB {
   console_tickets: ConsoleTicketsTable;
   console_sessions: ConsoleSessionsTable;
   ssh_keys: SshKeysTable;
+  billing_profiles: BillingProfilesTable;
 }
 
 export type Plan = Selectable<PlansTable>;

@@ -21,6 +21,7 @@ import * as m0018 from './0018_search_lookups.ts';
 import * as m0019 from './0019_request_log_brin.ts';
 import * as m0020 from './0020_installation.ts';
 import * as m0021 from './0021_extids_legacy.ts';
+import * as m0022 from './0022_billing_profiles.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_extensions': m0001,
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   '0019_request_log_brin': m0019,
   '0020_installation': m0020,
   '0021_extids_legacy': m0021,
+  '0022_billing_profiles': m0022,
 };

@@ -8,6 +8,7 @@ import { useFastSerializer } from '../plugins/serializer.ts';
 import { sessionAuth } from '../plugins/session-auth.ts';
 import { accountRoutes } from './account.routes.ts';
 import { authRoutes } from './auth.routes.ts';
+import { billingProfileRoutes } from './billing-profile.routes.ts';
 import { catalogRoutes } from './catalog.routes.ts';
 import { notificationRoutes } from './notifications.routes.ts';
 import { orderRoutes } from './orders.routes.ts';
@@ -23,6 +24,7 @@ export async function clientSurface(app: FastifyInstance, { deps }: { deps: Deps
   await app.register(sessionAuth, { deps });
   await app.register(authRoutes, { deps, prefix: '/auth' });
   await app.register(accountRoutes, { deps });
+  await app.register(billingProfileRoutes, { deps });
   await app.register(catalogRoutes, { deps });
   await app.register(walletRoutes, { deps });
   await app.register(notificationRoutes, { deps });
