@@ -182,6 +182,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/client/account/billing-profile/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's billing profile (null until one is set) */
+        get: operations["getBillingProfile"];
+        put?: never;
+        /**
+         * Set the billing profile (replaces it whole)
+         * @description legal_name 2–100 characters, address lines up to 120, city 2–60, state_code a GST state code ("27"), pincode 6 digits not starting with 0, gstin optional: 15 characters with a valid check character, starting with state_code (lower case is accepted and stored in capitals). 422 names every bad field.
+         */
+        post: operations["putBillingProfile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/client/catalog/": {
         parameters: {
             query?: never;
@@ -2064,6 +2085,177 @@ export interface operations {
             };
             /** @description Rate limited; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    getBillingProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        profile: {
+                            legal_name: string;
+                            address_line1: string;
+                            address_line2: string | null;
+                            city: string;
+                            /** @description GST state code, two digits ("27") */
+                            state_code: string;
+                            state_name: string;
+                            /** @description six digits */
+                            pincode: string;
+                            /** @description null for an unregistered buyer */
+                            gstin: string | null;
+                            updated_at: string;
+                        } | null;
+                    };
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    putBillingProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    legal_name: string;
+                    address_line1: string;
+                    address_line2?: string | null;
+                    city: string;
+                    state_code: string;
+                    pincode: string;
+                    gstin?: string | null;
+                    /** @description or send the X-CSRF-Token header */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        profile: {
+                            legal_name: string;
+                            address_line1: string;
+                            address_line2: string | null;
+                            city: string;
+                            /** @description GST state code, two digits ("27") */
+                            state_code: string;
+                            state_name: string;
+                            /** @description six digits */
+                            pincode: string;
+                            /** @description null for an unregistered buyer */
+                            gstin: string | null;
+                            updated_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
