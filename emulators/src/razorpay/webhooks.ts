@@ -68,6 +68,8 @@ export class WebhookSender {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly wakers = new Set<() => void>();
   private stopped = false;
+  /** Aborts deliveries in flight when the emulator stops. */
+  private readonly halt = new AbortController();
 
   readonly settings: WebhookSettings;
   private readonly faults: RazorpayFaultKnobs;
@@ -132,6 +134,7 @@ export class WebhookSender {
 
   stop(): void {
     this.stopped = true;
+    this.halt.abort();
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     for (const wake of this.wakers) wake();
@@ -169,7 +172,7 @@ export class WebhookSender {
             'x-razorpay-event-id': delivery.eventId,
           },
           body: delivery.body,
-          signal: AbortSignal.timeout(5000),
+          signal: AbortSignal.any([AbortSignal.timeout(5000), this.halt.signal]),
         });
         await res.arrayBuffer().catch(() => undefined);
         delivery.lastStatus = res.status;
