@@ -9,9 +9,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import fc from 'fast-check';
 import { localInputs, recordingInputs, replayInputs } from '../src/admin/inputs.ts';
 import { readCommandInputs, runAdmin } from '../src/admin/run.ts';
 import { amountPaise, parseCsv, statementDate } from '../src/core/deposits/statement.ts';
+import { formatPaise } from '../src/core/money.ts';
 import { createAccount, lastMail } from './support/factories.ts';
 import { createTestApp, type TestApp } from './support/harness.ts';
 import { receivedPng } from './support/uploads.ts';
@@ -88,10 +90,23 @@ describe('statement parsing', () => {
     assert.equal(amountPaise('0.07'), 7n);
     assert.equal(amountPaise('12,34,567'), 123456700n);
     for (const bad of ['1.234', 'abc', '1,,0', '', '1e3', '.5']) assert.equal(amountPaise(bad), null, bad);
+    // Any amount, grouped the Indian way (12,34,567.89) or the western way, reads back to its paise.
+    fc.assert(
+      fc.property(fc.bigInt({ min: 1n, max: 99_99_99_999_99n }), (paise) => {
+        const [rupees, fraction] = formatPaise(paise).split('.') as [string, string];
+        const western = rupees.replace(/\B(?=(\d{3})+$)/g, ',');
+        const indian = rupees.replace(/\B(?=(\d{2})*\d{3}$)/g, ',');
+        assert.equal(amountPaise(`${western}.${fraction}`), paise);
+        assert.equal(amountPaise(`${indian}.${fraction}`), paise);
+      }),
+      { numRuns: 300 },
+    );
     assert.equal(statementDate('05/11/26'), '2026-11-05');
     assert.equal(statementDate('05/11/2026'), '2026-11-05');
     assert.equal(statementDate('2026-11-05 14:31:05'), '2026-11-05');
-    for (const bad of ['31/02/2026', '2026/11/05', '5/11/26', 'yesterday']) assert.equal(statementDate(bad), null, bad);
+    assert.equal(statementDate('5/1/26'), '2026-01-05');
+    for (const bad of ['31/02/2026', '2026/11/05', '05/13/26', '2026-11-5', 'yesterday'])
+      assert.equal(statementDate(bad), null, bad);
   });
 });
 

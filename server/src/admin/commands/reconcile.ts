@@ -10,7 +10,7 @@ import { LAYOUTS, layoutNamed, parseStatement, type Statement } from '../../core
 import { isoWithOffset } from '../../core/time.ts';
 import { type Command, type CommandInput, clean, type InputReader, table, UsageError } from '../command.ts';
 
-const DETAILS = `Layouts (--layout NAME; when left out, detected from the header row, which may follow a few
+const DETAILS = `Layouts (--layout; when left out, detected from the header row, which may follow a few
 lines of account details). Only credit lines count: withdrawals, debits, failed and zero lines are skipped.
   bank  bank account statement, HDFC-style columns:
           Date, Narration, Chq./Ref.No., Value Dt, Withdrawal Amt., Deposit Amt., Closing Balance
@@ -21,7 +21,7 @@ lines of account details). Only credit lines count: withdrawals, debits, failed 
         a Type other than CR/Credit, a Status other than Success, or a negative amount is skipped
 Dates: DD/MM/YY, DD/MM/YYYY or YYYY-MM-DD. Amounts: rupees, commas allowed (1,23,456.78).
 A line matches a deposit whose reference equals its reference (case, spaces and leading zeros aside) or,
-failing that, appears as a whole word in its narration when exactly one deposit of that amount does; the
+failing that, appears as whole words in its narration, when exactly one pending deposit of that amount does; the
 amount must be exact. Approvals record the reviewer "reconciliation:<file>@<id> by <you>".
 Run it again on the same file and nothing changes: those deposits are reported already approved.`;
 

@@ -157,7 +157,7 @@ async function settleLine(ctx: Context, credit: CreditLine, match: Match | null)
     return { ...base, outcome: 'amount_mismatch', detail: `the deposit says ₹${formatPaise(deposit.amount_paise)}` };
   if (deposit.status === 'approved') return { ...base, outcome: 'already_approved', detail: 'approved before' };
   if (deposit.status === 'rejected')
-    return { ...base, outcome: 'rejected_before', detail: 'rejected before; decide it by hand' };
+    return { ...base, outcome: 'rejected_before', detail: 'rejected before; if the money came, use wallet credit' };
   if (ctx.dryRun) return { ...base, outcome: 'would_approve', detail: 'pending; amount matches' };
   try {
     const { transaction } = await ctx.deposits.approve(deposit.id, ctx.reviewer);

@@ -10,7 +10,6 @@ type Column = readonly string[];
 
 export interface Layout {
   name: string;
-  description: string;
   date: Column;
   reference: Column;
   /** The credited amount; a debit layout column (withdrawals) is never read. */
@@ -25,8 +24,6 @@ export interface Layout {
 export const LAYOUTS: readonly Layout[] = [
   {
     name: 'bank',
-    description:
-      'bank account statement (HDFC-style: Date, Narration, Chq./Ref.No., Value Dt, Withdrawal Amt., Deposit Amt., Closing Balance)',
     date: ['date', 'txn date', 'transaction date'],
     reference: ['chq./ref.no.', 'chq/ref no', 'ref no', 'ref no./cheque no.', 'cheque no', 'reference no'],
     amount: ['deposit amt.', 'deposit amt', 'deposit amount', 'credit', 'credit amount', 'cr amount'],
@@ -34,7 +31,6 @@ export const LAYOUTS: readonly Layout[] = [
   },
   {
     name: 'upi',
-    description: 'UPI/merchant settlement export (Transaction Date, UTR, Amount, Payer VPA, Remarks)',
     date: ['transaction date', 'txn date', 'date'],
     reference: ['utr', 'utr no', 'utr number', 'rrn', 'bank reference'],
     amount: ['amount', 'txn amount', 'transaction amount'],
@@ -142,13 +138,16 @@ export function amountPaise(text: string): bigint | null {
   return BigInt(rupees) * 100n + BigInt((match[2] ?? '').padEnd(2, '0'));
 }
 
+const two = (digits: string | undefined) => (digits ?? '').padStart(2, '0');
+
+/** Day-first always (Indian exports): 05/11/26 is the 5th of November, never May the 11th. */
 const DATE_FORMS: readonly [RegExp, (m: RegExpExecArray) => [string, string, string]][] = [
   [/^(\d{4})-(\d{2})-(\d{2})$/, (m) => [m[1] as string, m[2] as string, m[3] as string]],
-  [/^(\d{2})[/-](\d{2})[/-](\d{4})$/, (m) => [m[3] as string, m[2] as string, m[1] as string]],
-  [/^(\d{2})[/-](\d{2})[/-](\d{2})$/, (m) => [`20${m[3]}`, m[2] as string, m[1] as string]],
+  [/^(\d{1,2})[/-](\d{1,2})[/-](\d{4})$/, (m) => [m[3] as string, two(m[2]), two(m[1])]],
+  [/^(\d{1,2})[/-](\d{1,2})[/-](\d{2})$/, (m) => [`20${m[3]}`, two(m[2]), two(m[1])]],
 ];
 
-/** DD/MM/YY, DD/MM/YYYY or YYYY-MM-DD (a time after it is ignored) → YYYY-MM-DD, or null. */
+/** DD/MM/YY, DD/MM/YYYY (1-digit day and month too) or YYYY-MM-DD; a time after it is ignored. */
 export function statementDate(text: string): string | null {
   const day = text.trim().split(/[ T]/)[0] ?? '';
   for (const [form, parts] of DATE_FORMS) {
