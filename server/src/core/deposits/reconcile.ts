@@ -164,8 +164,10 @@ async function settleLine(ctx: Context, credit: CreditLine, match: Match | null)
     return { ...base, outcome: 'approved', detail: `credited (${transaction?.public_id})` };
   } catch (error) {
     // Decided by someone else between our look and the approval's lock.
-    if (isAppError(error) && error.code === 'conflict')
-      return { ...base, outcome: 'already_approved', detail: error.message };
+    if (isAppError(error) && error.code === 'conflict') {
+      const outcome = /rejected/.test(error.message) ? 'rejected_before' : 'already_approved';
+      return { ...base, outcome, detail: error.message };
+    }
     throw error;
   }
 }
