@@ -9,6 +9,8 @@ export interface InputReader {
   stdin(): Promise<string>;
   /** A whole file holding a secret; refused when users other than its owner may read or write it. */
   secretFile(path: string): Promise<string>;
+  /** A whole file that is no secret (a bank statement), up to MAX_FILE_BYTES; any mode. */
+  file(path: string): Promise<string>;
 }
 
 export interface OptionSpec {
@@ -42,12 +44,14 @@ export interface Command {
   /** Trailing positionals that may be left out. */
   optionalArgs?: string[];
   options?: Record<string, OptionSpec>;
+  /** More text for the command's own --help (formats it reads, examples), after its options. */
+  details?: string;
   run(deps: Deps, input: CommandInput): Promise<CommandOutput>;
   /**
    * Read what `run` will read from standard input or files, without running: the CLI calls it
    * before sending a command over the admin socket, so the server gets the same text.
    */
-  readInputs?(options: CommandInput['options'], inputs: InputReader): Promise<void>;
+  readInputs?(options: CommandInput['options'], inputs: InputReader, args: string[]): Promise<void>;
 }
 
 /** Wrong use of the CLI itself (exit 2), as opposed to a refused operation (exit 1). */

@@ -10,6 +10,9 @@ import { type InputReader, UsageError } from './command.ts';
 /** At most this many bytes from standard input or a file: credentials are small. */
 export const MAX_INPUT_BYTES = 64 * 1024;
 
+/** At most this many bytes from a file that is no secret: a year of a busy bank statement. */
+export const MAX_FILE_BYTES = 8 * 1024 * 1024;
+
 /** What the CLI process read, sent along with the command line over the admin socket. */
 export interface ReadInputs {
   stdin?: string;
@@ -24,20 +27,27 @@ export const noInputs: InputReader = {
   secretFile: async (path) => {
     throw new UsageError(`cannot read ${path} here`);
   },
+  file: async (path) => {
+    throw new UsageError(`cannot read ${path} here`);
+  },
 };
 
-function tooLarge(what: string): UsageError {
-  return new UsageError(`${what} is larger than ${MAX_INPUT_BYTES / 1024} KiB`);
+function tooLarge(what: string, limit = MAX_INPUT_BYTES): UsageError {
+  return new UsageError(`${what} is larger than ${limit / 1024} KiB`);
 }
 
-/** Read a stream whole, refusing more than MAX_INPUT_BYTES. */
-export async function readStream(stream: AsyncIterable<Buffer | string>, what: string): Promise<string> {
+/** Read a stream whole, refusing more than `limit` bytes. */
+export async function readStream(
+  stream: AsyncIterable<Buffer | string>,
+  what: string,
+  limit = MAX_INPUT_BYTES,
+): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of stream) {
     const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     size += buffer.length;
-    if (size > MAX_INPUT_BYTES) throw tooLarge(what);
+    if (size > limit) throw tooLarge(what, limit);
     chunks.push(buffer);
   }
   return Buffer.concat(chunks).toString('utf8');
@@ -70,6 +80,24 @@ export async function readSecretFile(path: string): Promise<string> {
   }
 }
 
+/** Read a file that is no secret (a statement to import): a regular file or a pipe, up to MAX_FILE_BYTES. */
+export async function readPlainFile(path: string): Promise<string> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(resolve(path), 'r');
+  } catch (error) {
+    throw new UsageError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile() && !stat.isFIFO()) throw new UsageError(`${path} is not a file`);
+    if (stat.size > MAX_FILE_BYTES) throw tooLarge(path, MAX_FILE_BYTES);
+    return await readStream(handle.createReadStream({ autoClose: false }), path, MAX_FILE_BYTES);
+  } finally {
+    await handle.close();
+  }
+}
+
 /** The CLI's own reader: its standard input and the staff user's files. */
 export function localInputs(input: NodeJS.ReadStream = process.stdin, prompt?: (text: string) => void): InputReader {
   let stdin: Promise<string> | null = null;
@@ -82,6 +110,7 @@ export function localInputs(input: NodeJS.ReadStream = process.stdin, prompt?: (
       return stdin;
     },
     secretFile: readSecretFile,
+    file: readPlainFile,
   };
 }
 
@@ -100,6 +129,11 @@ export function recordingInputs(inner: InputReader): { reader: InputReader; read
         read.files = { ...read.files, [path]: text };
         return text;
       },
+      async file(path) {
+        const text = await inner.file(path);
+        read.files = { ...read.files, [path]: text };
+        return text;
+      },
     },
   };
 }
@@ -109,5 +143,6 @@ export function replayInputs(read: ReadInputs): InputReader {
   return {
     stdin: async () => read.stdin ?? noInputs.stdin(),
     secretFile: async (path) => read.files?.[path] ?? noInputs.secretFile(path),
+    file: async (path) => read.files?.[path] ?? noInputs.file(path),
   };
 }

@@ -84,6 +84,7 @@ function commandHelp(command: Command): string {
     '',
     command.summary,
     ...(options.length > 0 ? ['', 'Options:', ...options] : []),
+    ...(command.details ? ['', command.details] : []),
   ].join('\n');
 }
 
@@ -115,17 +116,17 @@ export async function runAdmin(
  */
 export async function readCommandInputs(argv: string[], inputs: InputReader): Promise<AdminResult | null> {
   let command: Command | null;
-  let options: Record<string, string | boolean | undefined>;
+  let parsed: ReturnType<typeof parseCommandArgs>;
   try {
     const resolved = resolveCommand(argv);
     if (resolved.command === null || resolved.help) return null;
     command = resolved.command;
-    options = parseCommandArgs(command, resolved.rest).options;
+    parsed = parseCommandArgs(command, resolved.rest);
   } catch {
     return null;
   }
   try {
-    await command.readInputs?.(options, inputs);
+    await command.readInputs?.(parsed.options, inputs, parsed.args);
     return null;
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;

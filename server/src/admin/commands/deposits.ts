@@ -1,9 +1,11 @@
-// deposits list [--status] | show ID | approve ID | reject ID --reason (CONTRACT §1).
+// deposits list [--status] | show ID | approve ID | reject ID --reason (CONTRACT §1); reconcile FILE
+// (§12) lives in ./reconcile.ts.
 
 import { formatPaise } from '../../core/money.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import type { DepositStatus } from '../../db/tables.ts';
 import { type Command, clean, idArg, keyValues, requiredOption, table, UsageError } from '../command.ts';
+import { reconcileCommand } from './reconcile.ts';
 
 function view(d: {
   id: number;
@@ -107,4 +109,5 @@ export const depositCommands: Command[] = [
       return { json: view(deposit), text: `rejected ${deposit.public_id}: ${clean(deposit.reason)}` };
     },
   },
+  reconcileCommand,
 ];
