@@ -10,6 +10,7 @@ import { type AuthService, createAuthService } from './auth/auth.service.ts';
 import type { SessionCache } from './auth/sessions.ts';
 import { type Billing, createBilling } from './billing/billing.service.ts';
 import { type BillingProfileService, createBillingProfileService } from './billing/billing-profile.ts';
+import { createInvoiceService, type InvoiceService } from './billing/invoices.ts';
 import { type Bus, createBus } from './bus.ts';
 import { type CatalogService, createCatalogService } from './catalog/catalog.service.ts';
 import { resolveSecretKey } from './crypto/secret-key.ts';
@@ -60,6 +61,8 @@ export interface Deps {
   billing: Billing;
   /** What each account's tax invoices name it by (core/billing/billing-profile.ts). */
   billingProfiles: BillingProfileService;
+  /** Issued tax invoices, read-only (core/billing/invoices.ts; issued by the charging code). */
+  invoices: InvoiceService;
   search: Search;
   sshKeys: SshKeyService;
   deposits: DepositService;
@@ -196,7 +199,7 @@ function createAccess(base: Base): Pick<Deps, 'accounts' | 'auth' | 'sessionCach
 }
 
 /** Money: the billing cycle, the wallet, deposits and billing profiles. */
-function createMoney(base: Base): Pick<Deps, 'billing' | 'wallet' | 'deposits' | 'billingProfiles'> {
+function createMoney(base: Base): Pick<Deps, 'billing' | 'wallet' | 'deposits' | 'billingProfiles' | 'invoices'> {
   const { config, logger, database, jobs, clock, mailer } = base;
   const db = database.db;
   const billing = createBilling({
@@ -206,13 +209,15 @@ function createMoney(base: Base): Pick<Deps, 'billing' | 'wallet' | 'deposits' |
     clock,
     graceDays: config.graceDays,
     terminateDays: config.terminateDays,
+    invoicing: config.invoicing,
     logger: logger.child({ component: 'billing' }),
   });
   // Money coming in pays what is unpaid, oldest first, in the same transaction (CONTRACT §7).
   const wallet = createWalletService({ db, afterCredit: billing.settle });
   const deposits = createDepositService({ db, dataDir: config.dataDir, mailer, clock, afterCredit: billing.settle });
   const billingProfiles = createBillingProfileService({ db, clock });
-  return { billing, wallet, deposits, billingProfiles };
+  const invoices = createInvoiceService({ db });
+  return { billing, wallet, deposits, billingProfiles, invoices };
 }
 
 /**
@@ -307,7 +312,14 @@ export async function createDeps(
     }),
   });
   const sshKeys = createSshKeyService({ db });
-  const orders = createOrderService({ db, jobs, clock, billing: money.billing, products });
+  const orders = createOrderService({
+    db,
+    jobs,
+    clock,
+    billing: money.billing,
+    products,
+    invoicing: config.invoicing,
+  });
   const serviceGroup = createServiceGroup(base, products, nodes, overrides.driverTiming);
   return {
     ...base,

@@ -16,7 +16,7 @@ import type {
   SessionsTable,
   SshKeysTable,
 } from './tables/accounts.ts';
-import type { BillingProfilesTable } from './tables/billing.ts';
+import type { BillingProfilesTable, InvoiceSeriesTable, InvoicesTable } from './tables/billing.ts';
 import type { CreatedAt, NullableTimestamp, Paise } from './tables/columns.ts';
 import type { GamesTable, Ipv4AddressesTable, LocationsTable, OsTemplatesTable } from './tables/inventory.ts';
 import type { MailOutboxTable, NotificationsTable } from './tables/messages.ts';
@@ -146,6 +146,8 @@ export interface DB {
   console_sessions: ConsoleSessionsTable;
   ssh_keys: SshKeysTable;
   billing_profiles: BillingProfilesTable;
+  invoice_series: InvoiceSeriesTable;
+  invoices: InvoicesTable;
 }
 
 export type Plan = Selectable<PlansTable>;

@@ -13,6 +13,7 @@ import * as services from '../services/service.repository.ts';
 import { addMonth } from '../time.ts';
 import { balanceOf, lockWallet, post } from '../wallet/ledger.ts';
 import * as repo from './billing.repository.ts';
+import { issueInvoice } from './invoices.ts';
 import {
   cancelOvertaken,
   day,
@@ -146,6 +147,13 @@ async function buyNextMonth(
   });
   const renewed = await services.setPeriodEnd(trx, service.id, addMonth(from));
   const paid = await repo.setTransaction(trx, order.id, debit.id);
+  await issueInvoice(trx, options.invoicing, {
+    accountId: service.account_id,
+    orderId: order.id,
+    amountPaise: service.price_paise,
+    description: `Renewal of ${service.label}: ${plan.name}, ${day(from)} to ${day(renewed.period_end as Date)} (order ${order.public_id})`,
+    at: now,
+  });
   await recordEvent(
     trx,
     service.id,

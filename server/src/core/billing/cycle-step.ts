@@ -5,6 +5,7 @@
 
 import type { Kysely, Transaction } from 'kysely';
 import type { Logger } from 'pino';
+import type { InvoicingConfig } from '../../config-invoicing.ts';
 import type { DB } from '../../db/tables.ts';
 import type { AppJobs } from '../jobs/catalog.ts';
 import type { JobQueue } from '../jobs/queue.ts';
@@ -34,6 +35,8 @@ export interface BillingAction {
 /** What `deps.billing` is made of; the payments (payments.ts) take the first four. */
 export interface BillingOptions {
   db: Kysely<DB>;
+  /** The seller and series of the tax invoice each paid order gets (issue 35). */
+  invoicing: InvoicingConfig;
   jobs: JobQueue<AppJobs>;
   mailer: Mailer;
   clock: () => Date;

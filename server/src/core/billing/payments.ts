@@ -14,6 +14,7 @@
 // (lockWallet), so a pay, a renew, a credit, the cycle and a termination never deadlock.
 
 import type { Kysely, Transaction } from 'kysely';
+import type { InvoicingConfig } from '../../config-invoicing.ts';
 import type { DB, Order, Service } from '../../db/tables.ts';
 import { AppError } from '../errors.ts';
 import type { AppJobs } from '../jobs/catalog.ts';
@@ -28,6 +29,7 @@ import { startJob } from '../services/service-jobs.ts';
 import { addMonth } from '../time.ts';
 import { balanceOf, lockWallet, post } from '../wallet/ledger.ts';
 import * as repo from './billing.repository.ts';
+import { issueInvoice } from './invoices.ts';
 
 export const day = (d: Date) => d.toISOString().slice(0, 10);
 
@@ -47,6 +49,8 @@ export const overtaken = (order: Pick<Order, 'renews_from'>, service: Pick<Servi
 
 export interface PaymentOptions {
   db: Kysely<DB>;
+  /** The seller and series of the tax invoice each paid order gets (issue 35). */
+  invoicing: InvoicingConfig;
   jobs: JobQueue<AppJobs>;
   mailer: Mailer;
   clock: () => Date;
@@ -129,6 +133,13 @@ export async function payOrder(
   const paid = await repo.markPaid(trx, order.id, now, debit.id);
   const from = order.renews_from ?? service.period_end ?? now;
   const until = addMonth(from);
+  await issueInvoice(trx, options.invoicing, {
+    accountId: order.account_id,
+    orderId: order.id,
+    amountPaise: order.amount_paise,
+    description: `Renewal of ${service.label}, ${day(from)} to ${day(until)} (order ${order.public_id})`,
+    at: now,
+  });
   const renewed =
     service.period_end && service.period_end >= until ? service : await services.setPeriodEnd(trx, service.id, until);
   await recordEvent(trx, service.id, 'renewed', `Renewed until ${day(until)}: ₹${formatPaise(order.amount_paise)}`, {

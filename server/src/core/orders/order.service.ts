@@ -6,9 +6,11 @@
 // rolls all of it back, so nothing is ever charged for an order that was not accepted.
 
 import { type Kysely, sql, type Transaction } from 'kysely';
+import type { InvoicingConfig } from '../../config-invoicing.ts';
 import { pageOf } from '../../db/page.ts';
 import type { DB, Job, Location, Order, Plan, Service } from '../../db/tables.ts';
 import type { Billing } from '../billing/billing.service.ts';
+import { issueInvoice } from '../billing/invoices.ts';
 import { AppError } from '../errors.ts';
 import { publicId } from '../ids.ts';
 import type { AppJobs } from '../jobs/catalog.ts';
@@ -103,6 +105,8 @@ export interface OrderServiceOptions {
   clock: Clock;
   billing: Pick<Billing, 'renew'>;
   products: ProductRegistry;
+  /** The seller and series of the tax invoice each paid order gets (issue 35). */
+  invoicing: InvoicingConfig;
 }
 
 /**
@@ -236,6 +240,13 @@ async function place(
   if (nodeId === null)
     throw AppError.unavailable('no_capacity', `No capacity for ${plan.name} in ${location.name} right now.`);
   await services.setNode(trx, service.id, nodeId);
+  await issueInvoice(trx, options.invoicing, {
+    accountId,
+    orderId: order.id,
+    amountPaise: plan.price_paise,
+    description: `${plan.name}: ${label}, one month (order ${order.public_id})`,
+    at: now,
+  });
   await recordEvent(
     trx,
     service.id,

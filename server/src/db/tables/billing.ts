@@ -1,8 +1,8 @@
 // Tax invoicing (issue 35): what an account's invoices name it by. Invoices copy a profile when
 // issued, so these rows may change freely without touching an issued invoice.
 
-import type { Selectable } from 'kysely';
-import type { CreatedAt } from './columns.ts';
+import type { ColumnType, Generated, Selectable } from 'kysely';
+import type { CreatedAt, Paise, Timestamp } from './columns.ts';
 
 export interface BillingProfilesTable {
   /** One profile per account, keyed by it. */
@@ -21,3 +21,62 @@ export interface BillingProfilesTable {
 }
 
 export type BillingProfile = Selectable<BillingProfilesTable>;
+
+/** The next serial of one invoice series in one financial year (migration 0023). */
+export interface InvoiceSeriesTable {
+  /** INVOICE_PREFIX for invoices (credit notes will have their own series). */
+  series: string;
+  /** Financial year as its two two-digit years: '2627'. */
+  fy: string;
+  next_serial: ColumnType<number, number | undefined, number>;
+}
+
+/** The buyer as the invoice names them, frozen when issued. */
+export interface InvoiceParty {
+  legal_name: string;
+  address: string | null;
+  state_code: string | null;
+  state_name: string | null;
+  gstin: string | null;
+  email?: string | null;
+}
+
+export interface InvoiceLine {
+  description: string;
+  sac: string;
+  quantity: number;
+  taxable_paise: string;
+  cgst_paise: string;
+  sgst_paise: string;
+  igst_paise: string;
+  total_paise: string;
+}
+
+/** An issued tax invoice or credit note: immutable (a trigger refuses UPDATE and DELETE). */
+export interface InvoicesTable {
+  id: Generated<number>;
+  /** `HP/2627/000042`: at most 16 characters (rule 46). */
+  number: string;
+  kind: 'invoice' | 'credit_note';
+  account_id: number;
+  order_id: number | null;
+  original_invoice_id: number | null;
+  issued_at: Timestamp;
+  fy: string;
+  serial: number;
+  taxable_paise: Paise;
+  cgst_paise: Paise;
+  sgst_paise: Paise;
+  igst_paise: Paise;
+  total_paise: Paise;
+  rate_bps: number;
+  /** The state code of the place of supply. */
+  place_of_supply: string;
+  b2b: boolean;
+  buyer: ColumnType<InvoiceParty, string, never>;
+  seller: ColumnType<InvoiceParty, string, never>;
+  lines: ColumnType<InvoiceLine[], string, never>;
+  created_at: CreatedAt;
+}
+
+export type Invoice = Selectable<InvoicesTable>;

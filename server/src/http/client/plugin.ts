@@ -10,6 +10,7 @@ import { accountRoutes } from './account.routes.ts';
 import { authRoutes } from './auth.routes.ts';
 import { billingProfileRoutes } from './billing-profile.routes.ts';
 import { catalogRoutes } from './catalog.routes.ts';
+import { invoiceRoutes } from './invoices.routes.ts';
 import { notificationRoutes } from './notifications.routes.ts';
 import { orderRoutes } from './orders.routes.ts';
 import { panelRoutes } from './panel.routes.ts';
@@ -27,6 +28,7 @@ export async function clientSurface(app: FastifyInstance, { deps }: { deps: Deps
   await app.register(billingProfileRoutes, { deps });
   await app.register(catalogRoutes, { deps });
   await app.register(walletRoutes, { deps });
+  await app.register(invoiceRoutes, { deps });
   await app.register(notificationRoutes, { deps });
   await app.register(orderRoutes, { deps });
   await app.register(serviceRoutes, { deps });

@@ -8,10 +8,13 @@ import { formatPaise } from '../../core/money.ts';
 import { principalOf } from '../plugins/token-auth.ts';
 import { tokenErrors } from '../schemas.ts';
 import { BillingSchema, billingView } from '../views/billing.view.ts';
+import { OrderInvoiceFields, orderInvoiceView } from '../views/invoice.view.ts';
 import { OrderSchema, orderView } from '../views/order.view.ts';
 import { okSchema } from './envelopes.ts';
 
 const Money = Type.Object({ amount: Type.String(), currency: Type.Literal('INR') });
+/** An order of GET /invoices: its fields as everywhere, and its tax invoice's (null until paid). */
+const OrderWithInvoice = Type.Object({ ...OrderSchema.properties, ...OrderInvoiceFields });
 
 export async function billingRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
@@ -61,14 +64,25 @@ export async function billingRoutes(root: FastifyInstance, { deps }: { deps: Dep
       schema: {
         operationId: 'listInvoices',
         tags: ['token: billing'],
-        summary: 'Order history, the last 100',
-        response: { 200: okSchema({ invoices: Type.Array(OrderSchema) }), ...tokenErrors() },
+        summary: "Order history, the last 100, with each paid order's tax invoice",
+        description:
+          'Each order keeps its fields and adds its tax invoice: number, issued_at, taxable_value, tax {cgst, sgst, ' +
+          'igst, rate}, total — all null for an order with no invoice (unpaid, cancelled). pdf_url is null for now: ' +
+          'the PDF comes with a later release.',
+        response: { 200: okSchema({ invoices: Type.Array(OrderWithInvoice) }), ...tokenErrors() },
       },
     },
     async (request) => {
       const { accountId } = principalOf(request);
       const { rows } = await deps.orders.list(accountId, 1, 100);
-      return { ok: true as const, invoices: rows.map(orderView) };
+      const invoices = await deps.invoices.ofOrders(
+        accountId,
+        rows.map((o) => o.id),
+      );
+      return {
+        ok: true as const,
+        invoices: rows.map((o) => ({ ...orderView(o), ...orderInvoiceView(invoices.get(o.id)) })),
+      };
     },
   );
 

@@ -1,0 +1,187 @@
+// Tax invoices (issue 35, CONTRACT §12): one issued in the very transaction that takes an order's
+// money, so an invoice exists exactly when a charge does. The number is the next serial of
+// (INVOICE_PREFIX, financial year), taken with UPDATE … RETURNING on invoice_series: the row lock
+// orders concurrent charges (across processes too), and a charge that rolls back takes its number
+// back with it, so the series has no gap and no duplicate. The buyer (the billing profile, else
+// the account's name and e-mail) and the seller are copied into the invoice, which is never
+// changed afterwards (no UPDATE or DELETE here; the database refuses both).
+
+import type { Kysely, Transaction } from 'kysely';
+import type { InvoicingConfig } from '../../config-invoicing.ts';
+import { pageOf } from '../../db/page.ts';
+import type { DB, Invoice, InvoiceLine, InvoiceParty } from '../../db/tables.ts';
+import { AppError } from '../errors.ts';
+import { financialYear, invoiceNumber, placeOfSupply, stateName, taxSplit } from './gst.ts';
+
+/** SAC of "hosting and information technology infrastructure provisioning services". */
+export const HOSTING_SAC = '998315';
+
+export interface IssueInvoiceInput {
+  accountId: number;
+  orderId: number;
+  /** What the order charged, in paise (with GST when pricesIncludeGst). */
+  amountPaise: bigint | number | string;
+  description: string;
+  at: Date;
+}
+
+/** The next serial of a series in a financial year, in `trx`: held (locked) until it commits. */
+async function nextSerial(trx: Transaction<DB>, series: string, fy: string): Promise<number> {
+  await trx
+    .insertInto('invoice_series')
+    .values({ series, fy, next_serial: 1 })
+    .onConflict((oc) => oc.columns(['series', 'fy']).doNothing())
+    .execute();
+  const row = await trx
+    .updateTable('invoice_series')
+    .set((eb) => ({ next_serial: eb('next_serial', '+', 1) }))
+    .where('series', '=', series)
+    .where('fy', '=', fy)
+    .returning('next_serial')
+    .executeTakeFirstOrThrow();
+  return row.next_serial - 1;
+}
+
+/** The buyer as the invoice will name them: the billing profile, else the account itself (B2C). */
+async function buyerOf(trx: Transaction<DB>, accountId: number): Promise<InvoiceParty> {
+  const profile = await trx
+    .selectFrom('billing_profiles')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  if (profile) {
+    const address = [profile.address_line1, profile.address_line2, `${profile.city} ${profile.pincode}`]
+      .filter((part) => part !== null && part !== '')
+      .join(', ');
+    return {
+      legal_name: profile.legal_name,
+      address,
+      state_code: profile.state_code,
+      state_name: stateName(profile.state_code),
+      gstin: profile.gstin,
+    };
+  }
+  const account = await trx
+    .selectFrom('accounts')
+    .select(['name', 'email'])
+    .where('id', '=', accountId)
+    .executeTakeFirstOrThrow();
+  return {
+    legal_name: account.name,
+    address: null,
+    state_code: null,
+    state_name: null,
+    gstin: null,
+    email: account.email,
+  };
+}
+
+export function sellerOf(settings: InvoicingConfig): InvoiceParty {
+  return {
+    legal_name: settings.sellerLegalName,
+    address: settings.sellerAddress,
+    state_code: settings.sellerStateCode,
+    state_name: stateName(settings.sellerStateCode),
+    gstin: settings.sellerGstin,
+  };
+}
+
+/**
+ * Issue the tax invoice of an order whose money `trx` has just taken. Call it inside the charging
+ * transaction, after the debit: if anything later refuses the charge, the invoice and its number
+ * go with it.
+ */
+export async function issueInvoice(
+  trx: Transaction<DB>,
+  settings: InvoicingConfig,
+  input: IssueInvoiceInput,
+): Promise<Invoice> {
+  const buyer = await buyerOf(trx, input.accountId);
+  const seller = sellerOf(settings);
+  const supply = placeOfSupply(buyer.state_code, settings.sellerStateCode);
+  const split = taxSplit({
+    amountPaise: BigInt(input.amountPaise),
+    pricesIncludeGst: settings.pricesIncludeGst,
+    sellerState: settings.sellerStateCode,
+    placeOfSupply: supply,
+  });
+  const fy = financialYear(input.at);
+  // Taken last, so the series row — shared by every charge — stays locked for the shortest time.
+  const serial = await nextSerial(trx, settings.invoicePrefix, fy);
+  const line: InvoiceLine = {
+    description: input.description,
+    sac: HOSTING_SAC,
+    quantity: 1,
+    taxable_paise: String(split.taxablePaise),
+    cgst_paise: String(split.cgstPaise),
+    sgst_paise: String(split.sgstPaise),
+    igst_paise: String(split.igstPaise),
+    total_paise: String(split.totalPaise),
+  };
+  return trx
+    .insertInto('invoices')
+    .values({
+      number: invoiceNumber(settings.invoicePrefix, fy, serial),
+      kind: 'invoice',
+      account_id: input.accountId,
+      order_id: input.orderId,
+      original_invoice_id: null,
+      issued_at: input.at,
+      fy,
+      serial,
+      taxable_paise: split.taxablePaise,
+      cgst_paise: split.cgstPaise,
+      sgst_paise: split.sgstPaise,
+      igst_paise: split.igstPaise,
+      total_paise: split.totalPaise,
+      rate_bps: split.rateBps,
+      place_of_supply: supply,
+      b2b: buyer.gstin !== null,
+      buyer: JSON.stringify(buyer),
+      seller: JSON.stringify(seller),
+      lines: JSON.stringify([line]),
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Reading issued invoices; nothing here writes (they are immutable once issued). */
+export function createInvoiceService({ db }: { db: Kysely<DB> }) {
+  return {
+    /** The account's invoices, newest first. */
+    list: (accountId: number, page: number, perPage: number) =>
+      pageOf(
+        db.selectFrom('invoices').where('account_id', '=', accountId),
+        (q) => q.selectAll().orderBy('id', 'desc'),
+        page,
+        perPage,
+      ),
+
+    /** One of the account's invoices; another account's is 404 not_owner, like a missing one. */
+    async get(accountId: number, invoiceId: number): Promise<Invoice> {
+      const invoice = await db
+        .selectFrom('invoices')
+        .selectAll()
+        .where('id', '=', invoiceId)
+        .where('account_id', '=', accountId)
+        .executeTakeFirst();
+      if (!invoice) throw new AppError('not_owner');
+      return invoice;
+    },
+
+    /** The invoices of these orders, by order id (orders without one are absent). */
+    async ofOrders(accountId: number, orderIds: number[]): Promise<Map<number, Invoice>> {
+      if (orderIds.length === 0) return new Map();
+      const rows = await db
+        .selectFrom('invoices')
+        .selectAll()
+        .where('account_id', '=', accountId)
+        .where('kind', '=', 'invoice')
+        .where('order_id', 'in', orderIds)
+        .execute();
+      return new Map(rows.map((row) => [row.order_id as number, row]));
+    },
+  };
+}
+
+export type InvoiceService = ReturnType<typeof createInvoiceService>;
