@@ -261,6 +261,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/client/invoices/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your tax invoices, newest first; ?id= one in full
+         * @description An invoice is issued when an order is paid from the wallet (a new order, or a renewal), in the same transaction, numbered PREFIX/FY/serial with no gap. Amounts are rupees with two decimals.
+         */
+        get: operations["listClientInvoices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/client/notifications/": {
         parameters: {
             query?: never;
@@ -817,7 +837,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Order history, the last 100 */
+        /**
+         * Order history, the last 100, with each paid order's tax invoice
+         * @description Each order keeps its fields and adds its tax invoice: number, issued_at, taxable_value, tax {cgst, sgst, igst, rate}, total — all null for an order with no invoice (unpaid, cancelled). pdf_url is null for now: the PDF comes with a later release.
+         */
         get: operations["listInvoices"];
         put?: never;
         post?: never;
@@ -2795,6 +2818,165 @@ export interface operations {
             };
             /** @description Insufficient storage: the server is short of disk space for uploads */
             507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    listClientInvoices: {
+        parameters: {
+            query?: {
+                page?: number;
+                per_page?: number;
+                id?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        invoices: {
+                            id: number;
+                            /** @description PREFIX/FY/serial, e.g. HP/2627/000042 */
+                            number: string;
+                            /** @description invoice (credit_note later) */
+                            kind: string;
+                            order_id: number | null;
+                            /** Format: date-time */
+                            issued_at: string;
+                            /** @description 2627 for 1 April 2026 – 31 March 2027 */
+                            financial_year: string;
+                            /** @description GST state code */
+                            place_of_supply: string;
+                            /** @description the buyer has a GSTIN */
+                            b2b: boolean;
+                            taxable_value: string;
+                            tax: {
+                                cgst: string;
+                                sgst: string;
+                                igst: string;
+                                /** @description the GST rate in percent, "18.00" */
+                                rate: string;
+                            };
+                            total: string;
+                            /** @enum {string} */
+                            currency: "INR";
+                        }[];
+                        pagination: {
+                            page: number;
+                            per_page: number;
+                            total: number;
+                            pages: number;
+                        };
+                    } | {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        invoice: {
+                            id: number;
+                            /** @description PREFIX/FY/serial, e.g. HP/2627/000042 */
+                            number: string;
+                            /** @description invoice (credit_note later) */
+                            kind: string;
+                            order_id: number | null;
+                            /** Format: date-time */
+                            issued_at: string;
+                            /** @description 2627 for 1 April 2026 – 31 March 2027 */
+                            financial_year: string;
+                            /** @description GST state code */
+                            place_of_supply: string;
+                            /** @description the buyer has a GSTIN */
+                            b2b: boolean;
+                            taxable_value: string;
+                            tax: {
+                                cgst: string;
+                                sgst: string;
+                                igst: string;
+                                /** @description the GST rate in percent, "18.00" */
+                                rate: string;
+                            };
+                            total: string;
+                            /** @enum {string} */
+                            currency: "INR";
+                            original_invoice_id: number | null;
+                            place_of_supply_name: string;
+                            buyer: {
+                                legal_name: string;
+                                address: string | null;
+                                state_code: string | null;
+                                state_name: string | null;
+                                gstin: string | null;
+                                email: string | null;
+                            };
+                            seller: {
+                                legal_name: string;
+                                address: string | null;
+                                state_code: string | null;
+                                state_name: string | null;
+                                gstin: string | null;
+                                email: string | null;
+                            };
+                            lines: {
+                                description: string;
+                                /** @description 998315 */
+                                sac: string;
+                                quantity: number;
+                                taxable_value: string;
+                                cgst: string;
+                                sgst: string;
+                                igst: string;
+                                total: string;
+                            }[];
+                            /** @description the total in Indian numbering: "Rupees … Only" */
+                            amount_in_words: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not found (also for rows owned by another account) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7409,6 +7591,18 @@ export interface operations {
                             paid_at: string | null;
                             /** @description a renewal: the paid_until it extends by a month */
                             renews_from: string | null;
+                            number: string | null;
+                            issued_at: string | null;
+                            taxable_value: string | null;
+                            tax: {
+                                cgst: string;
+                                sgst: string;
+                                igst: string;
+                                /** @description the GST rate in percent, "18.00" */
+                                rate: string;
+                            } | null;
+                            total: string | null;
+                            pdf_url: string | null;
                         }[];
                     };
                 };
