@@ -6,6 +6,7 @@ import { isIP } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCidr } from './cidr.ts';
+import { RAZORPAY_VARIABLES, type RazorpaySettings, readRazorpay } from './config-razorpay.ts';
 
 export type Engine = 'pglite' | 'postgresql';
 
@@ -45,6 +46,8 @@ export interface Config {
   panelDir: string | null;
   /** Where customers pay deposits by UPI (shown as a upi://pay QR code), or null when not configured. */
   upi: { vpa: string; payeeName: string } | null;
+  /** The Razorpay merchant account online deposits go through (config-razorpay.ts), or null. */
+  razorpay: RazorpaySettings | null;
 }
 
 export class ConfigError extends Error {
@@ -129,6 +132,7 @@ export const VARIABLES: readonly Variable[] = [
     description: 'the built client panel served at / (`npm ci` builds it); `off` serves no panel',
     default: 'web/dist of this checkout',
   },
+  ...RAZORPAY_VARIABLES,
 ];
 
 type Env = Record<string, string | undefined>;
@@ -173,11 +177,22 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     r.problem(`TERMINATE_DAYS (${lifecycle.terminateDays}) must be more than GRACE_DAYS (${lifecycle.graceDays})`);
   }
   const panel = readPanel(r, cwd, demo);
+  const razorpay = readRazorpay(r);
 
   if (problems.length > 0) {
     throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
   }
-  return { ...place, ...stores, demo, ...requests, ...lifecycle, ...metrics, uploadFreeSpaceFloorMb, ...panel };
+  return {
+    ...place,
+    ...stores,
+    demo,
+    ...requests,
+    ...lifecycle,
+    ...metrics,
+    uploadFreeSpaceFloorMb,
+    ...panel,
+    ...razorpay,
+  };
 }
 
 /** Where the server listens, the address it is reached at, and where it keeps its files. */
