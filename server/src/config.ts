@@ -176,23 +176,12 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
   if (lifecycle.terminateDays <= lifecycle.graceDays) {
     r.problem(`TERMINATE_DAYS (${lifecycle.terminateDays}) must be more than GRACE_DAYS (${lifecycle.graceDays})`);
   }
-  const panel = readPanel(r, cwd, demo);
-  const razorpay = readRazorpay(r);
+  const panel = { ...readPanel(r, cwd, demo), ...readRazorpay(r) };
 
   if (problems.length > 0) {
     throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
   }
-  return {
-    ...place,
-    ...stores,
-    demo,
-    ...requests,
-    ...lifecycle,
-    ...metrics,
-    uploadFreeSpaceFloorMb,
-    ...panel,
-    ...razorpay,
-  };
+  return { ...place, ...stores, demo, ...requests, ...lifecycle, ...metrics, uploadFreeSpaceFloorMb, ...panel };
 }
 
 /** Where the server listens, the address it is reached at, and where it keeps its files. */
