@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { type RazorpayEmulator, startRazorpayEmulator } from '../../emulators/src/razorpay/index.ts';
+import { ConfigError, loadConfig } from '../src/config.ts';
 import type { Browser } from './support/browser.ts';
 import { freshIp, signedInBrowser } from './support/factories.ts';
 import { createTestApp, type TestApp } from './support/harness.ts';
@@ -317,5 +318,24 @@ describe('without RAZORPAY_* (and not in demo mode)', () => {
     } finally {
       await bare.close();
     }
+  });
+});
+
+describe('RAZORPAY_* configuration', () => {
+  test('all three or none; the secrets never appear in the problem', () => {
+    const base = { DATA_DIR: '/tmp/hp-config-test', DEMO: '0' };
+    assert.equal(loadConfig(base).razorpay, null);
+    assert.throws(
+      () => loadConfig({ ...base, RAZORPAY_KEY_ID: 'rzp_test_abcdef123', RAZORPAY_KEY_SECRET: 'sekrit-value' }),
+      (error: Error) =>
+        error instanceof ConfigError && /set together/.test(error.message) && !/sekrit/.test(error.message),
+    );
+    const full = loadConfig({
+      ...base,
+      RAZORPAY_KEY_ID: 'rzp_live_abcdef123',
+      RAZORPAY_KEY_SECRET: 'k',
+      RAZORPAY_WEBHOOK_SECRET: 'w',
+    });
+    assert.equal(full.razorpay?.apiUrl, 'https://api.razorpay.com');
   });
 });
