@@ -19,6 +19,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhooks/razorpay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Razorpay payment events (signed with the webhook secret)
+         * @description Called by Razorpay, not by clients. `X-Razorpay-Signature` must be the hex HMAC-SHA256 of the raw body under RAZORPAY_WEBHOOK_SECRET (400 otherwise). payment.captured and order.paid credit the deposit of the order once; payment.failed rejects it; anything else signed is acknowledged and ignored.
+         */
+        post: operations["razorpayWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/client/auth/csrf/": {
         parameters: {
             query?: never;
@@ -251,8 +271,10 @@ export interface paths {
         get: operations["listDeposits"];
         put?: never;
         /**
-         * Report a UPI/bank deposit for staff approval (multipart/form-data)
+         * Report a UPI/bank deposit (multipart/form-data), or pay one online through Razorpay (JSON)
          * @description Fields: `amount` (rupees, > 0, at most 100000.00, two decimals at most), `txn_ref` (the UPI or bank reference, 4–64 characters, unique across all accounts regardless of case: reuse is 422), `screenshot` (PNG, JPEG, WebP or PDF by content, at most 5 MiB: 413 when larger, 415 for other content), `csrf_token` (before the screenshot, or the X-CSRF-Token header: a file is refused before it is read without it). Limited to 5 an hour and 20 a day per account; 429 while 2 uploads of the account are in flight, 507 insufficient_storage when the server is short of disk space.
+         *
+         *     Online (JSON): `{method: "razorpay", amount}` creates a pending deposit and a Razorpay order (201 with `checkout`, what Razorpay Checkout opens with; 503 when online payments are not configured or Razorpay is down); `{action: "razorpay_verify", razorpay_order_id, razorpay_payment_id, razorpay_signature}` checks what Checkout handed back (400 bad_signature) and credits the wallet once the payment is captured (200; the webhook may have done it already).
          */
         post: operations["submitDeposit"];
         delete?: never;
@@ -1178,6 +1200,75 @@ export interface operations {
                             status: "healthy" | "unhealthy";
                         };
                     };
+                };
+            };
+        };
+    };
+    razorpayWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        handled: string;
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
                 };
             };
         };
@@ -2595,11 +2686,13 @@ export interface operations {
                             id: number;
                             /** @description pay_… */
                             public_id: string;
-                            /** @description INR amount, two decimals; debits are negative */
+                            /** @description `manual` (reported, reviewed by staff) or `razorpay` (paid online) */
+                            method: string;
+                            /** @description INR amount, two decimals */
                             amount: string;
                             /** @enum {string} */
                             currency: "INR";
-                            txn_ref: string;
+                            txn_ref: string | null;
                             /** @description pending, approved or rejected */
                             status: string;
                             reason: string | null;
@@ -2607,7 +2700,9 @@ export interface operations {
                                 type: string;
                                 bytes: number;
                                 url: string;
-                            };
+                            } | null;
+                            gateway_order_id: string | null;
+                            gateway_payment_id: string | null;
                             /** Format: date-time */
                             created_at: string;
                             reviewed_at: string | null;
@@ -2626,11 +2721,13 @@ export interface operations {
                             id: number;
                             /** @description pay_… */
                             public_id: string;
-                            /** @description INR amount, two decimals; debits are negative */
+                            /** @description `manual` (reported, reviewed by staff) or `razorpay` (paid online) */
+                            method: string;
+                            /** @description INR amount, two decimals */
                             amount: string;
                             /** @enum {string} */
                             currency: "INR";
-                            txn_ref: string;
+                            txn_ref: string | null;
                             /** @description pending, approved or rejected */
                             status: string;
                             reason: string | null;
@@ -2638,7 +2735,9 @@ export interface operations {
                                 type: string;
                                 bytes: number;
                                 url: string;
-                            };
+                            } | null;
+                            gateway_order_id: string | null;
+                            gateway_payment_id: string | null;
                             /** Format: date-time */
                             created_at: string;
                             reviewed_at: string | null;
@@ -2706,10 +2805,70 @@ export interface operations {
                      */
                     screenshot?: unknown;
                     csrf_token?: string;
+                    method?: "manual" | "razorpay";
+                    /** @enum {string} */
+                    action?: "razorpay_verify";
+                    razorpay_order_id?: string;
+                    razorpay_payment_id?: string;
+                    razorpay_signature?: string;
+                };
+                "application/json": {
+                    amount?: string | number;
+                    txn_ref?: string;
+                    /**
+                     * Format: binary
+                     * @description the payment proof file
+                     */
+                    screenshot?: unknown;
+                    csrf_token?: string;
+                    method?: "manual" | "razorpay";
+                    /** @enum {string} */
+                    action?: "razorpay_verify";
+                    razorpay_order_id?: string;
+                    razorpay_payment_id?: string;
+                    razorpay_signature?: string;
                 };
             };
         };
         responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        deposit: {
+                            id: number;
+                            /** @description pay_… */
+                            public_id: string;
+                            /** @description `manual` (reported, reviewed by staff) or `razorpay` (paid online) */
+                            method: string;
+                            /** @description INR amount, two decimals */
+                            amount: string;
+                            /** @enum {string} */
+                            currency: "INR";
+                            txn_ref: string | null;
+                            /** @description pending, approved or rejected */
+                            status: string;
+                            reason: string | null;
+                            screenshot: {
+                                type: string;
+                                bytes: number;
+                                url: string;
+                            } | null;
+                            gateway_order_id: string | null;
+                            gateway_payment_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            reviewed_at: string | null;
+                        };
+                    };
+                };
+            };
             /** @description Default Response */
             201: {
                 headers: {
@@ -2724,11 +2883,13 @@ export interface operations {
                             id: number;
                             /** @description pay_… */
                             public_id: string;
-                            /** @description INR amount, two decimals; debits are negative */
+                            /** @description `manual` (reported, reviewed by staff) or `razorpay` (paid online) */
+                            method: string;
+                            /** @description INR amount, two decimals */
                             amount: string;
                             /** @enum {string} */
                             currency: "INR";
-                            txn_ref: string;
+                            txn_ref: string | null;
                             /** @description pending, approved or rejected */
                             status: string;
                             reason: string | null;
@@ -2736,10 +2897,55 @@ export interface operations {
                                 type: string;
                                 bytes: number;
                                 url: string;
-                            };
+                            } | null;
+                            gateway_order_id: string | null;
+                            gateway_payment_id: string | null;
                             /** Format: date-time */
                             created_at: string;
                             reviewed_at: string | null;
+                        };
+                    } | {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        deposit: {
+                            id: number;
+                            /** @description pay_… */
+                            public_id: string;
+                            /** @description `manual` (reported, reviewed by staff) or `razorpay` (paid online) */
+                            method: string;
+                            /** @description INR amount, two decimals */
+                            amount: string;
+                            /** @enum {string} */
+                            currency: "INR";
+                            txn_ref: string | null;
+                            /** @description pending, approved or rejected */
+                            status: string;
+                            reason: string | null;
+                            screenshot: {
+                                type: string;
+                                bytes: number;
+                                url: string;
+                            } | null;
+                            gateway_order_id: string | null;
+                            gateway_payment_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            reviewed_at: string | null;
+                        };
+                        checkout: {
+                            key_id: string;
+                            /** @description the Razorpay order to open Checkout with */
+                            order_id: string;
+                            amount_paise: number;
+                            /** @enum {string} */
+                            currency: "INR";
+                            /** @description the merchant name Checkout shows */
+                            name: string;
+                            prefill: {
+                                name: string;
+                                email: string;
+                            };
                         };
                     };
                 };
@@ -2764,6 +2970,24 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not found (also for rows owned by another account) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2809,6 +3033,15 @@ export interface operations {
             };
             /** @description Internal error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -7,6 +7,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCidr } from './cidr.ts';
 import { INVOICING_VARIABLES, type InvoicingConfig, readInvoicing } from './config-invoicing.ts';
+import { RAZORPAY_VARIABLES, type RazorpaySettings, readRazorpay } from './config-razorpay.ts';
 
 export type Engine = 'pglite' | 'postgresql';
 
@@ -48,6 +49,8 @@ export interface Config {
   upi: { vpa: string; payeeName: string } | null;
   /** The seller on tax invoices, the price basis and the invoice series (config-invoicing.ts). */
   invoicing: InvoicingConfig;
+  /** The Razorpay merchant account online deposits go through (config-razorpay.ts), or null. */
+  razorpay: RazorpaySettings | null;
 }
 
 export class ConfigError extends Error {
@@ -133,6 +136,7 @@ export const VARIABLES: readonly Variable[] = [
     default: 'web/dist of this checkout',
   },
   ...INVOICING_VARIABLES,
+  ...RAZORPAY_VARIABLES,
 ];
 
 type Env = Record<string, string | undefined>;
@@ -176,7 +180,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
   if (lifecycle.terminateDays <= lifecycle.graceDays) {
     r.problem(`TERMINATE_DAYS (${lifecycle.terminateDays}) must be more than GRACE_DAYS (${lifecycle.graceDays})`);
   }
-  const panel = readPanel(r, cwd, demo);
+  const panel = { ...readPanel(r, cwd, demo), ...readRazorpay(r) };
   const floorAndInvoicing = { uploadFreeSpaceFloorMb, invoicing: readInvoicing(r) };
 
   if (problems.length > 0) {

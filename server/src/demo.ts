@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { startCpanelEmulator } from '../../emulators/src/cpanel/index.ts';
 import { startProxmoxEmulator } from '../../emulators/src/proxmox/index.ts';
 import { startPterodactylEmulator } from '../../emulators/src/pterodactyl/index.ts';
+import { startRazorpayEmulator } from '../../emulators/src/razorpay/index.ts';
 import { startRedfishEmulator } from '../../emulators/src/redfish/index.ts';
 import { hmacHex } from './core/crypto/secrets.ts';
 import type { Deps } from './core/deps.ts';
@@ -27,6 +28,8 @@ export interface DemoUpstreams {
   cpanelUrl: string;
   /** The BMC of each emulated bare-metal machine. */
   bmcUrls: string[];
+  /** The Razorpay emulator online deposits go through, or null when RAZORPAY_* names a real account. */
+  razorpayUrl: string | null;
   stop(): Promise<void>;
 }
 
@@ -78,6 +81,7 @@ export async function startDemoUpstreams(deps: Deps): Promise<DemoUpstreams> {
     stateFile: join(dir, 'redfish.json'),
     installDelayMs: 8000,
   });
+  const razorpay = await startDemoRazorpay(deps);
   const db = deps.database.db;
   const locations = await db.selectFrom('locations').select(['id', 'code']).where('code', 'in', DEMO_REGIONS).execute();
   for (const location of locations) {
@@ -141,8 +145,31 @@ export async function startDemoUpstreams(deps: Deps): Promise<DemoUpstreams> {
     pterodactylUrl: pterodactyl.url,
     cpanelUrl: cpanel.url,
     bmcUrls: redfish.machines.map((m) => m.url),
+    razorpayUrl: razorpay?.url ?? null,
     stop: async () => {
-      await Promise.all([proxmox.stop(), pterodactyl.stop(), cpanel.stop(), redfish.stop()]);
+      await Promise.all([proxmox.stop(), pterodactyl.stop(), cpanel.stop(), redfish.stop(), razorpay?.stop()]);
     },
   };
+}
+
+/**
+ * Online deposits in the demo: the Razorpay emulator (keys derived from SECRET_KEY), its webhooks
+ * sent to this server's own endpoint on PUBLIC_URL. Configured RAZORPAY_* keys win: then none.
+ */
+async function startDemoRazorpay(deps: Deps) {
+  if (deps.config.razorpay !== null) return null;
+  const emulator = await startRazorpayEmulator({
+    keyId: `rzp_test_${hmacHex(deps.secretKey, 'demo-upstream', 'razorpay-id').slice(0, 14)}`,
+    keySecret: hmacHex(deps.secretKey, 'demo-upstream', 'razorpay-secret').slice(0, 24),
+    webhookSecret: hmacHex(deps.secretKey, 'demo-upstream', 'razorpay-webhook').slice(0, 24),
+    webhookUrl: `${deps.config.publicUrl}/api/v1/webhooks/razorpay`,
+  });
+  deps.razorpay.configure({
+    keyId: emulator.keyId,
+    keySecret: emulator.keySecret,
+    webhookSecret: emulator.webhookSecret,
+    apiUrl: emulator.url,
+  });
+  deps.logger.info({ razorpay: emulator.url }, 'demo upstreams: Razorpay emulator started (online deposits)');
+  return emulator;
 }

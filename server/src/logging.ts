@@ -5,7 +5,19 @@
 import { fstatSync, write, writeSync } from 'node:fs';
 import pino, { type DestinationStream, type Logger } from 'pino';
 
-const SECRET_KEYS = ['password', 'current_password', 'token', 'csrf_token', 'secret', 'api_key', 'otp'];
+const SECRET_KEYS = [
+  'password',
+  'current_password',
+  'token',
+  'csrf_token',
+  'secret',
+  'api_key',
+  'otp',
+  'keySecret',
+  'key_secret',
+  'webhookSecret',
+  'webhook_secret',
+];
 
 /** Query parameters whose values never reach a log line. */
 const SECRET_QUERY =

@@ -238,8 +238,8 @@ describe('deposit uploads', () => {
       .selectAll()
       .where('account_id', '=', account.id)
       .executeTakeFirstOrThrow();
-    assert.match(row.screenshot_file, /^[0-9a-f]{32}\.png$/);
-    assert.ok(existsSync(join(t.dataDir, 'uploads', 'deposits', row.screenshot_file)));
+    assert.match(row.screenshot_file ?? '', /^[0-9a-f]{32}\.png$/);
+    assert.ok(existsSync(join(t.dataDir, 'uploads', 'deposits', row.screenshot_file ?? '')));
   });
 
   test('a second file, or a file on a route that takes none, is refused', async () => {

@@ -15,6 +15,7 @@ import { type Bus, createBus } from './bus.ts';
 import { type CatalogService, createCatalogService } from './catalog/catalog.service.ts';
 import { resolveSecretKey } from './crypto/secret-key.ts';
 import { createDepositService, type DepositService } from './deposits/deposit.service.ts';
+import { createRazorpayDeposits, type RazorpayDeposits } from './deposits/razorpay.ts';
 import { APP_QUEUES, type AppJobs } from './jobs/catalog.ts';
 import { JobQueue, type QueueDefinition } from './jobs/queue.ts';
 import { createMailer, type Mailer } from './mail/mailer.ts';
@@ -66,6 +67,8 @@ export interface Deps {
   search: Search;
   sshKeys: SshKeyService;
   deposits: DepositService;
+  /** Online deposits through Razorpay (core/deposits/razorpay.ts); demo mode configures its emulator. */
+  razorpay: RazorpayDeposits;
   notifications: NotificationService;
   orders: OrderService;
   services: ServiceDirectory;
@@ -199,7 +202,9 @@ function createAccess(base: Base): Pick<Deps, 'accounts' | 'auth' | 'sessionCach
 }
 
 /** Money: the billing cycle, the wallet, deposits and billing profiles. */
-function createMoney(base: Base): Pick<Deps, 'billing' | 'wallet' | 'deposits' | 'billingProfiles' | 'invoices'> {
+function createMoney(
+  base: Base,
+): Pick<Deps, 'billing' | 'wallet' | 'deposits' | 'razorpay' | 'billingProfiles' | 'invoices'> {
   const { config, logger, database, jobs, clock, mailer } = base;
   const db = database.db;
   const billing = createBilling({
@@ -215,9 +220,19 @@ function createMoney(base: Base): Pick<Deps, 'billing' | 'wallet' | 'deposits' |
   // Money coming in pays what is unpaid, oldest first, in the same transaction (CONTRACT §7).
   const wallet = createWalletService({ db, afterCredit: billing.settle });
   const deposits = createDepositService({ db, dataDir: config.dataDir, mailer, clock, afterCredit: billing.settle });
+  const razorpay = createRazorpayDeposits({
+    db,
+    dataDir: config.dataDir,
+    mailer,
+    clock,
+    afterCredit: billing.settle,
+    settings: config.razorpay,
+    merchantName: config.upi?.payeeName ?? 'Hostplane',
+    logger: logger.child({ component: 'razorpay' }),
+  });
   const billingProfiles = createBillingProfileService({ db, clock });
   const invoices = createInvoiceService({ db });
-  return { billing, wallet, deposits, billingProfiles, invoices };
+  return { billing, wallet, deposits, razorpay, billingProfiles, invoices };
 }
 
 /**
@@ -345,4 +360,5 @@ export async function closeDeps(deps: Deps): Promise<void> {
   await deps.limits.close();
   deps.mailer.close();
   deps.drivers.close();
+  deps.razorpay.close();
 }

@@ -61,6 +61,7 @@ const CATALOGUE = {
   weak_password: { status: 422, message: 'The password is too weak.' },
   bad_db_name: { status: 422, message: 'The database name is not valid.' },
   bad_mailbox: { status: 422, message: 'The mailbox is not valid.' },
+  bad_signature: { status: 400, message: 'The payment signature does not match.' },
   // the server itself
   service_unavailable: { status: 503, message: 'The service is temporarily unavailable.' },
   insufficient_storage: { status: 507, message: 'The server is short of disk space for uploads; try again later.' },

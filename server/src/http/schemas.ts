@@ -49,7 +49,7 @@ const DESCRIPTIONS: Record<number, string> = {
   507: 'Insufficient storage: the server is short of disk space for uploads',
 };
 
-function errorResponses(schema: TSchema & { $id?: string }, statuses: number[]): Record<number, TSchema> {
+export function errorResponses(schema: TSchema & { $id?: string }, statuses: number[]): Record<number, TSchema> {
   const out: Record<number, TSchema> = {};
   for (const status of [...new Set([...statuses, 500])]) {
     out[status] = Type.Unsafe({ ...Type.Ref(String(schema.$id)), description: DESCRIPTIONS[status] ?? 'Error' });

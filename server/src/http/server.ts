@@ -32,6 +32,7 @@ import { restSurface } from './rest/plugin.ts';
 import { authConstraint, searchRoutes } from './search.routes.ts';
 import { errorBody, sendError } from './surfaces.ts';
 import { createTurnBatch } from './turn-batch.ts';
+import { webhookRoutes } from './webhooks.routes.ts';
 
 export const BODY_LIMIT = 1024 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -200,6 +201,7 @@ export function buildServer(deps: Deps): FastifyInstance {
   // GET /metrics on this port only with METRICS_TOKEN (metrics.routes.ts); not in the OpenAPI document.
   if (config.metricsToken !== null) registerMetricsRoute(app, deps, config.metricsToken);
   app.register(healthRoutes, { deps });
+  app.register(webhookRoutes, { deps });
   app.register(clientSurface, { deps, prefix: '/api/v1/client' });
   app.register(searchRoutes, { deps, prefix: '/api/v1/search' });
   app.register(restSurface, { deps, prefix: '/api/v1' });

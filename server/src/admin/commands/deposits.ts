@@ -12,7 +12,7 @@ function view(d: {
   public_id: string;
   email?: string;
   amount_paise: string;
-  txn_ref: string;
+  txn_ref: string | null;
   status: string;
   reason: string | null;
   reviewed_by: string | null;
@@ -74,7 +74,10 @@ export const depositCommands: Command[] = [
       };
       const text = keyValues({
         ...view(deposit),
-        screenshot: `${json.screenshot.path} (${deposit.screenshot_type}, ${deposit.screenshot_bytes} bytes)`,
+        screenshot:
+          json.screenshot.path === null
+            ? `none (${deposit.method})`
+            : `${json.screenshot.path} (${deposit.screenshot_type}, ${deposit.screenshot_bytes} bytes)`,
       });
       return { json, text };
     },

@@ -38,7 +38,12 @@ export interface DepositServiceOptions {
 }
 
 type Decision = { status: 'approved' } | { status: 'rejected'; reason: string };
-type Owner = Pick<Account, 'id' | 'name' | 'email'>;
+
+/** What the client knows the deposit by: its UPI/bank reference, or the gateway's payment id. */
+function referenceOf(deposit: Deposit): string {
+  return deposit.txn_ref ?? deposit.gateway_payment_id ?? deposit.gateway_order_id ?? deposit.public_id;
+}
+export type Owner = Pick<Account, 'id' | 'name' | 'email'>;
 
 async function txnRefTaken(db: Kysely<DB>, ref: string): Promise<boolean> {
   const row = await db
@@ -119,8 +124,8 @@ async function decide(options: DepositServiceOptions, id: number, reviewer: stri
   });
 }
 
-/** Credit the wallet once, pay what is unpaid from it, and tell the client. */
-async function approve(
+/** Credit the wallet once, pay what is unpaid from it, and tell the client (under the caller's lock on the deposit). */
+export async function approve(
   options: DepositServiceOptions,
   trx: Transaction<DB>,
   deposit: Deposit,
@@ -133,7 +138,7 @@ async function approve(
     amountPaise: BigInt(deposit.amount_paise),
     referenceType: 'deposit',
     referenceId: deposit.id,
-    note: `Deposit ${deposit.public_id} (${deposit.txn_ref})`,
+    note: `Deposit ${deposit.public_id} (${referenceOf(deposit)})`,
   });
   const updated = await trx
     .updateTable('deposits')
@@ -147,19 +152,20 @@ async function approve(
   await notify(trx, account.id, {
     kind: 'deposit_approved',
     title: `Deposit of ₹${amount} approved`,
-    body: `₹${amount} (reference ${deposit.txn_ref}) was added to your wallet. Balance: ₹${balance}.`,
+    body: `₹${amount} (reference ${referenceOf(deposit)}) was added to your wallet. Balance: ₹${balance}.`,
     data: { deposit: deposit.public_id, transaction: entry.public_id },
   });
   await options.mailer.queue(
     trx,
     account.email,
-    { template: 'deposit_approved', name: account.name, amount, reference: deposit.txn_ref, balance },
+    { template: 'deposit_approved', name: account.name, amount, reference: referenceOf(deposit), balance },
     account.id,
   );
   return { deposit: updated, transaction: entry };
 }
 
-async function reject(
+/** Refuse a pending deposit with a reason, and tell the client (under the caller's lock on the deposit). */
+export async function reject(
   options: DepositServiceOptions,
   trx: Transaction<DB>,
   deposit: Deposit,
@@ -177,13 +183,13 @@ async function reject(
   await notify(trx, account.id, {
     kind: 'deposit_rejected',
     title: `Deposit of ₹${amount} not approved`,
-    body: `Your deposit of ₹${amount} (reference ${deposit.txn_ref}) was not approved: ${reason}`,
+    body: `Your deposit of ₹${amount} (reference ${referenceOf(deposit)}) was not approved: ${reason}`,
     data: { deposit: deposit.public_id },
   });
   await options.mailer.queue(
     trx,
     account.email,
-    { template: 'deposit_rejected', name: account.name, amount, reference: deposit.txn_ref, reason },
+    { template: 'deposit_rejected', name: account.name, amount, reference: referenceOf(deposit), reason },
     account.id,
   );
   return { deposit: updated, transaction: null };
@@ -214,7 +220,9 @@ export function createDepositService(options: DepositServiceOptions) {
       return deposit;
     },
 
-    screenshotPath: (deposit: Pick<Deposit, 'screenshot_file'>) => join(dirs.deposits, deposit.screenshot_file),
+    /** Where the proof of a manual deposit is kept; null for a Razorpay deposit (it has none). */
+    screenshotPath: (deposit: Pick<Deposit, 'screenshot_file'>) =>
+      deposit.screenshot_file === null ? null : join(dirs.deposits, deposit.screenshot_file),
 
     // Staff operations.
 

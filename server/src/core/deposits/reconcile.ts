@@ -122,7 +122,7 @@ async function candidates(db: Kysely<DB>, lines: CreditLine[]): Promise<Map<stri
       .select(['id', 'public_id', 'txn_ref', 'amount_paise', 'status', 'created_at'])
       .where(sql<string>`lower(txn_ref)`, 'in', all.slice(i, i + 500))
       .execute();
-    for (const d of rows) found.set(refKey(d.txn_ref), d);
+    for (const d of rows) if (d.txn_ref !== null) found.set(refKey(d.txn_ref), d);
   }
   return found;
 }
@@ -184,13 +184,15 @@ async function pendingBetween(
     .selectFrom('deposits')
     .select(['id', 'public_id', 'txn_ref', 'amount_paise', 'created_at'])
     .where('status', '=', 'pending')
+    // Razorpay deposits never appear on a bank statement: the gateway confirms them itself.
+    .where('method', '=', 'manual')
     .where('created_at', '>=', new Date(`${period.from}T00:00:00+05:30`))
     .where('created_at', '<', end)
     .orderBy('id')
     .execute();
   return rows
     .filter((d) => !named.has(d.id))
-    .map(({ amount_paise, ...d }) => ({ ...d, amount: formatPaise(amount_paise) }));
+    .map(({ amount_paise, txn_ref, ...d }) => ({ ...d, txn_ref: txn_ref ?? '', amount: formatPaise(amount_paise) }));
 }
 
 export interface ReconcileOptions {

@@ -26,16 +26,23 @@ export interface WalletTransactionsTable {
 
 export type DepositStatus = 'pending' | 'approved' | 'rejected';
 export type UploadType = 'png' | 'jpeg' | 'webp' | 'pdf';
+export type DepositMethod = 'manual' | 'razorpay';
 
 export interface DepositsTable {
   id: Generated<number>;
   public_id: string;
   account_id: number;
   amount_paise: Paise;
-  txn_ref: string;
-  screenshot_file: string;
-  screenshot_type: UploadType;
-  screenshot_bytes: number;
+  /** How the money came: reported by the client (`manual`, staff review) or through Razorpay. */
+  method: ColumnType<DepositMethod, DepositMethod | undefined, DepositMethod>;
+  /** The manual proof: null on Razorpay deposits (a CHECK keeps them on manual ones). */
+  txn_ref: string | null;
+  screenshot_file: string | null;
+  screenshot_type: UploadType | null;
+  screenshot_bytes: number | null;
+  /** The Razorpay order (`order_…`) and, once paid, payment (`pay_…`); unique. */
+  gateway_order_id: string | null;
+  gateway_payment_id: string | null;
   status: ColumnType<DepositStatus, DepositStatus | undefined, DepositStatus>;
   reason: string | null;
   reviewed_by: string | null;

@@ -11,12 +11,14 @@ import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import { CURRENCY, formatPaise } from '../../core/money.ts';
 import { isoWithOffset } from '../../core/time.ts';
-import type { Deposit, LedgerKind, LedgerRow } from '../../db/tables.ts';
+import type { LedgerKind, LedgerRow } from '../../db/tables.ts';
 import { sessionErrors } from '../schemas.ts';
 import { sendAsIs } from '../surfaces.ts';
 import { BillingSchema, billingView } from '../views/billing.view.ts';
+import { DepositSchema, depositView } from '../views/deposit.view.ts';
 import { limited, PAGE_QUERY, PaginationSchema, pageOf, pagination, signedIn } from './context.ts';
 import { okSchema } from './envelopes.ts';
+import { RAZORPAY_ANSWERS, RAZORPAY_BODY, razorpayDeposit } from './razorpay-deposit.ts';
 
 const LEDGER_KINDS: readonly LedgerKind[] = ['deposit', 'order', 'renewal', 'refund', 'adjustment'];
 
@@ -33,19 +35,6 @@ const TransactionSchema = Type.Object({
   created_at: Type.String({ format: 'date-time' }),
 });
 
-const DepositSchema = Type.Object({
-  id: Type.Integer(),
-  public_id: Type.String({ description: 'pay_…' }),
-  amount: Money,
-  currency: Type.Literal('INR'),
-  txn_ref: Type.String(),
-  status: Type.String({ description: 'pending, approved or rejected' }),
-  reason: Type.Union([Type.String(), Type.Null()]),
-  screenshot: Type.Object({ type: Type.String(), bytes: Type.Integer(), url: Type.String() }),
-  created_at: Type.String({ format: 'date-time' }),
-  reviewed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-});
-
 const ProofFile = Type.String({ format: 'binary', description: 'the payment proof, as uploaded' });
 
 function transactionView(t: LedgerRow) {
@@ -59,25 +48,6 @@ function transactionView(t: LedgerRow) {
       t.reference_type !== null && t.reference_id !== null ? { type: t.reference_type, id: t.reference_id } : null,
     note: t.note,
     created_at: isoWithOffset(t.created_at),
-  };
-}
-
-function depositView(d: Deposit) {
-  return {
-    id: d.id,
-    public_id: d.public_id,
-    amount: formatPaise(d.amount_paise),
-    currency: 'INR' as const,
-    txn_ref: d.txn_ref,
-    status: d.status,
-    reason: d.reason,
-    screenshot: {
-      type: d.screenshot_type,
-      bytes: d.screenshot_bytes,
-      url: `/api/v1/client/wallet/deposit/?id=${d.id}&action=screenshot`,
-    },
-    created_at: isoWithOffset(d.created_at),
-    reviewed_at: d.reviewed_at ? isoWithOffset(d.reviewed_at) : null,
   };
 }
 
@@ -172,15 +142,20 @@ export async function walletRoutes(root: FastifyInstance, { deps }: { deps: Deps
       schema: {
         operationId: 'submitDeposit',
         tags,
-        summary: 'Report a UPI/bank deposit for staff approval (multipart/form-data)',
+        summary: 'Report a UPI/bank deposit (multipart/form-data), or pay one online through Razorpay (JSON)',
         description:
           'Fields: `amount` (rupees, > 0, at most 100000.00, two decimals at most), `txn_ref` (the UPI or bank ' +
           'reference, 4–64 characters, unique across all accounts regardless of case: reuse is 422), `screenshot` ' +
           '(PNG, JPEG, WebP or PDF by content, at most 5 MiB: 413 when larger, 415 for other content), `csrf_token` ' +
           '(before the screenshot, or the X-CSRF-Token header: a file is refused before it is read without it). ' +
           'Limited to 5 an hour and 20 a day per account; 429 while 2 uploads of the account are in flight, 507 ' +
-          'insufficient_storage when the server is short of disk space.',
-        consumes: ['multipart/form-data'],
+          'insufficient_storage when the server is short of disk space.\n\n' +
+          'Online (JSON): `{method: "razorpay", amount}` creates a pending deposit and a Razorpay order (201 with ' +
+          '`checkout`, what Razorpay Checkout opens with; 503 when online payments are not configured or Razorpay ' +
+          'is down); `{action: "razorpay_verify", razorpay_order_id, razorpay_payment_id, razorpay_signature}` ' +
+          'checks what Checkout handed back (400 bad_signature) and credits the wallet once the payment is ' +
+          'captured (200; the webhook may have done it already).',
+        consumes: ['multipart/form-data', 'application/json'],
         body: Type.Object(
           {
             amount: Type.Optional(Type.Union([Type.String({ maxLength: 32 }), Type.Number()])),
@@ -189,22 +164,20 @@ export async function walletRoutes(root: FastifyInstance, { deps }: { deps: Deps
               Type.Unsafe<ReceivedUpload>({ description: 'the payment proof file', format: 'binary' }),
             ),
             csrf_token: Type.Optional(Type.String()),
+            ...RAZORPAY_BODY,
           },
           { additionalProperties: false },
         ),
         response: {
-          201: okSchema({ deposit: DepositSchema }),
-          ...sessionErrors(400, 401, 403, 413, 415, 422, 429, 507),
+          200: RAZORPAY_ANSWERS.verified,
+          201: Type.Union([okSchema({ deposit: DepositSchema }), RAZORPAY_ANSWERS.started]),
+          ...sessionErrors(400, 401, 403, 404, 409, 413, 415, 422, 429, 503, 507),
         },
       },
     },
     async (request, reply) => {
       const session = signedIn(request);
-      if (!request.isMultipart()) {
-        throw new AppError('unsupported_media_type', {
-          message: 'Send the deposit as multipart/form-data, with the screenshot as a file.',
-        });
-      }
+      if (!request.isMultipart()) return razorpayDeposit(deps, reply, session, request.body ?? {});
       const key = `account:${session.account.id}`;
       const body: Partial<typeof request.body> = request.body ?? {};
       // A submission refused for its content does not use up the client's allowance.
@@ -271,14 +244,18 @@ export async function walletRoutes(root: FastifyInstance, { deps }: { deps: Deps
       }
       if (q.id !== undefined) {
         const deposit = await deps.deposits.getOwn(session.account.id, q.id);
+        const file = deps.deposits.screenshotPath(deposit);
         if (q.action === 'screenshot') {
+          if (file === null || deposit.screenshot_type === null) {
+            throw new AppError('not_found', { message: 'This deposit was paid online and has no proof file.' });
+          }
           const extension = deposit.screenshot_type === 'jpeg' ? 'jpg' : deposit.screenshot_type;
           reply
             .type(CONTENT_TYPES[deposit.screenshot_type])
             .header('Content-Disposition', `attachment; filename="deposit-${deposit.public_id}.${extension}"`)
             .header('Cache-Control', 'private, no-store')
             .header('Content-Security-Policy', "default-src 'none'; sandbox");
-          return sendAsIs(reply, createReadStream(deps.deposits.screenshotPath(deposit)));
+          return sendAsIs(reply, createReadStream(file));
         }
         return { success: true as const, message: 'Deposit loaded.', deposit: depositView(deposit) };
       }
