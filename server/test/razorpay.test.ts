@@ -301,12 +301,13 @@ describe('refusals', () => {
 });
 
 describe('without RAZORPAY_* (and not in demo mode)', () => {
-  test('method razorpay is 503 "online payments are not configured", the webhook too', async () => {
+  test('method razorpay is 422 not_supported "online payments are not configured", the webhook 404', async () => {
     const bare = await createTestApp();
     try {
       const { browser } = await signedInBrowser(bare, freshIp());
       const res = await browser.post(DEPOSIT, { method: 'razorpay', amount: '10' }, { csrf: true });
-      assert.equal(res.statusCode, 503);
+      assert.equal(res.statusCode, 422);
+      assert.equal(res.json().code, 'not_supported');
       assert.match(res.json().message, /online payments are not configured/i);
       const hook = await bare.inject({
         method: 'POST',
@@ -314,7 +315,7 @@ describe('without RAZORPAY_* (and not in demo mode)', () => {
         payload: '{}',
         headers: { 'content-type': 'application/json' },
       });
-      assert.equal(hook.statusCode, 503);
+      assert.equal(hook.statusCode, 404);
     } finally {
       await bare.close();
     }

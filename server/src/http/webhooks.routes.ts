@@ -33,13 +33,14 @@ export async function webhookRoutes(root: FastifyInstance, { deps }: { deps: Dep
         consumes: ['application/json'],
         response: {
           200: Type.Object({ ok: Type.Literal(true), handled: Type.String() }, { additionalProperties: false }),
-          ...errorResponses(TokenError, [400, 503]),
+          ...errorResponses(TokenError, [400, 404, 503]),
         },
       },
     },
     async (request) => {
+      // No gateway on this installation: there is no such endpoint to deliver to (not a failure of ours).
       if (!deps.razorpay.configured) {
-        throw new AppError('service_unavailable', { message: 'Online payments are not configured.' });
+        throw new AppError('not_found', { message: 'Online payments are not configured on this installation.' });
       }
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       const out = await deps.razorpay.webhook(raw, request.headers['x-razorpay-signature']);

@@ -53,7 +53,7 @@ interface Gateway {
 }
 
 const notConfigured = () =>
-  new AppError('service_unavailable', {
+  new AppError('not_supported', {
     message: 'Online payments are not configured; report a UPI or bank payment instead.',
   });
 

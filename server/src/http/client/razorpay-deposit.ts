@@ -68,8 +68,11 @@ export async function razorpayDeposit(deps: Deps, reply: FastifyReply, session: 
         'Send a manual deposit as multipart/form-data with the screenshot as a file, or JSON with method "razorpay".',
     });
   }
+  // An installation without a gateway takes manual deposits only: the method is not one it offers.
   if (!deps.razorpay.configured) {
-    throw new AppError('service_unavailable', { message: 'Online payments are not configured.' });
+    throw new AppError('not_supported', {
+      message: 'Online payments are not configured; report a UPI or bank payment instead.',
+    });
   }
   const key = `account:${session.account.id}`;
   const { deposit, checkout } = await limited(
