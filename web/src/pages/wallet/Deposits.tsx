@@ -83,14 +83,19 @@ export function DepositItem({ deposit }: { deposit: Deposit }) {
         </div>
       ) : null}
       <p className="deposit-proof">
-        <a href={deposit.screenshot.url} download>
-          Download proof ({PROOF_NAMES[deposit.screenshot.type] ?? deposit.screenshot.type},{' '}
-          {bytes(deposit.screenshot.bytes)})
-          <span className="sr-only">
-            {' '}
-            of the {rupees(deposit.amount)} deposit, reference {deposit.txn_ref}
-          </span>
-        </a>
+        {deposit.screenshot ? (
+          <a href={deposit.screenshot.url} download>
+            Download proof ({PROOF_NAMES[deposit.screenshot.type] ?? deposit.screenshot.type},{' '}
+            {bytes(deposit.screenshot.bytes)})
+            <span className="sr-only">
+              {' '}
+              of the {rupees(deposit.amount)} deposit, reference {deposit.txn_ref}
+            </span>
+          </a>
+        ) : (
+          // An online payment has no proof to download: the gateway's payment is the record.
+          <span className="muted">Paid online</span>
+        )}
         <span className="muted mono deposit-id">{deposit.public_id}</span>
       </p>
     </article>
