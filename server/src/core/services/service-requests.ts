@@ -2,13 +2,27 @@
 // pending request of a kind per service; staff reject them here (approving runs the job through
 // the staff commands, core/services/staff.ts). Scoped by the owner like every service read.
 
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { DB, ServiceRequest } from '../../db/tables.ts';
 import { AppError } from '../errors.ts';
 import { notify } from '../notifications/notification.service.ts';
 import type { Clock } from '../time.ts';
 import { recordEvent } from './events.ts';
 import * as services from './service.repository.ts';
+
+/** The pending request `requestId`, locked until the transaction ends (staff decide it); 404 or 409 otherwise. */
+export async function lockPending(trx: Transaction<DB>, requestId: number): Promise<ServiceRequest> {
+  const request = await trx
+    .selectFrom('service_requests')
+    .selectAll()
+    .where('id', '=', requestId)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!request) throw new AppError('not_found', { message: `No request ${requestId}.` });
+  if (request.status !== 'pending')
+    throw new AppError('conflict', { message: `Request ${requestId} is already ${request.status}.` });
+  return request;
+}
 
 export function createServiceRequests({ db, clock }: { db: Kysely<DB>; clock: Clock }) {
   return {
@@ -75,15 +89,7 @@ export function createServiceRequests({ db, clock }: { db: Kysely<DB>; clock: Cl
     async rejectRequest(requestId: number, reviewer: string, reason: string): Promise<ServiceRequest> {
       if (reason.trim().length < 3) throw AppError.fields({ reason: 'say why (at least 3 characters)' });
       return db.transaction().execute(async (trx) => {
-        const request = await trx
-          .selectFrom('service_requests')
-          .selectAll()
-          .where('id', '=', requestId)
-          .forUpdate()
-          .executeTakeFirst();
-        if (!request) throw new AppError('not_found', { message: `No request ${requestId}.` });
-        if (request.status !== 'pending')
-          throw new AppError('conflict', { message: `Request ${requestId} is already ${request.status}.` });
+        const request = await lockPending(trx, requestId);
         const updated = await trx
           .updateTable('service_requests')
           .set({ status: 'rejected', reason: reason.trim(), reviewed_by: reviewer, decided_at: clock() })

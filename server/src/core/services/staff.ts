@@ -21,6 +21,7 @@ import { queueFor, startJob } from '../services/service-jobs.ts';
 import type { Drivers } from './drivers.ts';
 import { listEvents, recordEvent } from './events.ts';
 import * as services from './service.repository.ts';
+import { lockPending } from './service-requests.ts';
 
 /** A queued or running job older than this, with nothing moving, may be handed to the queue again. */
 export const STUCK_AFTER_MINUTES = 30;
@@ -43,15 +44,7 @@ async function approveRequest(
   reviewer: string,
 ): Promise<{ request: ServiceRequest; job: Job }> {
   return db.transaction().execute(async (trx) => {
-    const request = await trx
-      .selectFrom('service_requests')
-      .selectAll()
-      .where('id', '=', requestId)
-      .forUpdate()
-      .executeTakeFirst();
-    if (!request) throw new AppError('not_found', { message: `No request ${requestId}.` });
-    if (request.status !== 'pending')
-      throw new AppError('conflict', { message: `Request ${requestId} is already ${request.status}.` });
+    const request = await lockPending(trx, requestId);
     const job = await startJob(trx, jobs, {
       accountId: request.account_id,
       serviceId: request.service_id,
