@@ -209,7 +209,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The account's billing profile (null until one is set) */
+        /** The account's billing profile (null until one is set) and the GST states it may name */
         get: operations["getBillingProfile"];
         put?: never;
         /**
@@ -2259,6 +2259,13 @@ export interface operations {
                             gstin: string | null;
                             updated_at: string;
                         } | null;
+                        /** @description every GST state code and its name, by name */
+                        states: {
+                            /** @description the GST state code, two digits ("27") */
+                            code: string;
+                            /** @description "Maharashtra" */
+                            name: string;
+                        }[];
                     };
                 };
             };
@@ -2577,6 +2584,8 @@ export interface operations {
                                 vpa: string;
                                 payee_name: string;
                             } | null;
+                            /** @description whether deposits can be paid online (POST wallet/deposit/ with method "razorpay") */
+                            online_payments: boolean;
                         };
                         billing: {
                             monthly_run_rate: {
@@ -2954,6 +2963,12 @@ export interface operations {
                             prefill: {
                                 name: string;
                                 email: string;
+                            };
+                            /** @description Razorpay's Hosted Checkout page: the browser POSTs `fields` there as an HTML form to pay. It sends the customer back to PUBLIC_URL/wallet/razorpay-return (a POST with the signed fields, or a GET with `cancelled=1` when they cancel); the panel then sends `razorpay_verify`. */
+                            url: string;
+                            /** @description the hidden fields of that form: key_id, order_id, amount, callback_url, cancel_url, prefill[…], … */
+                            fields: {
+                                [key: string]: string;
                             };
                         };
                     };

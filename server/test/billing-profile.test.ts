@@ -51,6 +51,19 @@ describe('billing profile on the session surface', () => {
     assert.equal(empty.statusCode, 200, empty.body);
     assert.equal(empty.json().success, true);
     assert.equal(empty.json().profile, null);
+    // The states a form offers: every GST code once, with its name, in order of name.
+    const states = empty.json().states as { code: string; name: string }[];
+    assert.equal(states.length, 37);
+    assert.equal(new Set(states.map((s) => s.code)).size, 37);
+    assert.deepEqual(
+      states.find((s) => s.code === '27'),
+      { code: '27', name: 'Maharashtra' },
+    );
+    assert.deepEqual(
+      states.map((s) => s.name),
+      states.map((s) => s.name).sort((a, b) => a.localeCompare(b, 'en')),
+    );
+    assert.equal(states[0]?.name, 'Andaman and Nicobar Islands');
 
     const saved = await browser.post(
       PROFILE,

@@ -286,6 +286,44 @@ describe('checkout and payments', () => {
     }
   });
 
+  test('hosted checkout: the form POSTed to /v1/checkout/embedded shows the page; Cancel goes to cancel_url', async () => {
+    const order = await newOrder();
+    const callback = `${receiverUrl}/callback`;
+    const cancelUrl = `${receiverUrl}/cancelled?o=${order.id}`;
+    const hosted = (fields: Record<string, string>) =>
+      fetch(`${emu.url}/v1/checkout/embedded`, { method: 'POST', body: new URLSearchParams(fields) });
+    const form = {
+      key_id: emu.keyId,
+      order_id: order.id,
+      amount: '50000',
+      name: 'Hostplane',
+      'prefill[email]': 'asha@example.in',
+      callback_url: callback,
+      cancel_url: cancelUrl,
+    };
+    const page = await hosted(form);
+    assert.equal(page.status, 200);
+    const html = await page.text();
+    for (const label of ['>Pay<', '>Fail<', '>Cancel<', order.id, '₹500.00']) assert.ok(html.includes(label), label);
+    assert.ok(html.includes(`name="cancel_url" value="${cancelUrl}"`));
+    // Not this account's key, no callback, a script URL, the wrong amount, a GET: refused.
+    assert.equal((await hosted({ ...form, key_id: 'rzp_test_someoneelse' })).status, 401);
+    assert.equal((await hosted({ ...form, callback_url: '' })).status, 400);
+    assert.equal((await hosted({ ...form, cancel_url: 'javascript:alert(1)' })).status, 400);
+    assert.equal((await hosted({ ...form, amount: '100' })).status, 400);
+    assert.equal((await fetch(`${emu.url}/v1/checkout/embedded`)).status, 405);
+    assert.equal((await hosted({ ...form, order_id: 'order_AAAAAAAAAAAAAA' })).status, 404);
+    // Cancel: to cancel_url, nothing created.
+    const cancel = await fetch(`${emu.url}/checkout/${order.id}`, {
+      method: 'POST',
+      body: new URLSearchParams({ callback, cancel_url: cancelUrl, action: 'cancel' }),
+      redirect: 'manual',
+    });
+    assert.equal(cancel.status, 303);
+    assert.equal(cancel.headers.get('location'), cancelUrl);
+    assert.equal(emu.state.orders.get(order.id)?.attempts, 0);
+  });
+
   test('fail: a failed payment with the error fields, order attempted, payment.failed; a retry can pay', async () => {
     const order = await newOrder();
     const { payment, error } = emu.fail(order.id);

@@ -211,6 +211,132 @@ describe('paying', () => {
   });
 });
 
+/** The hidden fields of an HTML form the emulator answered (its hand-back to the callback). */
+function formFields(html: string): Record<string, string> {
+  return Object.fromEntries(
+    [...html.matchAll(/name="([^"]+)" value="([^"]*)"/g)].map((m) => [
+      m[1] as string,
+      (m[2] as string).replace(/&#(\d+);/g, (_, c) => String.fromCharCode(Number(c))),
+    ]),
+  );
+}
+
+/** What the customer's browser does on the gateway's pages: open Hosted Checkout with the form, press a button. */
+async function checkoutButton(checkout: { url: string; fields: Record<string, string> }, action: string) {
+  const page = await fetch(checkout.url, { method: 'POST', body: new URLSearchParams(checkout.fields) });
+  assert.equal(page.status, 200, await page.clone().text());
+  const form = formFields(await page.text());
+  return fetch(`${emu.url}/checkout/${checkout.fields.order_id}`, {
+    method: 'POST',
+    body: new URLSearchParams({ ...form, method: 'upi', action }),
+    redirect: 'manual',
+  });
+}
+
+/** The gateway's POST to the callback URL, as the customer's browser sends it. */
+function postBack(fields: Record<string, string>) {
+  return t.inject({
+    method: 'POST',
+    url: '/wallet/razorpay-return',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: emu.url },
+    payload: new URLSearchParams(fields).toString(),
+  });
+}
+
+describe('Hosted Checkout and the way back to the panel', () => {
+  test('the answer carries the hosted form: the gateway page, its fields, callback and cancel on PUBLIC_URL', async () => {
+    const { browser, account } = await signedInBrowser(t, freshIp());
+    const { deposit, checkout } = await start(browser, '500');
+    assert.equal(checkout.url, `${emu.url}/v1/checkout/embedded`);
+    assert.deepEqual(checkout.fields, {
+      key_id: emu.keyId,
+      order_id: checkout.order_id,
+      amount: '50000',
+      currency: 'INR',
+      name: checkout.name,
+      description: `Wallet deposit ${deposit.public_id}`,
+      'prefill[name]': account.name,
+      'prefill[email]': account.email,
+      callback_url: 'http://localhost:8080/wallet/razorpay-return',
+      cancel_url: `http://localhost:8080/wallet/razorpay-return?cancelled=1&razorpay_order_id=${checkout.order_id}`,
+    });
+    const wallet = (await browser.get('/api/v1/client/wallet/')).json().wallet;
+    assert.equal(wallet.online_payments, true);
+  });
+
+  test('the panel may send forms to the gateway, and nowhere else', async () => {
+    const page = await t.inject({ method: 'GET', url: '/wallet', headers: { accept: 'text/html' } });
+    assert.equal(page.statusCode, 200);
+    const csp = String(page.headers['content-security-policy']);
+    assert.match(csp, new RegExp(`form-action 'self' ${emu.url.replace(/[.]/g, '\\.')};`));
+    assert.match(csp, /connect-src 'self';/);
+    assert.match(csp, /script-src 'self';/);
+  });
+
+  test('pay: the gateway posts back, the route turns it into the panel page with the signed fields; verify credits', async () => {
+    const { browser, account } = await signedInBrowser(t, freshIp());
+    const { checkout } = await start(browser, '500');
+    const handBack = await checkoutButton(checkout, 'pay');
+    const fields = formFields(await handBack.text());
+    assert.deepEqual(Object.keys(fields).sort(), ['razorpay_order_id', 'razorpay_payment_id', 'razorpay_signature']);
+    const back = await postBack({ ...fields, extra: '<script>' });
+    assert.equal(back.statusCode, 303, back.body);
+    assert.equal(back.headers['cache-control'], 'no-store');
+    const location = new URL(String(back.headers.location), 'http://panel');
+    assert.equal(location.pathname, '/wallet/razorpay-return');
+    assert.deepEqual(Object.fromEntries(location.searchParams), fields, 'only the known fields pass');
+    // Nothing was credited by the hand-back itself: the panel's verify does it.
+    assert.equal(await balanceOf(account.id), '0');
+    const res = await verify(browser, fields as Parameters<typeof verify>[1]);
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.json().deposit.status, 'approved');
+    assert.equal(await balanceOf(account.id), '50000');
+  });
+
+  test('fail: the error words and the order reach the panel page; nothing is credited', async () => {
+    const { browser, account } = await signedInBrowser(t, freshIp());
+    const { checkout } = await start(browser, '500');
+    const handBack = await checkoutButton(checkout, 'fail');
+    const back = await postBack(formFields(await handBack.text()));
+    assert.equal(back.statusCode, 303);
+    const query = new URL(String(back.headers.location), 'http://panel').searchParams;
+    assert.equal(query.get('error_code'), 'BAD_REQUEST_ERROR');
+    assert.ok(query.get('error_description'));
+    assert.equal(query.get('razorpay_order_id'), checkout.order_id);
+    assert.equal(query.get('razorpay_signature'), null);
+    assert.equal(await balanceOf(account.id), '0');
+  });
+
+  test('cancel: the gateway sends the customer to cancel_url; nothing is created', async () => {
+    const { browser } = await signedInBrowser(t, freshIp());
+    const { checkout } = await start(browser, '500');
+    const cancel = await checkoutButton(checkout, 'cancel');
+    assert.equal(cancel.status, 303);
+    assert.equal(cancel.headers.get('location'), checkout.fields.cancel_url);
+    assert.equal(emu.state.orders.get(checkout.order_id)?.attempts, 0);
+  });
+
+  test('junk posted back is dropped, never echoed; an empty post goes to the bare page', async () => {
+    const junk = await postBack({
+      razorpay_order_id: 'order_1"><script>',
+      razorpay_signature: 'x'.repeat(500),
+      'error[code]': 'E',
+      'error[description]': `a\u0000b${'y'.repeat(1000)}`,
+      'error[metadata]': '{not json',
+    });
+    assert.equal(junk.statusCode, 303);
+    const query = new URL(String(junk.headers.location), 'http://panel').searchParams;
+    assert.equal(query.get('razorpay_order_id'), null);
+    assert.equal(query.get('razorpay_signature'), null);
+    assert.equal(query.get('error_code'), 'E');
+    assert.equal(query.get('error_description')?.length, 300);
+    assert.doesNotMatch(query.get('error_description') ?? '', /\u0000/);
+    const empty = await t.inject({ method: 'POST', url: '/wallet/razorpay-return' });
+    assert.equal(empty.statusCode, 303);
+    assert.equal(empty.headers.location, '/wallet/razorpay-return');
+  });
+});
+
 describe('refusals', () => {
   test('a forged checkout signature is 400 and credits nothing', async () => {
     const { browser, account } = await signedInBrowser(t, freshIp());
@@ -316,6 +442,9 @@ describe('without RAZORPAY_* (and not in demo mode)', () => {
         headers: { 'content-type': 'application/json' },
       });
       assert.equal(hook.statusCode, 404);
+      assert.equal((await browser.get('/api/v1/client/wallet/')).json().wallet.online_payments, false);
+      const page = await bare.inject({ method: 'GET', url: '/wallet', headers: { accept: 'text/html' } });
+      assert.match(String(page.headers['content-security-policy']), /form-action 'self';/);
     } finally {
       await bare.close();
     }

@@ -1,6 +1,6 @@
-// The customer's side: a checkout page per order (`GET /checkout/{order_id}?callback=URL`, plain
-// HTML, nothing fetched from elsewhere) with Pay, Fail and Cancel, standing in for Razorpay's
-// Checkout. Its answer goes back to the merchant's callback as Razorpay's `callback_url` does: a
+// The customer's side: a checkout page per order (`GET /checkout/{order_id}?callback=URL`, or
+// Hosted Checkout's form POSTed to `/v1/checkout/embedded`; plain HTML, nothing fetched from
+// elsewhere) with Pay, Fail and Cancel, standing in for Razorpay's Checkout. Its answer goes back to the merchant's callback as Razorpay's `callback_url` does: a
 // POSTed form with razorpay_payment_id, razorpay_order_id and razorpay_signature on success, or
 // error[code], error[description], error[source], error[step], error[reason], error[metadata] on a
 // failure or cancel (`callbackMethod: 'get'` redirects with the same fields in the query instead).
@@ -77,12 +77,52 @@ function handBack(res: ServerResponse, callback: string | null, fields: Record<s
 }
 
 export function checkoutPage(ctx: FlowCtx, res: ServerResponse, orderId: string, query: URLSearchParams): void {
-  const order = ctx.state.orders.get(orderId);
-  if (!order) return void sendHtml(res, 404, page('No such order', '<h1>No such order</h1>'));
   const callback = callbackOf(query.get('callback'));
   if (query.get('callback') && !callback) {
     return void sendHtml(res, 400, page('Bad callback', '<h1>The callback must be an http(s) URL</h1>'));
   }
+  renderCheckout(ctx, res, orderId, callback, null);
+}
+
+/**
+ * Hosted Checkout: the merchant's page POSTs a form (key_id, order_id, callback_url, cancel_url,
+ * name, prefill[…], …) to `/v1/checkout/embedded`, which shows the same page; Cancel then sends the
+ * customer to cancel_url (GET) when there is one.
+ */
+export async function embeddedCheckout(
+  ctx: FlowCtx,
+  req: IncomingMessage,
+  res: ServerResponse,
+  keyId: string,
+): Promise<void> {
+  if (req.method !== 'POST') return sendHtml(res, 405, page('Not allowed', '<h1>Hosted checkout is a POST</h1>'));
+  const form = new URLSearchParams(await readText(req));
+  if (form.get('key_id') !== keyId) {
+    return sendHtml(res, 401, page('Unknown key', '<h1>The key_id is not this account&#39;s</h1>'));
+  }
+  const orderId = form.get('order_id') ?? '';
+  const callback = callbackOf(form.get('callback_url'));
+  const cancelUrl = callbackOf(form.get('cancel_url'));
+  if (!callback || (form.get('cancel_url') && !cancelUrl)) {
+    return sendHtml(res, 400, page('Bad callback', '<h1>callback_url and cancel_url must be http(s) URLs</h1>'));
+  }
+  const amount = form.get('amount');
+  const order = ctx.state.orders.get(orderId);
+  if (order && amount !== null && Number(amount) !== order.amount_due) {
+    return sendHtml(res, 400, page('Wrong amount', '<h1>The amount is not the order&#39;s</h1>'));
+  }
+  renderCheckout(ctx, res, orderId, callback, cancelUrl);
+}
+
+function renderCheckout(
+  ctx: FlowCtx,
+  res: ServerResponse,
+  orderId: string,
+  callback: string | null,
+  cancelUrl: string | null,
+): void {
+  const order = ctx.state.orders.get(orderId);
+  if (!order) return void sendHtml(res, 404, page('No such order', '<h1>No such order</h1>'));
   if (order.status === 'paid') {
     return void sendHtml(res, 409, page('Already paid', `<h1>Order ${escapeHtml(order.id)} is already paid</h1>`));
   }
@@ -96,6 +136,7 @@ export function checkoutPage(ctx: FlowCtx, res: ServerResponse, orderId: string,
 <dt>Receipt</dt><dd>${escapeHtml(order.receipt ?? '—')}</dd></dl>
 <form method="post" action="/checkout/${escapeHtml(order.id)}">
 <input type="hidden" name="callback" value="${escapeHtml(callback ?? '')}">
+<input type="hidden" name="cancel_url" value="${escapeHtml(cancelUrl ?? '')}">
 <p><label><input type="radio" name="method" value="upi" checked> UPI</label>
 <label><input type="radio" name="method" value="card"> Card</label></p>
 <button name="action" value="pay">Pay</button><button name="action" value="fail">Fail</button><button name="action" value="cancel">Cancel</button>
@@ -132,7 +173,15 @@ export async function checkoutAction(
       );
     }
     if (action === 'fail') return handBack(res, callback, errorFields(fail(ctx, orderId, { method }).error), how);
-    if (action === 'cancel') return handBack(res, callback, errorFields(cancel(ctx, orderId).error), how);
+    if (action === 'cancel') {
+      const cancelled = cancel(ctx, orderId);
+      const cancelUrl = callbackOf(form.get('cancel_url'));
+      if (cancelUrl) {
+        res.writeHead(303, { location: cancelUrl, 'content-length': 0 });
+        return void res.end();
+      }
+      return handBack(res, callback, errorFields(cancelled.error), how);
+    }
     sendHtml(res, 400, page('Unknown action', '<h1>Unknown action</h1>'));
   } catch (error) {
     if (!(error instanceof RazorpayError)) throw error;

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { checkAuth, route, routeKey } from './api.ts';
-import { type CallbackMethod, checkoutAction, checkoutPage } from './checkout.ts';
+import { type CallbackMethod, checkoutAction, checkoutPage, embeddedCheckout } from './checkout.ts';
 import { noFaults, parseFaults, type RazorpayFaultKnobs, takeCount, takeError, takeLoss } from './faults.ts';
 import { cancel, type FailOptions, type FlowCtx, fail, pay, paymentSignature } from './flows.ts';
 import { noRoute, parseBody, RazorpayError, readText, sendError, sendJson, serverError } from './http.ts';
@@ -183,6 +183,8 @@ export async function startRazorpayEmulator(options: RazorpayEmulatorOptions = {
       if (req.method === 'POST') return checkoutAction(ctx, req, res, orderId, callbackMethod);
       return checkoutPage(ctx, res, orderId, url.searchParams);
     }
+    // Hosted Checkout: the customer's browser posts the merchant's form here (no HTTP Basic).
+    if (path.replace(/\/+$/, '') === '/v1/checkout/embedded') return embeddedCheckout(ctx, req, res, keyId);
     if (path === '/v1' || path.startsWith('/v1/')) return api(req, res, url);
     sendError(res, noRoute());
   }

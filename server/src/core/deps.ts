@@ -228,6 +228,7 @@ function createMoney(
     afterCredit: billing.settle,
     settings: config.razorpay,
     merchantName: config.upi?.payeeName ?? 'Hostplane',
+    publicUrl: config.publicUrl,
     logger: logger.child({ component: 'razorpay' }),
   });
   const billingProfiles = createBillingProfileService({ db, clock });

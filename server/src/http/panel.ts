@@ -33,18 +33,31 @@ const TYPES: Record<string, string> = {
 /** Worth compressing: text. Images and fonts are compressed already. */
 const COMPRESSIBLE = new Set(['.html', '.js', '.mjs', '.css', '.svg', '.json', '.txt', '.wasm']);
 
-export const PANEL_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data: blob:",
-  "connect-src 'self'",
-  "font-src 'self'",
-  "object-src 'none'",
-  "base-uri 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+const cspOf = (formAction: string) =>
+  [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data: blob:",
+    "connect-src 'self'",
+    "font-src 'self'",
+    "object-src 'none'",
+    "base-uri 'self'",
+    `form-action ${formAction}`,
+    "frame-ancestors 'none'",
+  ].join('; ');
+
+/** The panel's policy when no payment gateway is configured. */
+export const PANEL_CSP = cspOf("'self'");
+
+/**
+ * The policy with the payment gateway's checkout origin (CONTRACT §10's one exception): the
+ * wallet page submits Hosted Checkout's form there. Only form-action widens; nothing of the
+ * gateway's is loaded into the panel.
+ */
+export function panelCsp(gatewayOrigin: string | null): string {
+  return gatewayOrigin === null ? PANEL_CSP : cspOf(`'self' ${gatewayOrigin}`);
+}
 
 /** Browser features the panel does not use, denied (clipboard and WebAuthn stay with the default, self). */
 const PERMISSIONS_POLICY =
@@ -154,11 +167,17 @@ export function isReserved(path: string, altBasePath: string): boolean {
   );
 }
 
-export function registerPanel(app: FastifyInstance, bundle: PanelBundle, altBasePath: string): void {
+export function registerPanel(
+  app: FastifyInstance,
+  bundle: PanelBundle,
+  altBasePath: string,
+  /** The payment gateway's checkout origin now (demo mode configures it after start), or null. */
+  gatewayOrigin: () => string | null = () => null,
+): void {
   const page = (request: FastifyRequest, reply: FastifyReply) => {
     reply
       .header('Cache-Control', 'no-cache')
-      .header('Content-Security-Policy', PANEL_CSP)
+      .header('Content-Security-Policy', panelCsp(gatewayOrigin()))
       .header('Referrer-Policy', 'same-origin')
       .header('Permissions-Policy', PERMISSIONS_POLICY)
       .header('X-Frame-Options', 'DENY');

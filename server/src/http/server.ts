@@ -27,6 +27,7 @@ import { registerErrorHandling, toAppError } from './plugins/errors.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
 import { tokenCallLog } from './plugins/request-log.ts';
 import { registerValidation } from './plugins/validation.ts';
+import { razorpayReturnRoutes } from './razorpay-return.ts';
 import { clientIp } from './request-context.ts';
 import { restSurface } from './rest/plugin.ts';
 import { authConstraint, searchRoutes } from './search.routes.ts';
@@ -210,8 +211,11 @@ export function buildServer(deps: Deps): FastifyInstance {
   app.register(consoleRoutes, { deps });
   // The client panel at / (web/dist); without a build, the two pages mail links open.
   const panel = loadPanel(config.panelDir);
-  if (panel !== null) registerPanel(app, panel, config.altBasePath);
-  else {
+  if (panel !== null) {
+    registerPanel(app, panel, config.altBasePath, () => deps.razorpay.checkoutOrigin);
+    // Hosted Checkout's way back to the panel's /wallet/razorpay-return (a POST from the gateway).
+    app.register(razorpayReturnRoutes);
+  } else {
     deps.logger.warn({ panelDir: config.panelDir }, 'no client panel build: run `npm run build:web`');
     app.register(pageRoutes);
   }

@@ -25,10 +25,18 @@ import { approve, type DepositServiceOptions, MAX_DEPOSIT_PAISE, type Owner, rej
 /** Razorpay takes orders of ₹1.00 or more. */
 const MIN_ONLINE_PAISE = 100n;
 
+/**
+ * Where Hosted Checkout sends the customer back: the panel's page, which asks the session surface
+ * to verify (the gateway POSTs there; server/src/http/razorpay-return.ts turns it into a GET).
+ */
+export const RAZORPAY_RETURN_PATH = '/wallet/razorpay-return';
+
 export interface RazorpayDepositsOptions extends DepositServiceOptions {
   settings: RazorpaySettings | null;
   /** The merchant name checkout shows. */
   merchantName: string;
+  /** PUBLIC_URL: checkout's callback and cancel URLs are on it. */
+  publicUrl: string;
   logger: Logger;
 }
 
@@ -39,6 +47,14 @@ export interface Checkout {
   currency: 'INR';
   name: string;
   prefill: { name: string; email: string };
+  /** Hosted Checkout: POST `fields` to `url` as an HTML form (the browser goes there to pay). */
+  url: string;
+  fields: Record<string, string>;
+}
+
+/** Razorpay's Hosted Checkout page for the gateway at `apiUrl` (the emulator serves it too). */
+function hostedCheckoutUrl(settings: RazorpaySettings): string {
+  return `${settings.apiUrl}/v1/checkout/embedded`;
 }
 
 export interface CheckoutReturn {
@@ -188,6 +204,7 @@ async function start(
     })
     .returningAll()
     .executeTakeFirstOrThrow();
+  const back = `${ctx.options.publicUrl.replace(/\/+$/, '')}${RAZORPAY_RETURN_PATH}`;
   const checkout: Checkout = {
     key_id: g.settings.keyId,
     order_id: orderId,
@@ -195,6 +212,19 @@ async function start(
     currency: 'INR',
     name: ctx.options.merchantName,
     prefill: { name: account.name, email: account.email },
+    url: hostedCheckoutUrl(g.settings),
+    fields: {
+      key_id: g.settings.keyId,
+      order_id: orderId,
+      amount: String(amount),
+      currency: 'INR',
+      name: ctx.options.merchantName,
+      description: `Wallet deposit ${id}`,
+      'prefill[name]': account.name,
+      'prefill[email]': account.email,
+      callback_url: back,
+      cancel_url: `${back}?${new URLSearchParams({ cancelled: '1', razorpay_order_id: orderId })}`,
+    },
   };
   return { deposit, checkout };
 }
@@ -274,6 +304,10 @@ export function createRazorpayDeposits(options: RazorpayDepositsOptions) {
     configure,
     get configured(): boolean {
       return gateway !== null;
+    },
+    /** The origin the panel sends customers to pay on (its CSP allows forms to it), or null. */
+    get checkoutOrigin(): string | null {
+      return gateway === null ? null : new URL(hostedCheckoutUrl(gateway.settings)).origin;
     },
     /** A pending deposit and its gateway order; what checkout needs to take the payment. */
     start: (account: Owner, amount: unknown) => start(ctx, account, amount),

@@ -1,5 +1,6 @@
 // CONTRACT §12: GET/POST /api/v1/client/account/billing-profile/ — what the account's tax
-// invoices name it by. GET answers the profile or null (none set yet); POST replaces it whole.
+// invoices name it by. GET answers the profile or null (none set yet), with the GST states a
+// profile may name (the panel's state select); POST replaces it whole.
 // The rules are core/billing/billing-profile.ts; the schema only bounds sizes and types, so a
 // 422 names every failing field with the core's reasons (fieldRules).
 
@@ -7,6 +8,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { billingProfileProblems, billingProfileView } from '../../core/billing/billing-profile.ts';
+import { GST_STATES } from '../../core/billing/gst.ts';
 import type { Deps } from '../../core/deps.ts';
 import { sessionErrors } from '../schemas.ts';
 import { BillingProfileSchema } from '../views/billing-profile.view.ts';
@@ -17,6 +19,16 @@ const tags = ['account'];
 const PATH = '/account/billing-profile/';
 const nullableText = (maxLength: number) => Type.Optional(Type.Union([Type.String({ maxLength }), Type.Null()]));
 
+/** The GST states a profile may name, by name (what a form's select lists). */
+const STATES = Object.entries(GST_STATES)
+  .map(([code, name]) => ({ code, name }))
+  .sort((a, b) => a.name.localeCompare(b.name, 'en'));
+
+const StateSchema = Type.Object({
+  code: Type.String({ description: 'the GST state code, two digits ("27")' }),
+  name: Type.String({ description: '"Maharashtra"' }),
+});
+
 export async function billingProfileRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
@@ -25,9 +37,12 @@ export async function billingProfileRoutes(root: FastifyInstance, { deps }: { de
       schema: {
         operationId: 'getBillingProfile',
         tags,
-        summary: "The account's billing profile (null until one is set)",
+        summary: "The account's billing profile (null until one is set) and the GST states it may name",
         response: {
-          200: okSchema({ profile: Type.Union([BillingProfileSchema, Type.Null()]) }),
+          200: okSchema({
+            profile: Type.Union([BillingProfileSchema, Type.Null()]),
+            states: Type.Array(StateSchema, { description: 'every GST state code and its name, by name' }),
+          }),
           ...sessionErrors(401),
         },
       },
@@ -39,6 +54,7 @@ export async function billingProfileRoutes(root: FastifyInstance, { deps }: { de
         success: true as const,
         message: profile ? 'Billing profile loaded.' : 'No billing profile yet.',
         profile: profile ? billingProfileView(profile) : null,
+        states: STATES,
       };
     },
   );

@@ -29,6 +29,15 @@ export const CheckoutSchema = Type.Object({
   currency: Type.Literal('INR'),
   name: Type.String({ description: 'the merchant name Checkout shows' }),
   prefill: Type.Object({ name: Type.String(), email: Type.String() }),
+  url: Type.String({
+    description:
+      "Razorpay's Hosted Checkout page: the browser POSTs `fields` there as an HTML form to pay. It sends the " +
+      'customer back to PUBLIC_URL/wallet/razorpay-return (a POST with the signed fields, or a GET with ' +
+      '`cancelled=1` when they cancel); the panel then sends `razorpay_verify`.',
+  }),
+  fields: Type.Record(Type.String(), Type.String(), {
+    description: 'the hidden fields of that form: key_id, order_id, amount, callback_url, cancel_url, prefill[…], …',
+  }),
 });
 
 export const RAZORPAY_ANSWERS = {

@@ -95,6 +95,9 @@ export async function walletRoutes(root: FastifyInstance, { deps }: { deps: Deps
                 ],
                 { description: 'null when the operator has not configured a UPI ID' },
               ),
+              online_payments: Type.Boolean({
+                description: 'whether deposits can be paid online (POST wallet/deposit/ with method "razorpay")',
+              }),
             }),
             billing: BillingSchema,
             transactions: Type.Array(TransactionSchema),
@@ -127,6 +130,7 @@ export async function walletRoutes(root: FastifyInstance, { deps }: { deps: Deps
           balance: formatPaise(balance),
           currency: CURRENCY as 'INR',
           upi: deps.config.upi === null ? null : { vpa: deps.config.upi.vpa, payee_name: deps.config.upi.payeeName },
+          online_payments: deps.razorpay.configured,
         },
         billing: billingView(await deps.billing.summary(session.account.id)),
         transactions: page.rows.map(transactionView),
