@@ -330,7 +330,7 @@ describe('Hosted Checkout and the way back to the panel', () => {
     assert.equal(query.get('razorpay_signature'), null);
     assert.equal(query.get('error_code'), 'E');
     assert.equal(query.get('error_description')?.length, 300);
-    assert.doesNotMatch(query.get('error_description') ?? '', /\u0000/);
+    assert.equal(query.get('error_description')?.includes(String.fromCharCode(0)), false);
     const empty = await t.inject({ method: 'POST', url: '/wallet/razorpay-return' });
     assert.equal(empty.statusCode, 303);
     assert.equal(empty.headers.location, '/wallet/razorpay-return');
