@@ -3133,6 +3133,8 @@ export interface operations {
                             total: string;
                             /** @enum {string} */
                             currency: "INR";
+                            /** @description what it is for: the first line's description, "(+ N more)" when more */
+                            description: string;
                         }[];
                         pagination: {
                             page: number;
@@ -3170,6 +3172,8 @@ export interface operations {
                             total: string;
                             /** @enum {string} */
                             currency: "INR";
+                            /** @description what it is for: the first line's description, "(+ N more)" when more */
+                            description: string;
                             original_invoice_id: number | null;
                             place_of_supply_name: string;
                             buyer: {

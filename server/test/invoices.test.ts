@@ -130,6 +130,9 @@ describe('an order paid issues one tax invoice', () => {
     assert.equal(one.lines[0].sac, '998315');
     assert.equal(one.lines[0].quantity, 1);
     assert.equal(one.lines[0].total, '799.00');
+    // The list says what each is for, in the words of its line.
+    assert.equal(list[1]?.description, one.lines[0].description);
+    assert.ok(String(list[1]?.description).length > 0);
   });
 
   test('a Maharashtra profile with a GSTIN: B2B, intra-state; the buyer frozen from the profile', async () => {

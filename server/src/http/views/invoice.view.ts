@@ -35,7 +35,15 @@ export const InvoiceSummarySchema = Type.Object({
   tax: TaxSchema,
   total: Type.String(),
   currency: Type.Literal('INR'),
+  description: Type.String({ description: 'what it is for: the first line\'s description, "(+ N more)" when more' }),
 });
+
+/** The first line's words, and how many more lines there are. */
+function descriptionOf(i: Invoice): string {
+  const [first, ...rest] = i.lines;
+  if (!first) return '';
+  return rest.length === 0 ? first.description : `${first.description} (+ ${rest.length} more)`;
+}
 
 const PartySchema = Type.Object({
   legal_name: Type.String(),
@@ -90,6 +98,7 @@ export function invoiceSummaryView(i: Invoice) {
     tax: taxOf(i),
     total: formatPaise(i.total_paise),
     currency: 'INR' as const,
+    description: descriptionOf(i),
   };
 }
 
