@@ -21,6 +21,10 @@ const AccountPage = lazy(() => import('./pages/account/AccountPage.tsx'));
 const TokensPage = lazy(() => import('./pages/account/TokensPage.tsx'));
 const SshKeysPage = lazy(() => import('./pages/account/SshKeysPage.tsx'));
 const NotificationsPage = lazy(() => import('./pages/account/NotificationsPage.tsx'));
+const BillingProfilePage = lazy(() => import('./pages/billing/BillingProfilePage.tsx'));
+const InvoicesPage = lazy(() => import('./pages/billing/InvoicesPage.tsx'));
+const InvoicePage = lazy(() => import('./pages/billing/InvoicePage.tsx'));
+const RazorpayReturnPage = lazy(() => import('./pages/wallet/RazorpayReturnPage.tsx'));
 
 const queryClient = new QueryClient({
   defaultOptions: {
@@ -95,6 +99,38 @@ function App() {
         element={
           <SignedIn>
             <WalletPage />
+          </SignedIn>
+        }
+      />
+      <Route
+        path="/wallet/razorpay-return"
+        element={
+          <SignedIn>
+            <RazorpayReturnPage />
+          </SignedIn>
+        }
+      />
+      <Route
+        path="/invoices"
+        element={
+          <SignedIn>
+            <InvoicesPage />
+          </SignedIn>
+        }
+      />
+      <Route
+        path="/invoices/:id"
+        element={
+          <SignedIn>
+            <InvoicePage />
+          </SignedIn>
+        }
+      />
+      <Route
+        path="/account/billing"
+        element={
+          <SignedIn>
+            <BillingProfilePage />
           </SignedIn>
         }
       />

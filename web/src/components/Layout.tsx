@@ -13,6 +13,7 @@ const NAV: { to: string; label: string; end?: boolean; also?: string[] }[] = [
   { to: '/services', label: 'Services' },
   { to: '/order', label: 'Order' },
   { to: '/wallet', label: 'Wallet' },
+  { to: '/invoices', label: 'Invoices' },
   { to: '/notifications', label: 'Notifications' },
   { to: '/account', label: 'Account', also: ['/tokens', '/ssh-keys'] },
 ];

@@ -1,6 +1,8 @@
 // The account's deposits and their review: pending (checked again every 20 s while any is
-// pending), approved (added to the balance) or rejected (with the staff's reason). One deposit
-// can be opened on its own with /wallet?deposit=ID (GET …/wallet/deposit/?id=).
+// pending), approved (added to the balance) or rejected (with the staff's reason). Online
+// payments (method razorpay) say "Paid online" and carry the gateway's payment id instead of a
+// reference and a proof; one still pending was not completed. One deposit can be opened on its
+// own with /wallet?deposit=ID (GET …/wallet/deposit/?id=).
 
 import type { paths } from '@hostplane/sdk/schema';
 import { useQuery } from '@tanstack/react-query';
@@ -8,12 +10,22 @@ import { useEffect, useRef } from 'react';
 import { Alert, Button, Empty, ErrorAlert, Loading, Status } from '../../components/ui.tsx';
 import { api, unwrap } from '../../lib/api.ts';
 import { bytes, rupees, when } from '../../lib/format.ts';
+import { gatewayWords } from './money.ts';
 
 type DepositsAnswer = paths['/api/v1/client/wallet/deposit/']['get']['responses'][200]['content']['application/json'];
 export type Deposit = Extract<DepositsAnswer, { deposit: unknown }>['deposit'];
 type DepositList = Extract<DepositsAnswer, { deposits: unknown }>;
 
 export const PENDING_REFRESH_MS = 20_000;
+/** An online payment still pending after this long was abandoned: it is not polled for. */
+const ONLINE_PENDING_MS = 30 * 60_000;
+
+/** Whether a deposit may still change by itself (worth checking again). */
+function mayChange(d: Deposit): boolean {
+  if (d.status !== 'pending') return false;
+  if (d.method !== 'razorpay') return true;
+  return Date.now() - new Date(d.created_at).getTime() < ONLINE_PENDING_MS;
+}
 export const DEPOSITS_PER_PAGE = 10;
 
 export function useDeposits(page: number) {
@@ -23,8 +35,7 @@ export function useDeposits(page: number) {
       (await unwrap(
         api.GET('/api/v1/client/wallet/deposit/', { params: { query: { page, per_page: DEPOSITS_PER_PAGE } } }),
       )) as DepositList,
-    refetchInterval: (query) =>
-      query.state.data?.deposits.some((d) => d.status === 'pending') ? PENDING_REFRESH_MS : false,
+    refetchInterval: (query) => (query.state.data?.deposits.some(mayChange) ? PENDING_REFRESH_MS : false),
     placeholderData: (previous) => previous,
   });
 }
@@ -39,13 +50,14 @@ export function useDeposit(id: number | null) {
         throw new Error('The server answered with a list instead of the deposit.');
       return answer.deposit;
     },
-    refetchInterval: (query) => (query.state.data?.status === 'pending' ? PENDING_REFRESH_MS : false),
+    refetchInterval: (query) => (query.state.data && mayChange(query.state.data) ? PENDING_REFRESH_MS : false),
   });
 }
 
 const PROOF_NAMES: Record<string, string> = { png: 'PNG', jpeg: 'JPEG', webp: 'WebP', pdf: 'PDF' };
 
 export function DepositItem({ deposit }: { deposit: Deposit }) {
+  if (deposit.method === 'razorpay') return <OnlineDepositItem deposit={deposit} />;
   return (
     <article className="deposit-item" aria-label={`Deposit of ${rupees(deposit.amount)}, ${deposit.status}`}>
       <div className="deposit-head">
@@ -93,8 +105,61 @@ export function DepositItem({ deposit }: { deposit: Deposit }) {
             </span>
           </a>
         ) : (
-          // An online payment has no proof to download: the gateway's payment is the record.
-          <span className="muted">Paid online</span>
+          <span className="muted">No proof attached</span>
+        )}
+        <span className="muted mono deposit-id">{deposit.public_id}</span>
+      </p>
+    </article>
+  );
+}
+
+/** A deposit paid (or started) online: no reference or proof; the gateway's payment id instead. */
+function OnlineDepositItem({ deposit }: { deposit: Deposit }) {
+  const status = deposit.status === 'pending' ? 'not paid' : deposit.status === 'approved' ? 'paid' : 'failed';
+  return (
+    <article className="deposit-item" aria-label={`Deposit of ${rupees(deposit.amount)}, ${deposit.status}`}>
+      <div className="deposit-head">
+        <strong className="deposit-amount">{rupees(deposit.amount)}</strong>
+        <span
+          className={`status status-${deposit.status === 'approved' ? 'good' : deposit.status === 'pending' ? 'off' : 'bad'}`}
+        >
+          {status}
+        </span>
+      </div>
+      <p className="deposit-meta">
+        <span className="deposit-online">{deposit.status === 'approved' ? 'Paid online' : 'Online payment'}</span>
+        <span className="sep" aria-hidden="true">
+          ·
+        </span>
+        <span>Started {when(deposit.created_at)}</span>
+      </p>
+      {deposit.status === 'approved' ? (
+        <p className="deposit-outcome good">
+          Paid {when(deposit.reviewed_at)}; {rupees(deposit.amount)} was added to your balance.
+        </p>
+      ) : null}
+      {deposit.status === 'pending' ? (
+        <p className="muted">
+          The payment was not completed. If you closed the payment page, nothing was taken; if you have just paid, this
+          updates by itself.
+        </p>
+      ) : null}
+      {deposit.status === 'rejected' ? (
+        <div className="deposit-outcome bad">
+          <p>
+            The payment failed.{' '}
+            {gatewayWords(deposit.reason) ? <>Razorpay said: “{gatewayWords(deposit.reason)}.” </> : null}
+            Nothing was added to your wallet.
+          </p>
+        </div>
+      ) : null}
+      <p className="deposit-proof">
+        {deposit.gateway_payment_id ? (
+          <span className="muted">
+            Payment <span className="mono">{deposit.gateway_payment_id}</span>
+          </span>
+        ) : (
+          <span />
         )}
         <span className="muted mono deposit-id">{deposit.public_id}</span>
       </p>
@@ -117,11 +182,11 @@ export function DepositList({
   if (deposits.length === 0) {
     return (
       <Empty title="No deposits yet">
-        <p>After you pay by UPI or bank transfer, report the payment with the form on this page.</p>
+        <p>Pay online, or pay by UPI or bank transfer and report the payment with the form on this page.</p>
       </Empty>
     );
   }
-  const pending = deposits.some((d) => d.status === 'pending');
+  const pending = deposits.some(mayChange);
   return (
     <>
       {pending ? (

@@ -1,12 +1,13 @@
-// Wallet (spec 4.6): the balance and what it has to cover, adding funds (pay by UPI, then report
-// the payment with its reference and proof for staff approval), the deposits and their review,
-// and the ledger. The URL carries what another page asks for: ?amount=N (the order page's
+// Wallet (spec 4.6): the balance and what it has to cover, adding funds (online through the
+// payment gateway when one is configured; or pay by UPI, then report the payment with its
+// reference and proof for staff approval), the deposits and their review, and the ledger.
+// Coming back from the gateway (RazorpayReturnPage), the router's state says what happened. The URL carries what another page asks for: ?amount=N (the order page's
 // "top up ₹N"), ?return=/order/… (a link back after reporting), ?deposit=ID (one deposit), and
 // the ledger's ?page= and ?per_page=.
 
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
-import { Link, useSearchParams } from 'react-router';
+import { Link, useLocation, useNavigate, useSearchParams } from 'react-router';
 import { useTitle } from '../../components/Layout.tsx';
 import { Alert, ErrorAlert, Loading, PageHeader } from '../../components/ui.tsx';
 import { ApiError, api, unwrap } from '../../lib/api.ts';
@@ -23,6 +24,8 @@ import {
   type WalletAnswer,
 } from './Ledger.tsx';
 import { normaliseAmount, safeReturn, upiDetailsOf } from './money.ts';
+import { OnlinePayment } from './OnlinePayment.tsx';
+import type { OnlineOutcome } from './RazorpayReturnPage.tsx';
 import './wallet.css';
 
 function positiveInt(raw: string | null, fallback: number, max = 100_000): number {
@@ -43,6 +46,20 @@ export default function WalletPage() {
   const returnTo = safeReturn(search.get('return'));
   const oneDeposit = search.get('deposit') ? positiveInt(search.get('deposit'), 0) || null : null;
   const [topUp, setTopUp] = useState<string | null>(null);
+  const location = useLocation();
+  const navigate = useNavigate();
+  // What the way back from the payment page said; taken out of the history entry once read, so a
+  // reload does not say it again.
+  const [online] = useState<OnlineOutcome | null>(
+    () => (location.state as { online?: OnlineOutcome } | null)?.online ?? null,
+  );
+  const onlineHeading = useRef<HTMLHeadingElement>(null);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: once, when the page opens
+  useEffect(() => {
+    if (!online) return;
+    navigate(`${location.pathname}${location.search}`, { replace: true, state: null });
+    onlineHeading.current?.focus();
+  }, []);
 
   const filters: LedgerFilters = {
     kind: search.get('kind') ?? '',
@@ -81,10 +98,21 @@ export default function WalletPage() {
     for (const d of list) {
       const before = seen.current.get(d.id);
       if (before === 'pending' && d.status !== 'pending') {
+        const paidOnline = d.method === 'razorpay';
         changed.push(
           d.status === 'approved'
-            ? { kind: 'success', text: `Your deposit of ${rupees(d.amount)} was approved and added to your balance.` }
-            : { kind: 'warning', text: `Your deposit of ${rupees(d.amount)} was not approved; the reason is below.` },
+            ? {
+                kind: 'success',
+                text: paidOnline
+                  ? `Your online payment of ${rupees(d.amount)} was confirmed and added to your balance.`
+                  : `Your deposit of ${rupees(d.amount)} was approved and added to your balance.`,
+              }
+            : {
+                kind: 'warning',
+                text: paidOnline
+                  ? `Your online payment of ${rupees(d.amount)} failed; nothing was added.`
+                  : `Your deposit of ${rupees(d.amount)} was not approved; the reason is below.`,
+              },
         );
       }
       seen.current.set(d.id, d.status);
@@ -96,7 +124,9 @@ export default function WalletPage() {
     }
   }, [deposits.data, client]);
 
-  const pending = (deposits.data?.deposits ?? []).filter((d) => d.status === 'pending');
+  // Reported payments waiting for staff (an online payment that is pending was not completed).
+  const pending = (deposits.data?.deposits ?? []).filter((d) => d.status === 'pending' && d.method !== 'razorpay');
+  const onlineOffered = wallet.data?.wallet.online_payments === true;
   const upi = upiDetailsOf(wallet.data);
   const note = `Hostplane wallet ${account.data?.username ?? ''}`.trim();
 
@@ -115,6 +145,30 @@ export default function WalletPage() {
               <p>{item.text}</p>
             </Alert>
           ))}
+        </div>
+      ) : null}
+
+      {online ? (
+        <div
+          className={`alert alert-${online.kind} online-outcome`}
+          role={online.kind === 'error' ? 'alert' : 'status'}
+        >
+          <h2 ref={onlineHeading} tabIndex={-1}>
+            {online.title}
+          </h2>
+          <p>
+            {online.text}
+            {online.kind === 'success' && wallet.data
+              ? ` Your balance is now ${rupees(wallet.data.wallet.balance)}.`
+              : ''}
+          </p>
+          {online.back ? (
+            <p>
+              <Link className="btn btn-primary" to={online.back.to}>
+                {online.back.label}
+              </Link>
+            </p>
+          ) : null}
         </div>
       ) : null}
 
@@ -145,6 +199,13 @@ export default function WalletPage() {
               {returnTo.label.includes('order') ? 'Topping up for an order.' : 'Topping up for a renewal.'}{' '}
               <Link to={returnTo.to}>{returnTo.label}</Link>
             </p>
+          ) : null}
+          {onlineOffered ? (
+            <>
+              <h3>Pay online (UPI, card, netbanking)</h3>
+              <OnlinePayment initialAmount={topUp ?? initialAmount} returnTo={returnTo} />
+              <h3 className="or-heading">Or pay by UPI yourself and report it</h3>
+            </>
           ) : null}
           <DepositForm
             initialAmount={topUp ?? initialAmount}

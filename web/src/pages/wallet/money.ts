@@ -121,3 +121,17 @@ export function safeReturn(raw: string | null): { to: string; label: string } | 
   }
   return { to: raw, label: 'Back to your order' };
 }
+
+/**
+ * The gateway's words for a failed payment, for the customer: the deposit's reason is
+ * "Razorpay: <description> (<reason code>)" (written for staff too); the description alone,
+ * without its closing full stop, or null when there is none.
+ */
+export function gatewayWords(reason: string | null | undefined): string | null {
+  if (!reason) return null;
+  const words = reason
+    .replace(/^Razorpay:\s*/, '')
+    .replace(/\s*\([a-z0-9_]+\)$/, '')
+    .replace(/[.\s]+$/, '');
+  return words === '' || words === 'the payment failed' ? null : words;
+}
