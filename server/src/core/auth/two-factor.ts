@@ -54,19 +54,21 @@ export function normaliseRecoveryCode(raw: string): string {
   return raw.toLowerCase().replace(/[\s-]+/g, '');
 }
 
-/** Why a second factor cannot be anyone's (422 before it is counted or tried), by field. */
-export function secondFactorProblems(input: SecondFactor): Record<string, string> {
+/**
+ * Why a second factor cannot be anyone's (422 before it is counted or tried), by field. Pure, and
+ * safe on any body (also a route's `fieldRules`, run on bodies the schema refused).
+ */
+export function secondFactorProblems(input: { code?: unknown; recovery_code?: unknown }): Record<string, string> {
+  const given = (v: unknown) => v !== undefined && v !== null && v !== '';
   const { code, recovery_code: recovery } = input;
-  if ((code === undefined || code === '') && (recovery === undefined || recovery === '')) {
-    return { code: 'is required (or recovery_code)' };
+  if (!given(code) && !given(recovery)) return { code: 'is required (or recovery_code)' };
+  if (given(code) && given(recovery)) return { recovery_code: 'send code or recovery_code, not both' };
+  if (given(code)) {
+    return typeof code === 'string' && /^\d{6}$/.test(normaliseTotpCode(code))
+      ? {}
+      : { code: 'must be the 6 digits your app shows' };
   }
-  if (code !== undefined && code !== '' && recovery !== undefined && recovery !== '') {
-    return { recovery_code: 'send code or recovery_code, not both' };
-  }
-  if (code !== undefined && code !== '') {
-    return /^\d{6}$/.test(normaliseTotpCode(code)) ? {} : { code: 'must be the 6 digits your app shows' };
-  }
-  return /^[a-z2-7]{10}$/.test(normaliseRecoveryCode(recovery ?? ''))
+  return typeof recovery === 'string' && /^[a-z2-7]{10}$/.test(normaliseRecoveryCode(recovery))
     ? {}
     : { recovery_code: 'must be one of your recovery codes (10 letters and digits)' };
 }
