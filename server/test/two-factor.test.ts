@@ -246,6 +246,23 @@ describe('signing in with two-factor on', () => {
     assert.equal((await browser.get('/api/v1/client/services/')).statusCode, 200);
   });
 
+  test('remember carries through the second step; a half session ends after 10 minutes', async () => {
+    const a = await withTwoFactor();
+    const browser = new Browser(t, freshIp());
+    const res = await browser.login(a.username, a.password, { remember: true });
+    assert.equal(res.json().two_factor_required, true);
+    const done = await second(browser, { code: codeOf(a.secret) });
+    assert.equal(done.statusCode, 200, done.body);
+    assert.equal(done.json().session.remember, true);
+    assert.match(String(done.headers['set-cookie']), /Max-Age=2592000/i);
+    nextStep();
+    const late = await halfSignedIn(a);
+    clock.advance(11 * 60);
+    const expired = await second(late, { code: codeOf(a.secret) });
+    assert.equal(expired.statusCode, 401);
+    assert.equal(expired.json().code, 'unauthenticated');
+  });
+
   test('a half session can log out', async () => {
     const a = await withTwoFactor();
     const browser = await halfSignedIn(a);
