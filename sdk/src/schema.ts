@@ -87,7 +87,7 @@ export interface paths {
         put?: never;
         /**
          * Sign in with e-mail or username and password
-         * @description Needs the CSRF token of the current (anonymous) session from GET auth/csrf/. The session id is replaced. `remember` keeps the session for 30 days. Failures: 401 invalid_credentials, 403 email_unverified or account_suspended (only with the right password), 429 locked_out after 5 failures in 15 minutes.
+         * @description Needs the CSRF token of the current (anonymous) session from GET auth/csrf/. The session id is replaced. `remember` keeps the session for 30 days. Failures: 401 invalid_credentials, 403 email_unverified or account_suspended (only with the right password), 429 locked_out after 5 failures in 15 minutes (wrong passwords and wrong second-factor codes together). With two-factor sign-in on, the answer is `{two_factor_required: true, methods}` and a half session that only POST auth/2fa/ (and logout) accept.
          */
         post: operations["login"];
         delete?: never;
@@ -107,7 +107,7 @@ export interface paths {
         put?: never;
         /**
          * Sign in with a one-time code sent by e-mail
-         * @description Step 1 `{action:"request", identifier}` mails a 6-digit code (valid 10 minutes) if the account exists; the answer is the same either way. Step 2 `{action:"verify", identifier, code}` starts a session. A code works once; 5 wrong tries end it; a new request replaces it.
+         * @description Step 1 `{action:"request", identifier}` mails a 6-digit code (valid 10 minutes) if the account exists; the answer is the same either way. Step 2 `{action:"verify", identifier, code}` starts a session. A code works once; 5 wrong tries end it; a new request replaces it. With two-factor sign-in on, verify answers `{two_factor_required: true, methods}` and a half session, as login does.
          */
         post: operations["otpLogin"];
         delete?: never;
@@ -196,6 +196,68 @@ export interface paths {
         put?: never;
         /** Rename, or change the password (needs current_password; ends the other sessions) */
         post: operations["updateAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/auth/2fa/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish a sign-in with a code of the authenticator app, or a recovery code
+         * @description Only a half session (the answer `two_factor_required` of login or otp-login) may call it. `{code}` (6 digits; each code is accepted once) or `{recovery_code}` (each works once). A wrong one is 422 naming the field; wrong codes count with wrong passwords: 5 within 15 minutes lock the account (429 locked_out). The session id is replaced. A session already signed in gets 409 conflict.
+         */
+        post: operations["completeTwoFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/account/security/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Two-factor sign-in and passkeys of the account */
+        get: operations["getAccountSecurity"];
+        put?: never;
+        /**
+         * Turn two-factor sign-in on or off, or replace the recovery codes
+         * @description `{action:"totp_begin"}` → a new secret, its otpauth URL and QR code (SVG), pending until confirmed; `{action:"totp_enable", code}` confirms it with a code of the app and returns 10 recovery codes, shown once; `{action:"totp_disable", password, code | recovery_code}`; `{action:"recovery_regenerate", code}` replaces the recovery codes. A wrong code is 422 naming `code`; wrong codes and passwords of disable and regenerate count towards the sign-in lockout (429 locked_out).
+         */
+        post: operations["changeAccountSecurity"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/account/sessions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Where the account is signed in */
+        get: operations["listSessions"];
+        put?: never;
+        /**
+         * End one session ({action:"revoke", id}) or every other one ({action:"revoke_others"})
+         * @description An ended session is signed out at its next request. Ending the current session signs this browser out (its cookie is cleared). An id the account has no session of is 404 not_owner.
+         */
+        post: operations["revokeSessions"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1480,6 +1542,16 @@ export interface operations {
                             expires_at: string;
                             remember: boolean;
                         };
+                    } | {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        /** @enum {boolean} */
+                        two_factor_required: true;
+                        /** @description totp: a code of the authenticator app; recovery: one of the recovery codes */
+                        methods: ("totp" | "recovery")[];
+                        /** @description CSRF token of the half session, for POST auth/2fa/ */
+                        csrf_token: string;
                     };
                 };
             };
@@ -1603,6 +1675,16 @@ export interface operations {
                             expires_at: string;
                             remember: boolean;
                         };
+                    } | {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        /** @enum {boolean} */
+                        two_factor_required: true;
+                        /** @description totp: a code of the authenticator app; recovery: one of the recovery codes */
+                        methods: ("totp" | "recovery")[];
+                        /** @description CSRF token of the half session, for POST auth/2fa/ */
+                        csrf_token: string;
                     } | {
                         /** @enum {boolean} */
                         success: true;
@@ -2208,6 +2290,501 @@ export interface operations {
             };
             /** @description Rate limited; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    completeTwoFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the 6 digits the authenticator app shows */
+                    code?: string;
+                    /** @description one of the recovery codes (xxxxx-xxxxx) */
+                    recovery_code?: string;
+                    /** @description or send the X-CSRF-Token header */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        account: {
+                            id: number;
+                            name: string;
+                            email: string;
+                            username: string;
+                            email_verified: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                        /** @description CSRF token of the new session */
+                        csrf_token: string;
+                        session: {
+                            /** Format: date-time */
+                            expires_at: string;
+                            remember: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    getAccountSecurity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        two_factor: {
+                            /** @description whether sign-in asks for a code of the authenticator app */
+                            totp: boolean;
+                            /** @description unused recovery codes (0 while two-factor sign-in is off) */
+                            recovery_codes_left: number;
+                        };
+                        passkeys: {
+                            id: number;
+                            name: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            last_used_at: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    changeAccountSecurity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    action: "totp_begin" | "totp_enable" | "totp_disable" | "recovery_regenerate";
+                    /** @description the 6 digits the authenticator app shows */
+                    code?: string;
+                    /** @description one of the recovery codes (xxxxx-xxxxx) */
+                    recovery_code?: string;
+                    password?: string;
+                    /** @description or send the X-CSRF-Token header */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        /** @description base32, for typing into the app */
+                        secret: string;
+                        /** @description otpauth://totp/… (what the QR code holds) */
+                        otpauth_url: string;
+                        /** @description the QR code of otpauth_url, an SVG document */
+                        qr_svg: string;
+                    } | {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        /** @description shown this once; each works once */
+                        recovery_codes: string[];
+                    } | {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        two_factor: {
+                            /** @description whether sign-in asks for a code of the authenticator app */
+                            totp: boolean;
+                            /** @description unused recovery codes (0 while two-factor sign-in is off) */
+                            recovery_codes_left: number;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    listSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        sessions: {
+                            /** @description the public id of the session (not its cookie) */
+                            id: number;
+                            /**
+                             * Format: date-time
+                             * @description when it signed in
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description its latest request (to the minute)
+                             */
+                            last_seen_at: string;
+                            /** @description the address it signed in from */
+                            ip: string | null;
+                            /** @description browser and system, read from its User-Agent, e.g. "Chrome on Windows" */
+                            device: string;
+                            /** @description the session making this request */
+                            current: boolean;
+                        }[];
+                    };
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    revokeSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    action: "revoke" | "revoke_others";
+                    id?: number;
+                    /** @description or send the X-CSRF-Token header */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        sessions_ended: number;
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not found (also for rows owned by another account) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -8,6 +8,7 @@ import type { Database } from '../db/database.ts';
 import { type AccountService, createAccountService } from './accounts/account.service.ts';
 import { type AuthService, createAuthService } from './auth/auth.service.ts';
 import type { SessionCache } from './auth/sessions.ts';
+import { createTwoFactor, type TwoFactor } from './auth/two-factor.ts';
 import { type Billing, createBilling } from './billing/billing.service.ts';
 import { type BillingProfileService, createBillingProfileService } from './billing/billing-profile.ts';
 import { createInvoiceService, type InvoiceService } from './billing/invoices.ts';
@@ -56,6 +57,8 @@ export interface Deps {
   mailer: Mailer;
   accounts: AccountService;
   auth: AuthService;
+  /** Two-factor sign-in: TOTP and recovery codes (core/auth/two-factor.ts). */
+  twoFactor: TwoFactor;
   catalog: CatalogService;
   nodes: NodeService;
   wallet: WalletService;
@@ -174,7 +177,9 @@ async function createBase(config: Config, database: Database, logger: Logger, ov
 }
 
 /** Who may do what: accounts, signing in, sessions between requests, API tokens and their request log. */
-function createAccess(base: Base): Pick<Deps, 'accounts' | 'auth' | 'sessionCache' | 'tokens' | 'requestLog'> {
+function createAccess(
+  base: Base,
+): Pick<Deps, 'accounts' | 'auth' | 'twoFactor' | 'sessionCache' | 'tokens' | 'requestLog'> {
   const { config, logger, database, clock, secretKey, limits, bus, mailer } = base;
   const db = database.db;
   const accounts = createAccountService({ db, clock, mailer, publicUrl: config.publicUrl, logger, bus });
@@ -189,6 +194,7 @@ function createAccess(base: Base): Pick<Deps, 'accounts' | 'auth' | 'sessionCach
     logger,
     bus,
   });
+  const twoFactor = createTwoFactor({ db, clock, secretKey, limits, mailer, bus });
   const sessionCache: SessionCache = createReadCache({
     bus,
     writes: database.writes,
@@ -198,7 +204,7 @@ function createAccess(base: Base): Pick<Deps, 'accounts' | 'auth' | 'sessionCach
   });
   const tokens = createTokenService({ db, clock, bus });
   const requestLog = createRequestLog(db, logger.child({ component: 'request-log' }));
-  return { accounts, auth, sessionCache, tokens, requestLog };
+  return { accounts, auth, twoFactor, sessionCache, tokens, requestLog };
 }
 
 /** Money: the billing cycle, the wallet, deposits and billing profiles. */

@@ -17,6 +17,10 @@ const CATALOGUE = {
   invalid_token: { status: 401, message: 'The API token is missing, malformed, unknown or revoked.' },
   token_expired: { status: 401, message: 'The API token has expired.' },
   invalid_credentials: { status: 401, message: 'The identifier or password is wrong.' },
+  two_factor_required: {
+    status: 401,
+    message: 'Finish signing in with your authenticator app or a recovery code (POST auth/2fa/).',
+  },
   csrf_failed: { status: 403, message: 'The CSRF token is missing or wrong.' },
   insufficient_scope: { status: 403, message: 'The API token lacks the scope this route needs.' },
   ip_not_allowed: { status: 403, message: 'This address is not in the API token allow-list.' },

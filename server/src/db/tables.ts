@@ -13,8 +13,10 @@ import type {
   ApiRequestLogTable,
   ApiTokensTable,
   LoginCodesTable,
+  RecoveryCodesTable,
   SessionsTable,
   SshKeysTable,
+  TwoFactorTable,
 } from './tables/accounts.ts';
 import type { BillingProfilesTable, InvoiceSeriesTable, InvoicesTable } from './tables/billing.ts';
 import type { CreatedAt, NullableTimestamp, Paise } from './tables/columns.ts';
@@ -122,6 +124,8 @@ export interface DB {
   sessions: SessionsTable;
   account_tokens: AccountTokensTable;
   login_codes: LoginCodesTable;
+  two_factor: TwoFactorTable;
+  recovery_codes: RecoveryCodesTable;
   mail_outbox: MailOutboxTable;
   locations: LocationsTable;
   ipv4_addresses: Ipv4AddressesTable;

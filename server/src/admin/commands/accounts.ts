@@ -1,4 +1,4 @@
-// accounts list|show|verify|suspend|unsuspend (CONTRACT §1).
+// accounts list|show|verify|suspend|unsuspend (CONTRACT §1), 2fa-reset (CONTRACT §11).
 
 import { accountStatus } from '../../core/accounts/account.service.ts';
 import { AppError } from '../../core/errors.ts';
@@ -107,6 +107,21 @@ export const accountCommands: Command[] = [
         throw new AppError('conflict', { message: `${clean(found.email)} is not suspended.` });
       const account = await deps.accounts.unsuspend(found.id);
       return { json: view(account), text: `unsuspended ${clean(account.email)}` };
+    },
+  },
+  {
+    noun: 'accounts',
+    verb: '2fa-reset',
+    summary:
+      "Turn an account's two-factor sign-in off: recovery codes deleted, every session ended, the customer mailed",
+    args: ['ACCOUNT'],
+    async run(deps, { args }) {
+      const account = await deps.accounts.find(args[0] as string);
+      const { wasOn, endedSessions } = await deps.twoFactor.staffReset(account);
+      return {
+        json: { ...view(account), two_factor_was_on: wasOn, sessions_ended: endedSessions },
+        text: `two-factor sign-in ${wasOn ? 'turned off' : 'was not on'} for ${clean(account.email)}; ${endedSessions} session(s) ended; the customer was mailed`,
+      };
     },
   },
 ];

@@ -20,6 +20,14 @@ import type { Clock } from '../time.ts';
 import { consumeLinkToken, issueLinkToken } from './link-tokens.ts';
 import { checkLoginCode, issueLoginCode, LOGIN_CODE_TTL_SECONDS } from './login-codes.ts';
 import { createSession, destroyAccountSessions, destroySession, type NewSession } from './sessions.ts';
+import {
+  accountLockKey,
+  checkSecondFactor,
+  countedGuess,
+  type SecondFactor,
+  secondFactorProblems,
+  twoFactorOn,
+} from './two-factor.ts';
 
 export interface AuthServiceOptions {
   db: Kysely<DB>;
@@ -41,11 +49,19 @@ export interface ClientInfo {
 export interface SignedIn {
   session: NewSession;
   account: Account;
+  /**
+   * The account signs in with a second factor: `session` is a half session that may only
+   * complete the sign-in (POST auth/2fa/) or log out (CONTRACT §11).
+   */
+  twoFactorRequired: boolean;
 }
 
-/** The key lockout counts against: the account when it exists, else the identifier as typed. */
+/**
+ * The key lockout counts against: the account when it exists (the key wrong second factors
+ * count under too), else the identifier as typed.
+ */
 function lockKey(identifier: string, account: Account | undefined): string {
-  return account ? `account:${account.id}` : `identifier:${identifier}`;
+  return account ? accountLockKey(account.id) : `identifier:${identifier}`;
 }
 
 async function startSession(
@@ -55,10 +71,59 @@ async function startSession(
   client: ClientInfo,
   previous?: string,
 ): Promise<SignedIn> {
-  // A new id at every sign-in (no session fixation); the session it replaces ends.
+  // A new id at every sign-in (no session fixation); the session it replaces ends. With
+  // two-factor sign-in on, the new session is a half one until the second factor.
   if (previous !== undefined) await destroySession(options.db, previous);
-  const session = await createSession(options.db, options.clock, account.id, { remember, ...client });
-  return { session, account };
+  const twoFactorRequired = await twoFactorOn(options.db, account.id);
+  const session = await createSession(options.db, options.clock, account.id, {
+    remember,
+    ...client,
+    twoFactorPending: twoFactorRequired,
+  });
+  return { session, account, twoFactorRequired };
+}
+
+/**
+ * The second step of a sign-in (POST auth/2fa/): a TOTP code or a recovery code, one guess against
+ * the account's lockout (shared with wrong passwords). When right, the code is spent and the half
+ * session is replaced by a signed-in one with a new id, in one transaction: of two concurrent
+ * completions of one half session only one gets a session.
+ */
+async function completeTwoFactor(
+  options: AuthServiceOptions,
+  pending: { idHash: string; accountId: number; remember: boolean },
+  input: SecondFactor,
+  client: ClientInfo,
+): Promise<SignedIn> {
+  const problems = secondFactorProblems(input);
+  if (Object.keys(problems).length > 0) throw AppError.fields(problems);
+  const { db, clock, secretKey } = options;
+  const done = { session: null as NewSession | null };
+  const ok = await countedGuess(options.limits, pending.accountId, () =>
+    db.transaction().execute(async (trx) => {
+      if (!(await checkSecondFactor(trx, secretKey, clock, pending.accountId, input))) return false;
+      const ended = await trx
+        .deleteFrom('sessions')
+        .where('id_hash', '=', pending.idHash)
+        .where('two_factor_pending', '=', true)
+        .executeTakeFirst();
+      // Completed (or ended) meanwhile: nothing is spent, the caller signs in again.
+      if (Number(ended.numDeletedRows) !== 1) throw new AppError('unauthenticated');
+      done.session = await createSession(trx, clock, pending.accountId, { remember: pending.remember, ...client });
+      return true;
+    }),
+  );
+  if (!ok || done.session === null) {
+    throw input.code
+      ? AppError.fields({ code: 'is wrong or was already used' }, 'The code is wrong or was already used.')
+      : AppError.fields(
+          { recovery_code: 'is wrong or was already used' },
+          'The recovery code is wrong or was already used.',
+        );
+  }
+  const account = await accounts.findById(db, pending.accountId);
+  if (!account) throw new AppError('unauthenticated');
+  return { session: done.session, account, twoFactorRequired: false };
 }
 
 /** Whether this (correctly identified) account may have a session at all. */
@@ -224,7 +289,7 @@ async function resetPassword(
   });
   if (result === null)
     throw AppError.fields({ token: 'is invalid, used or expired' }, 'This reset link is invalid, used or expired.');
-  await options.limits.reset('login_fail_account', `account:${result.account.id}`);
+  await options.limits.reset('login_fail_account', accountLockKey(result.account.id));
   return result;
 }
 
@@ -256,6 +321,13 @@ export function createAuthService(options: AuthServiceOptions) {
       password: string,
     ): Promise<{ account: Account; endedSessions: number; revokedTokens: number }> =>
       resetPassword(options, token, password),
+
+    /** The second step of a sign-in with two-factor on (see `completeTwoFactor`). */
+    completeTwoFactor: (
+      pending: { idHash: string; accountId: number; remember: boolean },
+      input: SecondFactor,
+      client: ClientInfo,
+    ): Promise<SignedIn> => completeTwoFactor(options, pending, input, client),
 
     logout: (sessionId: string) => destroySession(options.db, sessionId),
   };

@@ -20,6 +20,8 @@ export const SESSION_POLICY = {
   rememberSeconds: 30 * 24 * 3600,
   /** last_seen_at is written at most this often, so reads do not become writes. */
   touchEverySeconds: 60,
+  /** A half session (the second factor still to come) ends after 10 minutes (CONTRACT §11). */
+  twoFactorStepSeconds: 10 * 60,
 } as const;
 
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
@@ -51,6 +53,13 @@ export interface SessionAccount {
 
 export interface LoadedSession {
   idHash: string;
+  /** What the sessions list names it by. */
+  publicId: number;
+  /**
+   * A half session: the first factor is proven, the second is still to come. The session-auth
+   * plugin never hands one to a route as signed in (only the second step and logout see it).
+   */
+  twoFactorPending: boolean;
   remember: boolean;
   expiresAt: Date;
   account: SessionAccount;
@@ -66,11 +75,16 @@ export async function createSession(
   db: Kysely<DB>,
   clock: Clock,
   accountId: number,
-  options: { remember: boolean; ip: string | null; userAgent: string | null },
+  options: { remember: boolean; ip: string | null; userAgent: string | null; twoFactorPending?: boolean },
 ): Promise<NewSession> {
   const id = newSessionId();
   const now = clock();
-  const lifetime = options.remember ? SESSION_POLICY.rememberSeconds : SESSION_POLICY.absoluteSeconds;
+  const pending = options.twoFactorPending ?? false;
+  const lifetime = pending
+    ? SESSION_POLICY.twoFactorStepSeconds
+    : options.remember
+      ? SESSION_POLICY.rememberSeconds
+      : SESSION_POLICY.absoluteSeconds;
   const expiresAt = new Date(now.getTime() + lifetime * 1000);
   await db
     .insertInto('sessions')
@@ -83,6 +97,7 @@ export async function createSession(
       expires_at: expiresAt,
       ip: options.ip,
       user_agent: options.userAgent?.slice(0, 256) ?? null,
+      two_factor_pending: pending,
     })
     .execute();
   return { id, remember: options.remember, expiresAt };
@@ -93,6 +108,8 @@ function sessionRow(db: Kysely<DB>, idHash: string) {
     .selectFrom('sessions')
     .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
     .select([
+      'sessions.public_id',
+      'sessions.two_factor_pending',
       'sessions.remember',
       'sessions.expires_at',
       'sessions.last_seen_at',
@@ -152,6 +169,8 @@ export async function loadSession(
   }
   return {
     idHash,
+    publicId: row.public_id,
+    twoFactorPending: row.two_factor_pending,
     remember: row.remember,
     expiresAt: row.expires_at,
     account: {
@@ -175,4 +194,51 @@ export async function destroyAccountSessions(db: Kysely<DB>, accountId: number, 
   if (keepIdHash !== undefined) query = query.where('id_hash', '<>', keepIdHash);
   const result = await query.executeTakeFirst();
   return Number(result.numDeletedRows);
+}
+
+/** A live session of an account, as the sessions list shows it. */
+export interface ListedSession {
+  publicId: number;
+  idHash: string;
+  createdAt: Date;
+  lastSeenAt: Date;
+  ip: string | null;
+  userAgent: string | null;
+}
+
+/** The account's signed-in sessions (not half ones), newest activity first; expired or idle ones left out. */
+export async function listSessions(db: Kysely<DB>, clock: Clock, accountId: number): Promise<ListedSession[]> {
+  const now = clock().getTime();
+  const rows = await db
+    .selectFrom('sessions')
+    .select(['public_id', 'id_hash', 'created_at', 'last_seen_at', 'expires_at', 'remember', 'ip', 'user_agent'])
+    .where('account_id', '=', accountId)
+    .where('two_factor_pending', '=', false)
+    .where('expires_at', '>', new Date(now))
+    .orderBy('last_seen_at', 'desc')
+    .orderBy('public_id', 'desc')
+    .execute();
+  return rows
+    .filter((r) => {
+      const idle = (r.remember ? SESSION_POLICY.rememberIdleSeconds : SESSION_POLICY.idleSeconds) * 1000;
+      return r.last_seen_at.getTime() + idle > now;
+    })
+    .map((r) => ({
+      publicId: r.public_id,
+      idHash: r.id_hash,
+      createdAt: r.created_at,
+      lastSeenAt: r.last_seen_at,
+      ip: r.ip,
+      userAgent: r.user_agent,
+    }));
+}
+
+/** End one session of an account, named by its public id; false when the account has none such. */
+export async function revokeSession(db: Kysely<DB>, accountId: number, publicId: number): Promise<boolean> {
+  const result = await db
+    .deleteFrom('sessions')
+    .where('account_id', '=', accountId)
+    .where('public_id', '=', publicId)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
 }

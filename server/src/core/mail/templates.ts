@@ -11,6 +11,8 @@ export type MailMessage =
   | { template: 'verify_email'; name?: string; link: string }
   | { template: 'reset_password'; name: string; link: string }
   | { template: 'login_code'; name: string; code: string; minutes: number }
+  /** Staff turned the account's two-factor sign-in off (CONTRACT §11). */
+  | { template: 'two_factor_reset'; name: string }
   | { template: 'deposit_approved'; name: string; amount: string; reference: string; balance: string }
   | { template: 'deposit_rejected'; name: string; amount: string; reference: string; reason: string }
   /** The billing cycle (CONTRACT §7): reminders, renewals, unpaid orders, suspensions, terminations. */
@@ -106,6 +108,16 @@ export function renderMail(message: MailMessage): RenderedMail {
         subject: message.subject,
         text: `${hello}\n\n${message.paragraphs.join('\n\n')}\n`,
         html: page(message.subject, [escapeHtml(hello), ...message.paragraphs.map(escapeHtml)]),
+      };
+    case 'two_factor_reset':
+      return {
+        subject: 'Two-factor sign-in was turned off',
+        text: `${hello}\n\nAt your request, our staff turned off two-factor sign-in on your Hostplane account and deleted its recovery codes. Every session was signed out.\n\nSign in with your password and turn two-factor sign-in on again under Account → Security. If you did not ask for this, reset your password now and reply to this message.\n`,
+        html: page('Two-factor sign-in was turned off', [
+          escapeHtml(hello),
+          'At your request, our staff turned off two-factor sign-in on your Hostplane account and deleted its recovery codes. Every session was signed out.',
+          'Sign in with your password and turn two-factor sign-in on again under Account → Security. If you did not ask for this, reset your password now and reply to this message.',
+        ]),
       };
     case 'login_code':
       return {

@@ -33,6 +33,11 @@ export const LIMITS = {
   reset_ip: { points: 10, duration: 3600, description: 'password resets, per IP' },
   verify_ip: { points: 20, duration: 3600, description: 'e-mail verifications, per IP' },
   account_update: { points: 10, duration: 900, description: 'profile and password changes, per account' },
+  account_security: {
+    points: 20,
+    duration: 900,
+    description: 'two-factor changes (POST account/security/), per account',
+  },
   verify_resend: { points: 1, duration: 600, description: 'verification mail re-sent on login, per account' },
   deposit_account: { points: 5, duration: 3600, description: 'deposit submissions, per account' },
   deposit_daily_account: { points: 20, duration: 86_400, description: 'deposit submissions per day, per account' },

@@ -26,6 +26,33 @@ export interface SessionsTable {
   expires_at: Timestamp;
   ip: string | null;
   user_agent: string | null;
+  /** What the sessions list names it by (never the cookie or its hash). */
+  public_id: Generated<number>;
+  /** A half session: signed in with the first factor, waiting for the second (CONTRACT §11). */
+  two_factor_pending: Generated<boolean>;
+}
+
+/** An account's TOTP (migration 0026): secrets sealed with SECRET_KEY. */
+export interface TwoFactorTable {
+  account_id: number;
+  /** The confirmed secret, sealed; null while two-factor sign-in is off. */
+  totp_secret: string | null;
+  /** A secret shown by totp_begin and not yet confirmed by a code, sealed. */
+  pending_secret: string | null;
+  pending_at: NullableTimestamp;
+  enabled_at: NullableTimestamp;
+  /** The 30-second step of the last code accepted: a code is accepted once. */
+  last_step: number | null;
+  updated_at: CreatedAt;
+}
+
+export interface RecoveryCodesTable {
+  id: Generated<number>;
+  account_id: number;
+  /** HMAC(SECRET_KEY) of the normalised code. */
+  code_hash: string;
+  created_at: CreatedAt;
+  used_at: NullableTimestamp;
 }
 
 export interface AccountTokensTable {

@@ -14,22 +14,19 @@ import {
 import { csrfTokenFor, newSessionId } from '../../core/auth/sessions.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
-import { isoWithOffset } from '../../core/time.ts';
 import { clientInfo, clientRateKey } from '../request-context.ts';
 import { sessionErrors } from '../schemas.ts';
 import { AccountSchema, accountView } from '../views/account.view.ts';
 import { clearSessionCookie, limit, limited, setSessionCookie } from './context.ts';
 import { mutationBody, okSchema } from './envelopes.ts';
+import { SignedInSchema, signedInAnswer, TwoFactorRequiredSchema } from './signed-in.ts';
 
 const tags = ['auth'];
 const Str = (max: number, description?: string) =>
   Type.String({ maxLength: max, ...(description ? { description } : {}) });
 
-const SignedInSchema = okSchema({
-  account: AccountSchema,
-  csrf_token: Type.String({ description: 'CSRF token of the new session' }),
-  session: Type.Object({ expires_at: Type.String({ format: 'date-time' }), remember: Type.Boolean() }),
-});
+/** A sign-in's answer: signed in, or the second step needed (two-factor sign-in on). */
+const SignInAnswer = Type.Union([SignedInSchema, TwoFactorRequiredSchema]);
 
 /** Login names its account by `identifier` or its alias `email`. */
 function identifierProblem(body: Record<string, unknown>): Record<string, string> {
@@ -52,16 +49,6 @@ function newPasswordProblem(body: Record<string, unknown>): Record<string, strin
 
 export async function authRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
-  const signedInBody = (signedIn: Awaited<ReturnType<Deps['auth']['login']>>, message: string) => ({
-    success: true as const,
-    message,
-    account: accountView(signedIn.account),
-    csrf_token: csrfTokenFor(deps.secretKey, signedIn.session.id),
-    session: {
-      expires_at: isoWithOffset(signedIn.session.expiresAt),
-      remember: signedIn.session.remember,
-    },
-  });
 
   app.get(
     '/csrf/',
@@ -126,14 +113,16 @@ export async function authRoutes(root: FastifyInstance, { deps }: { deps: Deps }
         description:
           'Needs the CSRF token of the current (anonymous) session from GET auth/csrf/. The session id is replaced. ' +
           '`remember` keeps the session for 30 days. Failures: 401 invalid_credentials, 403 email_unverified or ' +
-          'account_suspended (only with the right password), 429 locked_out after 5 failures in 15 minutes.',
+          'account_suspended (only with the right password), 429 locked_out after 5 failures in 15 minutes ' +
+          '(wrong passwords and wrong second-factor codes together). With two-factor sign-in on, the answer is ' +
+          '`{two_factor_required: true, methods}` and a half session that only POST auth/2fa/ (and logout) accept.',
         body: mutationBody({
           identifier: Type.Optional(Str(320, 'e-mail address or username')),
           email: Type.Optional(Str(320, 'alias of identifier')),
           password: Str(1024),
           remember: Type.Optional(Type.Boolean()),
         }),
-        response: { 200: SignedInSchema, ...sessionErrors(400, 401, 403, 422, 429) },
+        response: { 200: SignInAnswer, ...sessionErrors(400, 401, 403, 422, 429) },
       },
     },
     async (request, reply) => {
@@ -147,8 +136,7 @@ export async function authRoutes(root: FastifyInstance, { deps }: { deps: Deps }
         clientInfo(request),
         request.clientSession.id ?? undefined,
       );
-      setSessionCookie(deps, reply, signedIn.session.id, signedIn.session.remember);
-      return signedInBody(signedIn, 'Signed in.');
+      return signedInAnswer(deps, reply, signedIn, 'Signed in.');
     },
   );
 
@@ -163,7 +151,8 @@ export async function authRoutes(root: FastifyInstance, { deps }: { deps: Deps }
         description:
           'Step 1 `{action:"request", identifier}` mails a 6-digit code (valid 10 minutes) if the account exists; ' +
           'the answer is the same either way. Step 2 `{action:"verify", identifier, code}` starts a session. ' +
-          'A code works once; 5 wrong tries end it; a new request replaces it.',
+          'A code works once; 5 wrong tries end it; a new request replaces it. With two-factor sign-in on, verify ' +
+          'answers `{two_factor_required: true, methods}` and a half session, as login does.',
         body: mutationBody({
           action: Type.Union([Type.Literal('request'), Type.Literal('verify')]),
           identifier: Str(320),
@@ -171,7 +160,7 @@ export async function authRoutes(root: FastifyInstance, { deps }: { deps: Deps }
           remember: Type.Optional(Type.Boolean()),
         }),
         response: {
-          200: Type.Union([SignedInSchema, okSchema({})]),
+          200: Type.Union([SignedInSchema, TwoFactorRequiredSchema, okSchema({})]),
           ...sessionErrors(400, 401, 422, 429),
         },
       },
@@ -202,8 +191,7 @@ export async function authRoutes(root: FastifyInstance, { deps }: { deps: Deps }
         clientInfo(request),
         request.clientSession.id ?? undefined,
       );
-      setSessionCookie(deps, reply, signedIn.session.id, signedIn.session.remember);
-      return signedInBody(signedIn, 'Signed in.');
+      return signedInAnswer(deps, reply, signedIn, 'Signed in.');
     },
   );
 
@@ -286,7 +274,8 @@ export async function authRoutes(root: FastifyInstance, { deps }: { deps: Deps }
   app.post(
     '/logout/',
     {
-      config: { access: 'client' },
+      // A half session (second factor still to come) may be ended too.
+      config: { access: 'client', halfSession: true },
       schema: {
         operationId: 'logout',
         tags,

@@ -16,8 +16,10 @@ import { orderRoutes } from './orders.routes.ts';
 import { panelRoutes } from './panel.routes.ts';
 import { serviceControlRoutes } from './service-control.routes.ts';
 import { serviceRoutes } from './services.routes.ts';
+import { sessionListRoutes } from './sessions.routes.ts';
 import { sshKeyRoutes } from './ssh-keys.routes.ts';
 import { tokenRoutes } from './tokens.routes.ts';
+import { twoFactorRoutes } from './two-factor.routes.ts';
 import { walletRoutes } from './wallet.routes.ts';
 
 export async function clientSurface(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
@@ -25,6 +27,8 @@ export async function clientSurface(app: FastifyInstance, { deps }: { deps: Deps
   await app.register(sessionAuth, { deps });
   await app.register(authRoutes, { deps, prefix: '/auth' });
   await app.register(accountRoutes, { deps });
+  await app.register(twoFactorRoutes, { deps });
+  await app.register(sessionListRoutes, { deps });
   await app.register(billingProfileRoutes, { deps });
   await app.register(catalogRoutes, { deps });
   await app.register(walletRoutes, { deps });

@@ -33,8 +33,14 @@ import { AppError } from '../../core/errors.ts';
 export interface ClientSession {
   /** The cookie's session id (possibly anonymous: no row), or null without a usable cookie. */
   id: string | null;
-  /** The signed-in session, or null when anonymous. */
+  /** The signed-in session, or null when anonymous (or only half signed in). */
   loaded: LoadedSession | null;
+  /**
+   * A half session (the second factor still to come, CONTRACT §11), or null. Only routes marked
+   * `halfSession` are reached with one; `loaded` is then null, so nothing signed-in (tokens,
+   * sign-in links, the account) can be had from it.
+   */
+  pending: LoadedSession | null;
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -75,6 +81,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** `client` routes need a signed-in session; `public` ones do not. */
     access?: 'public' | 'client';
+    /**
+     * A half session (password proven, second factor still to come) may call this `client` route:
+     * the second step and logout. Every other `client` route answers it 401 two_factor_required.
+     */
+    halfSession?: boolean;
     /** Check the CSRF token (default: every non-GET route with `client` access). */
     csrf?: boolean;
     /**
@@ -238,10 +249,14 @@ async function sessionAuthPlugin(app: FastifyInstance, { deps }: { deps: Deps })
   app.addHook('onRequest', async (request, reply) => {
     const raw = request.cookies[SESSION_COOKIE];
     const id = isSessionId(raw) ? raw : null;
-    const loaded = id === null ? null : await loadSession(deps.database.db, deps.clock, id, deps.sessionCache);
-    request.clientSession = { id, loaded };
-    const access = request.routeOptions.config.access ?? 'client';
-    if (access === 'client' && loaded === null) throw new AppError('unauthenticated');
+    const found = id === null ? null : await loadSession(deps.database.db, deps.clock, id, deps.sessionCache);
+    const pending = found?.twoFactorPending ? found : null;
+    const loaded = pending === null ? found : null;
+    request.clientSession = { id, loaded, pending };
+    const config = request.routeOptions.config;
+    if ((config.access ?? 'client') === 'client' && loaded === null && !(pending !== null && config.halfSession)) {
+      throw new AppError(pending === null ? 'unauthenticated' : 'two_factor_required');
+    }
     // An upload's slot goes back however the request ends (a client gone mid-upload included).
     if (request.routeOptions.config.uploads) reply.raw.once('close', () => releaseUpload(request));
   });
