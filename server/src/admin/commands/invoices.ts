@@ -10,12 +10,13 @@ import {
   invoiceFileName,
   istDate,
   percentOf,
+  rupees,
   stateLabel,
 } from '../../core/billing/invoice-format.ts';
 import type { Deps } from '../../core/deps.ts';
 import { formatPaise } from '../../core/money.ts';
 import { isoWithOffset } from '../../core/time.ts';
-import type { InvoiceParty } from '../../db/tables.ts';
+import type { Invoice, InvoiceParty } from '../../db/tables.ts';
 import { type Command, clean, keyValues, table, UsageError } from '../command.ts';
 
 function invoiceRef(raw: string | undefined): string {
@@ -85,7 +86,7 @@ function partyText(p: View['buyer']): string {
     .join(', ');
 }
 
-function text(v: View): string {
+function text(v: View, invoice: Invoice): string {
   const head = keyValues(
     {
       number: v.number,
@@ -109,7 +110,7 @@ function text(v: View): string {
   );
   const tax = table(v.tax, ['head', 'rate', 'amount']);
   const totals = keyValues(
-    { taxable_value: `₹${v.taxable_value}`, total: `₹${v.total}`, in_words: v.amount_in_words },
+    { taxable_value: rupees(invoice.taxable_paise), total: rupees(invoice.total_paise), in_words: v.amount_in_words },
     13,
   );
   return `${head}\n\nLines\n${lines}\n\nTax\n${tax}\n\n${totals}`;
@@ -125,7 +126,7 @@ export const invoiceCommands: Command[] = [
     async run(deps, { args }) {
       const document = await deps.invoiceDocuments.find(invoiceRef(args[0]));
       const json = await view(deps, document);
-      return { json, text: text(json) };
+      return { json, text: text(json, document.invoice) };
     },
   },
   {
@@ -147,7 +148,7 @@ export const invoiceCommands: Command[] = [
       const { invoice } = document;
       return {
         json: { number: invoice.number, kind: invoice.kind, file: out, bytes: pdf.bytes.length },
-        text: `wrote ${clean(out)} (${pdf.bytes.length} bytes): ${documentTitle(invoice)} ${invoice.number}, ₹${formatPaise(invoice.total_paise)}`,
+        text: `wrote ${clean(out)} (${pdf.bytes.length} bytes): ${documentTitle(invoice)} ${invoice.number}, ${rupees(invoice.total_paise)}`,
         files: [{ path: out, data: pdf.bytes }],
       };
     },

@@ -36,7 +36,7 @@ function drawHeader(sheet: Sheet, doc: InvoiceDocument, top: number): number {
   let left = top - 16;
   sheet.text(seller.legal_name, LEFT, left, { size: 15, bold: true });
   left -= 15;
-  if (seller.address) left = sheet.paragraph(seller.address, LEFT, left, 260, { size: 9, color: MUTED });
+  if (seller.address) left = sheet.paragraph(seller.address, LEFT, left, 285, { size: 9, color: MUTED });
   if (seller.gstin) {
     sheet.text('GSTIN', LEFT, left, { size: 9, color: MUTED });
     sheet.text(seller.gstin, LEFT + 44, left, { size: 9, bold: true });
