@@ -145,7 +145,7 @@ describe('the PDF of a tax invoice', () => {
     }
     assert.doesNotMatch(text, /IGST|IRN|Against invoice/);
 
-    // The token surface: pdf_url in the list, answering the very same bytes (no clock in the file).
+    // The token surface: pdf_url in the list, answering the very same bytes.
     const api = await apiClient(t, ['billing.read'], '0', account.id);
     const listed = await api.call('GET', '/api/v1/invoices');
     assert.equal(listed.statusCode, 200, listed.body);
@@ -155,7 +155,11 @@ describe('the PDF of a tax invoice', () => {
     assert.equal(viaToken.statusCode, 200, viaToken.body);
     assert.equal(viaToken.headers['content-type'], 'application/pdf');
     assert.equal(viaToken.headers['content-disposition'], `attachment; filename="${fileName}"`);
-    assert.deepEqual(viaToken.rawPayload, res.rawPayload, 'the same invoice renders to the same bytes');
+    assert.deepEqual(viaToken.rawPayload, res.rawPayload, 'the same PDF on both surfaces');
+
+    // Drawn afresh (not the kept copy), it is still the same bytes: no clock or random tag in the file.
+    const document = await t.deps.invoiceDocuments.ofAccount(account.id, invoice.id);
+    assert.deepEqual(await renderInvoicePdf(document), res.rawPayload);
   });
 
   test("another account's invoice is 404 on both surfaces, like a missing one", async () => {

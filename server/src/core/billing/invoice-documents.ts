@@ -1,8 +1,9 @@
 // An issued invoice as a document (issue 35, CONTRACT §12): the invoice with what its PDF needs
 // besides its own row (a credit note's original invoice), found for its owner (another account's
 // is 404 not_owner, like a missing one) or for staff (by number or id), and rendered to PDF.
-// Read-only: invoices are immutable once issued, so the PDF is made again on each request and is
-// the same every time.
+// Read-only: invoices are immutable once issued, so a PDF, once drawn, is the invoice's for good:
+// the last PDF_CACHE_SIZE drawn are kept (drawing one costs tens of milliseconds of CPU; a client
+// fetching its invoice again and again should not cost that each time).
 
 import type { Kysely } from 'kysely';
 import type { DB, Invoice } from '../../db/tables.ts';
@@ -13,12 +14,32 @@ import { renderInvoicePdf } from './invoice-pdf.ts';
 /** What a staff member may name an invoice by: its number (HP/2627/000001) or its numeric id. */
 const NUMBER = /^[A-Za-z0-9/-]{1,16}$/;
 
+/** How many rendered PDFs a process keeps (about 15 KB each). */
+const PDF_CACHE_SIZE = 64;
+
 export interface InvoicePdf {
   fileName: string;
   bytes: Buffer;
 }
 
 export function createInvoiceDocuments({ db }: { db: Kysely<DB> }) {
+  /** Rendered PDFs by invoice id (and IRN), least recently used first. */
+  const rendered = new Map<string, Promise<Buffer>>();
+
+  function render(document: InvoiceDocument): Promise<Buffer> {
+    const key = `${document.invoice.id}:${document.irn ?? ''}`;
+    let bytes = rendered.get(key);
+    if (bytes !== undefined) {
+      rendered.delete(key);
+    } else {
+      bytes = renderInvoicePdf(document);
+      bytes.catch(() => rendered.delete(key));
+    }
+    rendered.set(key, bytes);
+    if (rendered.size > PDF_CACHE_SIZE) rendered.delete(rendered.keys().next().value as string);
+    return bytes;
+  }
+
   async function documentOf(invoice: Invoice): Promise<InvoiceDocument> {
     let original: InvoiceDocument['original'] = null;
     if (invoice.original_invoice_id !== null) {
@@ -65,7 +86,7 @@ export function createInvoiceDocuments({ db }: { db: Kysely<DB> }) {
 
     /** The PDF of a document and the file name it is saved as (HP-2627-000001.pdf). */
     async pdf(document: InvoiceDocument): Promise<InvoicePdf> {
-      return { fileName: invoiceFileName(document.invoice.number), bytes: await renderInvoicePdf(document) };
+      return { fileName: invoiceFileName(document.invoice.number), bytes: await render(document) };
     },
   };
 }

@@ -22,24 +22,38 @@ export const WHITE = '#ffffff';
 const FONT_DIR = new URL('../../../assets/fonts/', import.meta.url);
 
 interface FontFiles {
-  regular: Buffer;
-  bold: Buffer;
+  /** Parsed once per process and shared by every document (pdfkit takes a fontkit font as it is). */
+  regular: fontkit.Font;
+  bold: fontkit.Font;
   /** Whether the font draws a code point (both weights have the same repertoire). */
   covers: (codePoint: number) => boolean;
 }
 
 let fontFiles: Promise<FontFiles> | null = null;
 
-/** The font files, read once per process. */
+function parse(bytes: Buffer, name: string): fontkit.Font {
+  const font = fontkit.create(bytes);
+  if (!('layout' in font)) throw new Error(`${name} is a font collection, not a font`);
+  return font;
+}
+
+/**
+ * The fonts, read and parsed once per process: parsing Noto Sans (its layout tables cover many
+ * scripts) costs far more than drawing an invoice, so documents share the parsed fonts; each
+ * document still subsets them for itself.
+ */
 function loadFontFiles(): Promise<FontFiles> {
   fontFiles ??= (async () => {
     const [regular, bold] = await Promise.all([
       readFile(new URL('NotoSans-Regular.ttf', FONT_DIR)),
       readFile(new URL('NotoSans-Bold.ttf', FONT_DIR)),
     ]);
-    const face = fontkit.create(regular);
-    if (!('hasGlyphForCodePoint' in face)) throw new Error('NotoSans-Regular.ttf is a font collection');
-    return { regular, bold, covers: (codePoint: number) => face.hasGlyphForCodePoint(codePoint) };
+    const face = parse(regular, 'NotoSans-Regular.ttf');
+    return {
+      regular: face,
+      bold: parse(bold, 'NotoSans-Bold.ttf'),
+      covers: (codePoint: number) => face.hasGlyphForCodePoint(codePoint),
+    };
   })().catch((error: unknown) => {
     fontFiles = null;
     throw error;
@@ -75,8 +89,9 @@ export async function createDocument(info: DocumentInfo): Promise<{ pdf: PDFKit.
       ModDate: info.date,
     },
   });
-  pdf.registerFont('regular', fonts.regular);
-  pdf.registerFont('bold', fonts.bold);
+  // pdfkit takes a parsed fontkit font (anything with layout()); its types know only files and bytes.
+  pdf.registerFont('regular', fonts.regular as unknown as Buffer);
+  pdf.registerFont('bold', fonts.bold as unknown as Buffer);
   return { pdf, fonts };
 }
 
