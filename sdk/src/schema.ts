@@ -353,8 +353,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Your tax invoices, newest first; ?id= one in full
-         * @description An invoice is issued when an order is paid from the wallet (a new order, or a renewal), in the same transaction, numbered PREFIX/FY/serial with no gap. Amounts are rupees with two decimals.
+         * Your tax invoices, newest first; ?id= one in full; ?id=&format=pdf its PDF
+         * @description An invoice is issued when an order is paid from the wallet (a new order, or a renewal), in the same transaction, numbered PREFIX/FY/serial with no gap. Amounts are rupees with two decimals. format=pdf (with id) answers the invoice as an A4 PDF attachment named after its number (HP-2627-000001.pdf); format=json, the default, answers JSON.
          */
         get: operations["listClientInvoices"];
         put?: never;
@@ -923,9 +923,29 @@ export interface paths {
         };
         /**
          * Order history, the last 100, with each paid order's tax invoice
-         * @description Each order keeps its fields and adds its tax invoice: number, issued_at, taxable_value, tax {cgst, sgst, igst, rate}, total — all null for an order with no invoice (unpaid, cancelled). pdf_url is null for now: the PDF comes with a later release.
+         * @description Each order keeps its fields and adds its tax invoice: number, issued_at, taxable_value, tax {cgst, sgst, igst, rate}, total, pdf_url (GET /api/v1/invoices/{id}/pdf) — all null for an order with no invoice (unpaid, cancelled).
          */
         get: operations["listInvoices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/invoices/{id}/pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A tax invoice (or credit note) as a PDF
+         * @description The invoice id is the one in pdf_url of GET /api/v1/invoices. A4, with the seller and buyer, SAC, tax heads, total and amount in words; the same bytes every time. Another account's invoice is 404 not_owner, like a missing one.
+         */
+        get: operations["getInvoicePdf"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3667,6 +3687,7 @@ export interface operations {
                 page?: number;
                 per_page?: number;
                 id?: number;
+                format?: "json" | "pdf";
             };
             header?: never;
             path?: never;
@@ -3674,7 +3695,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Your invoices, or one (?id=); with format=pdf its PDF, as an attachment */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3784,6 +3805,7 @@ export interface operations {
                             amount_in_words: string;
                         };
                     };
+                    "application/pdf": string;
                 };
             };
             /** @description Not authenticated */
@@ -8456,6 +8478,91 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+        };
+    };
+    getInvoicePdf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The PDF, as an attachment named after the invoice number (HP-2627-000001.pdf) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Not found (also for rows owned by another account) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

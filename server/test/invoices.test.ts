@@ -314,7 +314,8 @@ describe('reading invoices', () => {
     assert.equal(row.taxable_value, '677.12');
     assert.deepEqual(row.tax, { cgst: '60.94', sgst: '60.94', igst: '0.00', rate: '18.00' });
     assert.equal(row.total, '799.00');
-    assert.equal(row.pdf_url, null);
+    const [summary] = await invoicesOf(browser);
+    assert.equal(row.pdf_url, `${t.config.publicUrl}/api/v1/invoices/${summary?.id}/pdf`);
   });
 
   test("another account cannot read an invoice: 404 not_owner, and it is not in the other's list", async () => {

@@ -67,6 +67,7 @@ describe('scope matrix', () => {
       'GET /api/v1/instances/{id} read',
       'GET /api/v1/instances/{id}/stats read',
       'GET /api/v1/invoices billing.read',
+      'GET /api/v1/invoices/{id}/pdf billing.read',
       'GET /api/v1/jobs/{id} read',
       'GET /api/v1/locations read',
       'GET /api/v1/me read',

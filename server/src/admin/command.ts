@@ -29,9 +29,22 @@ export interface CommandInput {
   inputs: InputReader;
 }
 
+/** A file a command hands back for the CLI process to write (where the staff member runs it). */
+export interface OutputFile {
+  /** As given on the command line: relative paths are relative to the CLI's working directory. */
+  path: string;
+  data: Buffer;
+}
+
 export interface CommandOutput {
   text: string;
   json: unknown;
+  /**
+   * Files to write, such as an invoice's PDF. Written by the CLI process, never by the command:
+   * inside a server (through the admin socket) the server's working directory is not the staff
+   * member's, so the bytes travel back with the result (see outputs.ts).
+   */
+  files?: OutputFile[];
 }
 
 export interface Command {

@@ -11,6 +11,7 @@ import { DataDirLockedError, lockHolder } from '../db/lock.ts';
 import { migrateToLatest } from '../db/migrator.ts';
 import { createLogger } from '../logging.ts';
 import { localInputs, recordingInputs } from './inputs.ts';
+import { writeOutputFiles } from './outputs.ts';
 import { type AdminResult, readCommandInputs, resolveCommand, runAdmin } from './run.ts';
 import { AdminSocketError, runRemote } from './socket.ts';
 
@@ -61,6 +62,8 @@ async function main(argv: string[]): Promise<number> {
       if (database) await (database as Database).close();
     }
   }
+  // Files a command produced (an invoice's PDF) are written here, where the staff member runs it.
+  result = await writeOutputFiles(result, argv.includes('--json'));
   process.stdout.write(result.stdout);
   process.stderr.write(result.stderr);
   return result.exitCode;

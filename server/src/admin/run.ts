@@ -13,6 +13,8 @@ export interface AdminResult {
   exitCode: number;
   stdout: string;
   stderr: string;
+  /** Files for the CLI process to write (outputs.ts), base64 so the result stays JSON over the socket. */
+  files?: { path: string; base64: string }[];
 }
 
 /** Find the command an argv names, or null for help. Throws UsageError on an unknown one. */
@@ -107,6 +109,7 @@ export async function runAdmin(
     exitCode: result.exitCode,
     stdout: json ? jsonSafe(result.stdout) : terminalSafe(result.stdout),
     stderr: terminalSafe(result.stderr),
+    ...(result.files ? { files: result.files } : {}),
   };
 }
 
@@ -148,7 +151,14 @@ async function runUnguarded(
     if (help) return { exitCode: 0, stdout: `${commandHelp(command)}\n`, stderr: '' };
     const parsed = parseCommandArgs(command, rest);
     const output = await command.run(await getDeps(), { ...parsed, actor, inputs });
-    return { exitCode: 0, stdout: json ? `${JSON.stringify(output.json, null, 2)}\n` : `${output.text}\n`, stderr: '' };
+    return {
+      exitCode: 0,
+      stdout: json ? `${JSON.stringify(output.json, null, 2)}\n` : `${output.text}\n`,
+      stderr: '',
+      ...(output.files
+        ? { files: output.files.map((f) => ({ path: f.path, base64: f.data.toString('base64') })) }
+        : {}),
+    };
   } catch (error) {
     if (error instanceof UsageError) return failure(2, 'usage_error', error.message, json);
     if (isAppError(error)) {

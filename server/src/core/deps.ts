@@ -11,6 +11,7 @@ import type { SessionCache } from './auth/sessions.ts';
 import { createTwoFactor, type TwoFactor } from './auth/two-factor.ts';
 import { type Billing, createBilling } from './billing/billing.service.ts';
 import { type BillingProfileService, createBillingProfileService } from './billing/billing-profile.ts';
+import { createInvoiceDocuments, type InvoiceDocuments } from './billing/invoice-documents.ts';
 import { createInvoiceService, type InvoiceService } from './billing/invoices.ts';
 import { type Bus, createBus } from './bus.ts';
 import { type CatalogService, createCatalogService } from './catalog/catalog.service.ts';
@@ -67,6 +68,8 @@ export interface Deps {
   billingProfiles: BillingProfileService;
   /** Issued tax invoices, read-only (core/billing/invoices.ts; issued by the charging code). */
   invoices: InvoiceService;
+  /** Invoices as documents: found for their owner or for staff, and their PDFs (core/billing/invoice-documents.ts). */
+  invoiceDocuments: InvoiceDocuments;
   search: Search;
   sshKeys: SshKeyService;
   deposits: DepositService;
@@ -210,7 +213,7 @@ function createAccess(
 /** Money: the billing cycle, the wallet, deposits and billing profiles. */
 function createMoney(
   base: Base,
-): Pick<Deps, 'billing' | 'wallet' | 'deposits' | 'razorpay' | 'billingProfiles' | 'invoices'> {
+): Pick<Deps, 'billing' | 'wallet' | 'deposits' | 'razorpay' | 'billingProfiles' | 'invoices' | 'invoiceDocuments'> {
   const { config, logger, database, jobs, clock, mailer } = base;
   const db = database.db;
   const billing = createBilling({
@@ -239,7 +242,8 @@ function createMoney(
   });
   const billingProfiles = createBillingProfileService({ db, clock });
   const invoices = createInvoiceService({ db });
-  return { billing, wallet, deposits, razorpay, billingProfiles, invoices };
+  const invoiceDocuments = createInvoiceDocuments({ db });
+  return { billing, wallet, deposits, razorpay, billingProfiles, invoices, invoiceDocuments };
 }
 
 /**

@@ -36,3 +36,16 @@ export function formatPaise(paise: bigint | string | number): string {
 export function money(paise: bigint | string | number): { amount: string; currency: string } {
   return { amount: formatPaise(paise), currency: CURRENCY };
 }
+
+/**
+ * Rupees with Indian digit grouping, as an invoice prints them: the last three digits, then
+ * pairs (lakh, crore): `12345678901n` → `"12,34,56,789.01"`, `79900n` → `"799.00"`.
+ */
+export function formatPaiseIndian(paise: bigint | string | number): string {
+  const plain = formatPaise(paise);
+  const negative = plain.startsWith('-');
+  const [whole = '0', fraction = '00'] = (negative ? plain.slice(1) : plain).split('.');
+  const head = whole.slice(0, -3);
+  const grouped = head === '' ? whole : `${head.replace(/\B(?=(\d{2})+$)/g, ',')},${whole.slice(-3)}`;
+  return `${negative ? '-' : ''}${grouped}.${fraction}`;
+}

@@ -1,4 +1,4 @@
-// GET /billing and /invoices (billing.read), GET /status (read).
+// GET /billing, /invoices and /invoices/{id}/pdf (billing.read), GET /status (read).
 
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
@@ -10,7 +10,8 @@ import { tokenErrors } from '../schemas.ts';
 import { BillingSchema, billingView } from '../views/billing.view.ts';
 import { OrderInvoiceFields, orderInvoiceView } from '../views/invoice.view.ts';
 import { OrderSchema, orderView } from '../views/order.view.ts';
-import { okSchema } from './envelopes.ts';
+import { invoicePdfReply, PdfFile } from '../views/pdf.ts';
+import { IdParams, okSchema } from './envelopes.ts';
 
 const Money = Type.Object({ amount: Type.String(), currency: Type.Literal('INR') });
 /** An order of GET /invoices: its fields as everywhere, and its tax invoice's (null until paid). */
@@ -67,8 +68,8 @@ export async function billingRoutes(root: FastifyInstance, { deps }: { deps: Dep
         summary: "Order history, the last 100, with each paid order's tax invoice",
         description:
           'Each order keeps its fields and adds its tax invoice: number, issued_at, taxable_value, tax {cgst, sgst, ' +
-          'igst, rate}, total — all null for an order with no invoice (unpaid, cancelled). pdf_url is null for now: ' +
-          'the PDF comes with a later release.',
+          'igst, rate}, total, pdf_url (GET /api/v1/invoices/{id}/pdf) — all null for an order with no invoice ' +
+          '(unpaid, cancelled).',
         response: { 200: okSchema({ invoices: Type.Array(OrderWithInvoice) }), ...tokenErrors() },
       },
     },
@@ -81,8 +82,40 @@ export async function billingRoutes(root: FastifyInstance, { deps }: { deps: Dep
       );
       return {
         ok: true as const,
-        invoices: rows.map((o) => ({ ...orderView(o), ...orderInvoiceView(invoices.get(o.id)) })),
+        invoices: rows.map((o) => ({
+          ...orderView(o),
+          ...orderInvoiceView(invoices.get(o.id), deps.config.publicUrl),
+        })),
       };
+    },
+  );
+
+  app.get(
+    '/invoices/:id/pdf',
+    {
+      config: { scope: 'billing.read' },
+      schema: {
+        operationId: 'getInvoicePdf',
+        tags: ['token: billing'],
+        summary: 'A tax invoice (or credit note) as a PDF',
+        description:
+          'The invoice id is the one in pdf_url of GET /api/v1/invoices. A4, with the seller and buyer, SAC, tax heads, ' +
+          "total and amount in words; the same bytes every time. Another account's invoice is 404 not_owner, like a " +
+          'missing one.',
+        params: IdParams,
+        response: {
+          200: {
+            description: 'The PDF, as an attachment named after the invoice number (HP-2627-000001.pdf)',
+            content: { 'application/pdf': { schema: PdfFile } },
+          },
+          ...tokenErrors(404),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { accountId } = principalOf(request);
+      const document = await deps.invoiceDocuments.ofAccount(accountId, request.params.id);
+      return invoicePdfReply(reply, await deps.invoiceDocuments.pdf(document));
     },
   );
 

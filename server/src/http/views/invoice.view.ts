@@ -139,16 +139,27 @@ export const OrderInvoiceFields = {
   taxable_value: Nullable(Type.String()),
   tax: Type.Union([TaxSchema, Type.Null()]),
   total: Nullable(Type.String({ description: 'the invoice total, GST included' })),
-  pdf_url: Nullable(Type.String({ description: 'null for now: the PDF comes with a later release' })),
+  pdf_url: Nullable(
+    Type.String({
+      description:
+        'the tax invoice as a PDF (PUBLIC_URL/api/v1/invoices/{id}/pdf): GET it with the same token (billing.read); ' +
+        'null when the order has no invoice',
+    }),
+  ),
 };
 
-export function orderInvoiceView(i: Invoice | undefined) {
+/** Where the token surface serves an invoice's PDF: PUBLIC_URL/api/v1/invoices/{id}/pdf. */
+export function invoicePdfUrl(publicUrl: string, invoiceId: number): string {
+  return `${publicUrl}/api/v1/invoices/${invoiceId}/pdf`;
+}
+
+export function orderInvoiceView(i: Invoice | undefined, publicUrl: string) {
   return {
     number: i?.number ?? null,
     issued_at: i ? isoWithOffset(i.issued_at) : null,
     taxable_value: i ? formatPaise(i.taxable_paise) : null,
     tax: i ? taxOf(i) : null,
     total: i ? formatPaise(i.total_paise) : null,
-    pdf_url: null,
+    pdf_url: i ? invoicePdfUrl(publicUrl, i.id) : null,
   };
 }
