@@ -27,7 +27,8 @@ export function useInvoice(id: number) {
   return useQuery({
     queryKey: ['invoices', 'one', id],
     queryFn: async () => {
-      const answer = await unwrap(api.GET('/api/v1/client/invoices/', { params: { query: { id } } }));
+      // The route also answers a PDF (format=pdf); asked for JSON, it answers JSON.
+      const answer = (await unwrap(api.GET('/api/v1/client/invoices/', { params: { query: { id } } }))) as InvoicesAnswer;
       if (!('invoice' in answer)) throw new Error('The server answered with a list instead of the invoice.');
       return answer.invoice;
     },
