@@ -4,6 +4,7 @@ import { accountCommands } from './commands/accounts.ts';
 import { billingCommands } from './commands/billing.ts';
 import { catalogCommands } from './commands/catalog.ts';
 import { depositCommands } from './commands/deposits.ts';
+import { invoiceExportCommands } from './commands/invoice-export.ts';
 import { mailCommands } from './commands/mail.ts';
 import { nodeCommands } from './commands/nodes.ts';
 import { searchCommands } from './commands/search.ts';
@@ -19,6 +20,7 @@ export const COMMANDS: Command[] = [
   ...nodeCommands,
   ...serviceCommands,
   ...billingCommands,
+  ...invoiceExportCommands,
   ...searchCommands,
   ...mailCommands,
   ...systemCommands,

@@ -10,6 +10,7 @@ import { type AuthService, createAuthService } from './auth/auth.service.ts';
 import type { SessionCache } from './auth/sessions.ts';
 import { type Billing, createBilling } from './billing/billing.service.ts';
 import { type BillingProfileService, createBillingProfileService } from './billing/billing-profile.ts';
+import { type CreditNoteService, createCreditNoteService } from './billing/credit-notes.ts';
 import { createInvoiceService, type InvoiceService } from './billing/invoices.ts';
 import { type Bus, createBus } from './bus.ts';
 import { type CatalogService, createCatalogService } from './catalog/catalog.service.ts';
@@ -64,6 +65,8 @@ export interface Deps {
   billingProfiles: BillingProfileService;
   /** Issued tax invoices, read-only (core/billing/invoices.ts; issued by the charging code). */
   invoices: InvoiceService;
+  /** Credit notes: staff credits with their refund, and reading them (core/billing/credit-notes.ts). */
+  creditNotes: CreditNoteService;
   search: Search;
   sshKeys: SshKeyService;
   deposits: DepositService;
@@ -204,7 +207,7 @@ function createAccess(base: Base): Pick<Deps, 'accounts' | 'auth' | 'sessionCach
 /** Money: the billing cycle, the wallet, deposits and billing profiles. */
 function createMoney(
   base: Base,
-): Pick<Deps, 'billing' | 'wallet' | 'deposits' | 'razorpay' | 'billingProfiles' | 'invoices'> {
+): Pick<Deps, 'billing' | 'wallet' | 'deposits' | 'razorpay' | 'billingProfiles' | 'invoices' | 'creditNotes'> {
   const { config, logger, database, jobs, clock, mailer } = base;
   const db = database.db;
   const billing = createBilling({
@@ -232,7 +235,8 @@ function createMoney(
   });
   const billingProfiles = createBillingProfileService({ db, clock });
   const invoices = createInvoiceService({ db });
-  return { billing, wallet, deposits, razorpay, billingProfiles, invoices };
+  const creditNotes = createCreditNoteService({ db, invoicing: config.invoicing, clock, afterCredit: billing.settle });
+  return { billing, wallet, deposits, razorpay, billingProfiles, invoices, creditNotes };
 }
 
 /**
