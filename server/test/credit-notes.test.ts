@@ -152,9 +152,16 @@ describe('staff credit an invoice from the CLI', () => {
     }
     const sum = (pick: (d: Doc) => string) => notes.reduce((a, d) => a + paise(pick(d)), 0n);
     const inv = invoice as Doc & { taxable_value: string; tax: Record<string, string> };
-    assert.equal(sum((d) => d.taxable_value as string), paise(inv.taxable_value));
+    assert.equal(
+      sum((d) => d.taxable_value as string),
+      paise(inv.taxable_value),
+    );
     for (const head of ['cgst', 'sgst', 'igst'] as const) {
-      assert.equal(sum((d) => (d.tax as Record<string, string>)[head] as string), paise(inv.tax[head] as string), head);
+      assert.equal(
+        sum((d) => (d.tax as Record<string, string>)[head] as string),
+        paise(inv.tax[head] as string),
+        head,
+      );
     }
     const w = await wallet(browser);
     const refunds = w.transactions.filter((x: { kind: string }) => x.kind === 'refund');
@@ -325,7 +332,8 @@ describe('the proportional split (property)', () => {
         const context = `price ${price}, credited ${credited.total}, amount ${amount}`;
         assert.equal(note.total, amount, context);
         assert.equal(note.taxable + note.cgst + note.sgst + note.igst, amount, context);
-        for (const head of ['taxable', 'cgst', 'sgst', 'igst'] as const) assert.ok(note[head] >= 0n, `${head} ${context}`);
+        for (const head of ['taxable', 'cgst', 'sgst', 'igst'] as const)
+          assert.ok(note[head] >= 0n, `${head} ${context}`);
         if (!intra) assert.equal(note.cgst + note.sgst, 0n, context);
         else assert.equal(note.igst, 0n, context);
         // Within a paisa of its share: |taxable × total − amount × original taxable| ≤ total.
