@@ -311,7 +311,7 @@ export interface paths {
         };
         /**
          * Wallet balance and transaction history (newest first)
-         * @description Filters: `kind` (one or more of deposit, order, renewal, refund, adjustment, comma-separated), `from` and `to` (times with an offset; rows at or after `from` and before `to`). `pagination.total` counts the filtered rows.
+         * @description Filters: `kind` (one or more of deposit, order, renewal, refund, adjustment, withdrawal, comma-separated), `from` and `to` (times with an offset; rows at or after `from` and before `to`). `pagination.total` counts the filtered rows.
          */
         get: operations["getWallet"];
         put?: never;
@@ -354,7 +354,7 @@ export interface paths {
         };
         /**
          * Your tax invoices, newest first; ?id= one in full; ?id=&format=pdf its PDF
-         * @description An invoice is issued when an order is paid from the wallet (a new order, or a renewal), in the same transaction, numbered PREFIX/FY/serial with no gap. Amounts are rupees with two decimals. format=pdf (with id) answers the invoice as an A4 PDF attachment named after its number (HP-2627-000001.pdf); format=json, the default, answers JSON.
+         * @description An invoice is issued when an order is paid from the wallet (a new order, or a renewal), in the same transaction, numbered PREFIX/FY/serial with no gap. A refund is a credit note (kind credit_note, numbered PREFIXC/FY/serial in its own series, with original_number and reason); the list shows both kinds. Amounts are rupees with two decimals. format=pdf (with id) answers the invoice as an A4 PDF attachment named after its number (HP-2627-000001.pdf); format=json, the default, answers JSON.
          */
         get: operations["listClientInvoices"];
         put?: never;
@@ -923,7 +923,7 @@ export interface paths {
         };
         /**
          * Order history, the last 100, with each paid order's tax invoice
-         * @description Each order keeps its fields and adds its tax invoice: number, issued_at, taxable_value, tax {cgst, sgst, igst, rate}, total, pdf_url (GET /api/v1/invoices/{id}/pdf) — all null for an order with no invoice (unpaid, cancelled).
+         * @description Each order keeps its fields and adds its tax invoice: number, issued_at, taxable_value, tax {cgst, sgst, igst, rate}, total, pdf_url (GET /api/v1/invoices/{id}/pdf) — all null for an order with no invoice (unpaid, cancelled). credit_notes lists the credit notes against the invoice (a refund: number PREFIXC/FY/serial, kind credit_note, original_number, reason, amounts).
          */
         get: operations["listInvoices"];
         put?: never;
@@ -3221,7 +3221,7 @@ export interface operations {
                             id: number;
                             /** @description pay_… */
                             public_id: string;
-                            /** @description deposit, order, renewal, refund or adjustment */
+                            /** @description deposit, order, renewal, refund, adjustment or withdrawal (an online deposit refunded to its payer) */
                             kind: string;
                             /** @description INR amount, two decimals; debits are negative */
                             amount: string;
@@ -3707,10 +3707,12 @@ export interface operations {
                         message: string;
                         invoices: {
                             id: number;
-                            /** @description PREFIX/FY/serial, e.g. HP/2627/000042 */
+                            /** @description PREFIX/FY/serial, e.g. HP/2627/000042; a credit note PREFIXC/FY/serial (its own series) */
                             number: string;
-                            /** @description invoice (credit_note later) */
-                            kind: string;
+                            /** @description invoice, or credit_note: a refund or reduction of an earlier invoice (its amounts are credited) */
+                            kind: "invoice" | "credit_note";
+                            original_number: string | null;
+                            reason: string | null;
                             order_id: number | null;
                             /** Format: date-time */
                             issued_at: string;
@@ -3746,10 +3748,12 @@ export interface operations {
                         message: string;
                         invoice: {
                             id: number;
-                            /** @description PREFIX/FY/serial, e.g. HP/2627/000042 */
+                            /** @description PREFIX/FY/serial, e.g. HP/2627/000042; a credit note PREFIXC/FY/serial (its own series) */
                             number: string;
-                            /** @description invoice (credit_note later) */
-                            kind: string;
+                            /** @description invoice, or credit_note: a refund or reduction of an earlier invoice (its amounts are credited) */
+                            kind: "invoice" | "credit_note";
+                            original_number: string | null;
+                            reason: string | null;
                             order_id: number | null;
                             /** Format: date-time */
                             issued_at: string;
@@ -3773,6 +3777,7 @@ export interface operations {
                             /** @description what it is for: the first line's description, "(+ N more)" when more */
                             description: string;
                             original_invoice_id: number | null;
+                            original_issued_at: string | null;
                             place_of_supply_name: string;
                             buyer: {
                                 legal_name: string;
@@ -8463,6 +8468,28 @@ export interface operations {
                             } | null;
                             total: string | null;
                             pdf_url: string | null;
+                            /** @description credit notes against the order's invoice (a refund), oldest first; empty when none */
+                            credit_notes: {
+                                /** @description PREFIXC/FY/serial */
+                                number: string;
+                                /** @enum {string} */
+                                kind: "credit_note";
+                                /** @description the invoice it credits (this order's) */
+                                original_number: string;
+                                reason: string;
+                                /** Format: date-time */
+                                issued_at: string;
+                                taxable_value: string;
+                                tax: {
+                                    cgst: string;
+                                    sgst: string;
+                                    igst: string;
+                                    /** @description the GST rate in percent, "18.00" */
+                                    rate: string;
+                                };
+                                /** @description the amount credited, GST included */
+                                total: string;
+                            }[];
                         }[];
                     };
                 };

@@ -15,7 +15,7 @@ export interface InvoicingConfig {
   sellerStateCode: string;
   /** Catalog prices include GST (the tax is carved out of them) rather than being added on top. */
   pricesIncludeGst: boolean;
-  /** The invoice series: numbers are `<prefix>/<fy>/<serial>`. */
+  /** The invoice series: numbers are `<prefix>/<fy>/<serial>`, credit notes `<prefix>C/<fy>/<serial>`. */
   invoicePrefix: string;
 }
 
@@ -40,7 +40,8 @@ export const INVOICING_VARIABLES = [
   },
   {
     name: 'INVOICE_PREFIX',
-    description: 'invoice number prefix: 1–4 of A-Z and 0-9, numbers are PREFIX/FY/000001 (at most 16 characters)',
+    description:
+      'invoice number prefix: 1–3 of A-Z and 0-9; invoices are PREFIX/FY/000001 and credit notes PREFIXC/FY/000001 (at most 16 characters)',
     default: 'HP',
   },
 ] as const;
@@ -75,8 +76,13 @@ export function readInvoicing(r: Reader): InvoicingConfig {
       'false (GST on top of catalog prices) is not supported yet; leave it true',
     );
   const invoicePrefix = r.get('INVOICE_PREFIX') ?? 'HP';
-  if (!/^[A-Z0-9]{1,4}$/.test(invoicePrefix))
-    r.fail('INVOICE_PREFIX', invoicePrefix, 'must be 1–4 capital letters or digits, so numbers fit 16 characters');
+  // Three at most: the credit notes' series adds a C, and PREFIXC/FY/000001 must fit 16 characters.
+  if (!/^[A-Z0-9]{1,3}$/.test(invoicePrefix))
+    r.fail(
+      'INVOICE_PREFIX',
+      invoicePrefix,
+      'must be 1–3 capital letters or digits, so credit note numbers (PREFIXC/FY/000001) fit 16 characters',
+    );
   return {
     sellerGstin,
     sellerLegalName: r.get('SELLER_LEGAL_NAME') ?? 'Hostplane',

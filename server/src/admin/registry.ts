@@ -4,6 +4,7 @@ import { accountCommands } from './commands/accounts.ts';
 import { billingCommands } from './commands/billing.ts';
 import { catalogCommands } from './commands/catalog.ts';
 import { depositCommands } from './commands/deposits.ts';
+import { invoiceExportCommands } from './commands/invoice-export.ts';
 import { invoiceCommands } from './commands/invoices.ts';
 import { mailCommands } from './commands/mail.ts';
 import { nodeCommands } from './commands/nodes.ts';
@@ -21,6 +22,7 @@ export const COMMANDS: Command[] = [
   ...serviceCommands,
   ...billingCommands,
   ...invoiceCommands,
+  ...invoiceExportCommands,
   ...searchCommands,
   ...mailCommands,
   ...systemCommands,

@@ -11,6 +11,7 @@ import type { SessionCache } from './auth/sessions.ts';
 import { createTwoFactor, type TwoFactor } from './auth/two-factor.ts';
 import { type Billing, createBilling } from './billing/billing.service.ts';
 import { type BillingProfileService, createBillingProfileService } from './billing/billing-profile.ts';
+import { type CreditNoteService, createCreditNoteService } from './billing/credit-notes.ts';
 import { createInvoiceDocuments, type InvoiceDocuments } from './billing/invoice-documents.ts';
 import { createInvoiceService, type InvoiceService } from './billing/invoices.ts';
 import { type Bus, createBus } from './bus.ts';
@@ -70,6 +71,8 @@ export interface Deps {
   invoices: InvoiceService;
   /** Invoices as documents: found for their owner or for staff, and their PDFs (core/billing/invoice-documents.ts). */
   invoiceDocuments: InvoiceDocuments;
+  /** Credit notes: staff credits with their refund, and reading them (core/billing/credit-notes.ts). */
+  creditNotes: CreditNoteService;
   search: Search;
   sshKeys: SshKeyService;
   deposits: DepositService;
@@ -213,7 +216,10 @@ function createAccess(
 /** Money: the billing cycle, the wallet, deposits and billing profiles. */
 function createMoney(
   base: Base,
-): Pick<Deps, 'billing' | 'wallet' | 'deposits' | 'razorpay' | 'billingProfiles' | 'invoices' | 'invoiceDocuments'> {
+): Pick<
+  Deps,
+  'billing' | 'wallet' | 'deposits' | 'razorpay' | 'billingProfiles' | 'invoices' | 'invoiceDocuments' | 'creditNotes'
+> {
   const { config, logger, database, jobs, clock, mailer } = base;
   const db = database.db;
   const billing = createBilling({
@@ -243,7 +249,8 @@ function createMoney(
   const billingProfiles = createBillingProfileService({ db, clock });
   const invoices = createInvoiceService({ db });
   const invoiceDocuments = createInvoiceDocuments({ db });
-  return { billing, wallet, deposits, razorpay, billingProfiles, invoices, invoiceDocuments };
+  const creditNotes = createCreditNoteService({ db, invoicing: config.invoicing, clock, afterCredit: billing.settle });
+  return { billing, wallet, deposits, razorpay, billingProfiles, invoices, invoiceDocuments, creditNotes };
 }
 
 /**

@@ -163,7 +163,7 @@ export async function runServiceJob(deps: Deps, jobId: number, context: JobConte
         deps.logger.warn({ err: cleanup, service: loaded.service.id, step: step.name }, 'could not undo a step');
       });
       await db.transaction().execute(async (trx) => {
-        await lifecycle.failedAndRefunded(trx, transition(), failure);
+        await lifecycle.failedAndRefunded(trx, transition(), failure, deps.config.invoicing);
         // What is left on the node is removed later by the worker's cleanup pass (./cleanup.ts).
         if (!undone) await markCleanupPending(trx, loaded.service.id);
       });

@@ -1,5 +1,6 @@
-// deposits list [--status] | show ID | approve ID | reject ID --reason (CONTRACT §1); reconcile FILE
-// (§12) lives in ./reconcile.ts.
+// deposits list [--status] | show ID | approve ID | reject ID --reason (CONTRACT §1); refund ID
+// --reason [--amount] (an online deposit back through the gateway, §12); reconcile FILE (§12)
+// lives in ./reconcile.ts.
 
 import { formatPaise } from '../../core/money.ts';
 import { isoWithOffset } from '../../core/time.ts';
@@ -18,6 +19,11 @@ function view(d: {
   reviewed_by: string | null;
   created_at: Date;
   reviewed_at: Date | null;
+  refund_gateway_id?: string | null;
+  refund_amount_paise?: string | null;
+  refund_reason?: string | null;
+  refunded_by?: string | null;
+  refunded_at?: Date | null;
 }) {
   return {
     id: d.id,
@@ -30,6 +36,15 @@ function view(d: {
     reviewed_by: d.reviewed_by,
     created_at: isoWithOffset(d.created_at),
     reviewed_at: d.reviewed_at ? isoWithOffset(d.reviewed_at) : null,
+    refund: d.refund_gateway_id
+      ? {
+          id: d.refund_gateway_id,
+          amount: formatPaise(d.refund_amount_paise ?? 0),
+          reason: d.refund_reason ?? null,
+          by: d.refunded_by ?? null,
+          at: d.refunded_at ? isoWithOffset(d.refunded_at) : null,
+        }
+      : null,
   };
 }
 
@@ -110,6 +125,39 @@ export const depositCommands: Command[] = [
     async run(deps, { args, options, actor }) {
       const { deposit } = await deps.deposits.reject(idArg(args[0]), actor, requiredOption(options, 'reason'));
       return { json: view(deposit), text: `rejected ${deposit.public_id}: ${clean(deposit.reason)}` };
+    },
+  },
+  {
+    noun: 'deposits',
+    verb: 'refund',
+    summary: 'Refund an approved online (razorpay) deposit to its payer through the gateway; debits the wallet',
+    args: ['ID'],
+    options: {
+      reason: { type: 'string', required: true, description: 'why (shown to the client, kept on the deposit)' },
+      amount: { type: 'string', description: 'rupees (default: the whole deposit); at most the wallet balance' },
+    },
+    details:
+      'One refund per deposit. Refused when the wallet holds less than the amount (a balance is never negative),\n' +
+      'for a manual (UPI/bank) deposit, and for a deposit refunded already. The gateway refund and the\n' +
+      '`withdrawal` ledger row happen together: if Razorpay refuses or fails, the wallet is unchanged.\n' +
+      'A deposit is an advance, not a taxed supply: its refund has no credit note (docs/INVOICES.md).',
+    async run(deps, { args, options, actor }) {
+      const out = await deps.razorpay.refund({
+        depositId: idArg(args[0]),
+        reason: requiredOption(options, 'reason'),
+        actor,
+        ...(options.amount === undefined ? {} : { amount: options.amount }),
+      });
+      const amount = formatPaise(out.deposit.refund_amount_paise ?? 0);
+      return {
+        json: {
+          ...view(out.deposit),
+          transaction: out.transaction.public_id,
+          gateway_refund: { id: out.refund.id, status: out.refund.status, amount },
+          balance: formatPaise(out.balance),
+        },
+        text: `refunded ₹${amount} of ${out.deposit.public_id} through Razorpay (${clean(out.refund.id)}, ${clean(out.refund.status)}); wallet debited (${out.transaction.public_id}), balance ₹${formatPaise(out.balance)}`,
+      };
     },
   },
   reconcileCommand,

@@ -144,6 +144,7 @@ async function buyNextMonth(
     referenceType: 'order',
     referenceId: order.id,
     note: `Renewal of ${service.label}: ${plan.name} (${order.public_id})`,
+    at: now,
   });
   const renewed = await services.setPeriodEnd(trx, service.id, addMonth(from));
   const paid = await repo.setTransaction(trx, order.id, debit.id);

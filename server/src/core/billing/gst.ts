@@ -296,3 +296,23 @@ export function invoiceNumber(prefix: string, fy: string, serial: number | bigin
   }
   return number;
 }
+
+/** The calendar day of an instant in India Standard Time, `2026-06-15`: the date an invoice shows. */
+export function istDay(date: Date): string {
+  return new Date(date.getTime() + IST_OFFSET_MS).toISOString().slice(0, 10);
+}
+
+/**
+ * A month (`YYYY-MM`) as the instants it spans in India Standard Time: [from, to), from 00:00 IST
+ * on the 1st to 00:00 IST on the 1st of the next month. Null for anything else.
+ */
+export function istMonth(month: string): { from: Date; to: Date } | null {
+  const match = /^(\d{4})-(0[1-9]|1[0-2])$/.exec(month);
+  if (!match) return null;
+  const year = Number(match[1]);
+  const index = Number(match[2]) - 1;
+  return {
+    from: new Date(Date.UTC(year, index, 1) - IST_OFFSET_MS),
+    to: new Date(Date.UTC(year, index + 1, 1) - IST_OFFSET_MS),
+  };
+}

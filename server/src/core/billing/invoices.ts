@@ -26,7 +26,7 @@ export interface IssueInvoiceInput {
 }
 
 /** The next serial of a series in a financial year, in `trx`: held (locked) until it commits. */
-async function nextSerial(trx: Transaction<DB>, series: string, fy: string): Promise<number> {
+export async function nextSerial(trx: Transaction<DB>, series: string, fy: string): Promise<number> {
   await trx
     .insertInto('invoice_series')
     .values({ series, fy, next_serial: 1 })

@@ -129,6 +129,7 @@ export async function payOrder(
     referenceType: 'order',
     referenceId: order.id,
     note: `Renewal of ${service.label} (${order.public_id})`,
+    at: now,
   });
   const paid = await repo.markPaid(trx, order.id, now, debit.id);
   const from = order.renews_from ?? service.period_end ?? now;

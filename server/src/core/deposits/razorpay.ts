@@ -14,6 +14,7 @@ import { UpstreamError } from '../../upstreams/errors.ts';
 import {
   RazorpayClient,
   type RazorpayPayment,
+  type RazorpayRefund,
   verifyCheckoutSignature,
   verifyWebhookSignature,
 } from '../../upstreams/razorpay/index.ts';
@@ -21,6 +22,7 @@ import { AppError } from '../errors.ts';
 import { publicId } from '../ids.ts';
 import { formatPaise, parsePaise } from '../money.ts';
 import { approve, type DepositServiceOptions, MAX_DEPOSIT_PAISE, type Owner, reject } from './deposit.service.ts';
+import { type DepositRefund, refundDeposit, refundEvent } from './refund.ts';
 
 /** Razorpay takes orders of ₹1.00 or more. */
 const MIN_ONLINE_PAISE = 100n;
@@ -260,7 +262,10 @@ async function verifyCheckout(ctx: Ctx, accountId: number, input: CheckoutReturn
 async function webhook(ctx: Ctx, raw: Buffer, signature: unknown): Promise<{ verified: boolean; handled: string }> {
   const g = ctx.need();
   if (!verifyWebhookSignature(raw, signature, g.settings.webhookSecret)) return { verified: false, handled: 'none' };
-  let event: { event?: unknown; payload?: { payment?: { entity?: Partial<RazorpayPayment> } } };
+  let event: {
+    event?: unknown;
+    payload?: { payment?: { entity?: Partial<RazorpayPayment> }; refund?: { entity?: Partial<RazorpayRefund> } };
+  };
   try {
     event = JSON.parse(raw.toString('utf8'));
   } catch {
@@ -281,6 +286,10 @@ async function webhook(ctx: Ctx, raw: Buffer, signature: unknown): Promise<{ ver
   if (name === 'payment.failed' && payment) {
     await failed(ctx, payment);
     return { verified: true, handled: name };
+  }
+  // Never moves money: a refund's debit is made by the staff command that asked for it.
+  if (name === 'refund.processed' || name === 'refund.created') {
+    return { verified: true, handled: await refundEvent(ctx.options, event.payload?.refund?.entity) };
   }
   return { verified: true, handled: 'ignored' };
 }
@@ -316,6 +325,8 @@ export function createRazorpayDeposits(options: RazorpayDepositsOptions) {
     /** A webhook, by its raw bytes: `verified` false when the signature is wrong (nothing is done). */
     webhook: (raw: Buffer, signature: unknown) => webhook(ctx, raw, signature),
     confirm: (paymentId: string, orderId: string) => confirm(ctx, paymentId, orderId),
+    /** Staff refund an approved online deposit back through the gateway (./refund.ts). */
+    refund: (input: DepositRefund) => refundDeposit(ctx.options, ctx.need().client, input),
     close(): void {
       gateway?.client.close();
     },

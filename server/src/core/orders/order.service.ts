@@ -199,6 +199,7 @@ async function place(
     referenceType: 'order',
     referenceId: order.id,
     note: `${plan.name} (${order.public_id})`,
+    at: now,
   });
   const service = await services
     .insert(trx, {

@@ -5,7 +5,9 @@
 // all. Product-agnostic: what the product reserved is given back through `product.release`.
 
 import type { Transaction } from 'kysely';
-import type { DB, Job, Plan, Service, SuspendReason } from '../../db/tables.ts';
+import type { InvoicingConfig } from '../../config-invoicing.ts';
+import type { DB, Job, LedgerRow, Order, Plan, Service, SuspendReason } from '../../db/tables.ts';
+import { creditableLeft, refundInvoice } from '../billing/credit-notes.ts';
 import type { Bus } from '../bus.ts';
 import { formatPaise } from '../money.ts';
 import { notify } from '../notifications/notification.service.ts';
@@ -42,9 +44,17 @@ export async function activated(trx: Transaction<DB>, t: Transition, plan: Pick<
 
 /**
  * Provisioning gave up (its steps already undone): what the product reserved is released, the
- * service failed, the charge refunded as a new ledger row, and the client told.
+ * service failed, the charge refunded as a new ledger row, and the client told. An order with a
+ * tax invoice is refunded through a credit note for what is left un-credited on it (staff may have
+ * credited part already), the refund row referencing the note; an order without one (paid before
+ * invoicing) is refunded in full, the row referencing the order.
  */
-export async function failedAndRefunded(trx: Transaction<DB>, t: Transition, failure: Failure): Promise<void> {
+export async function failedAndRefunded(
+  trx: Transaction<DB>,
+  t: Transition,
+  failure: Failure,
+  invoicing: InvoicingConfig,
+): Promise<void> {
   const { service, now } = t;
   // Wallet, then the order, then the service: the order every money path takes (lockWallet).
   await lockWallet(trx, service.account_id);
@@ -58,29 +68,58 @@ export async function failedAndRefunded(trx: Transaction<DB>, t: Transition, fai
   await services.markFailed(trx, service.id);
   await finishJob(trx, t.job.id, now, failure, t.bus);
   await recordEvent(trx, service.id, 'failed', `Provisioning failed: ${failure.message}`, { code: failure.code });
+  let refunded = 0n;
   if (order.status === 'paid') {
-    const refund = await post(trx, service.account_id, {
-      kind: 'refund',
-      amountPaise: BigInt(order.amount_paise),
-      referenceType: 'order',
-      referenceId: order.id,
-      note: `Refund of ${order.public_id}: provisioning failed`,
-    });
+    const refund = await refundOrder(trx, order, now, invoicing);
+    refunded = refund === null ? 0n : BigInt(refund.amount_paise);
     await trx
       .updateTable('orders')
-      .set({ status: 'refunded', refund_transaction_id: refund.id })
+      .set({ status: 'refunded', refund_transaction_id: refund?.id ?? null })
       .where('id', '=', order.id)
       .execute();
-    await recordEvent(trx, service.id, 'refunded', `₹${formatPaise(order.amount_paise)} refunded to the wallet`, {
-      transaction: refund.public_id,
-    });
+    if (refund) {
+      await recordEvent(trx, service.id, 'refunded', `₹${formatPaise(refunded)} refunded to the wallet`, {
+        transaction: refund.public_id,
+      });
+    }
   }
   await notify(trx, service.account_id, {
     kind: 'service_failed',
     title: `${service.label} could not be set up`,
-    body: `We could not set up ${service.label}: ${failure.message} The ₹${formatPaise(order.amount_paise)} you paid is back in your wallet.`,
+    body:
+      refunded > 0n
+        ? `We could not set up ${service.label}: ${failure.message} The ₹${formatPaise(refunded)} you paid is back in your wallet.`
+        : `We could not set up ${service.label}: ${failure.message}`,
     data: { service: service.id, order: order.public_id },
   });
+}
+
+/** The refund row of a paid order whose service failed; null when its invoice is credited in full already. */
+async function refundOrder(
+  trx: Transaction<DB>,
+  order: Order,
+  now: Date,
+  invoicing: InvoicingConfig,
+): Promise<LedgerRow | null> {
+  const note = `Refund of ${order.public_id}: provisioning failed`;
+  const invoice = await trx
+    .selectFrom('invoices')
+    .selectAll()
+    .where('order_id', '=', order.id)
+    .where('kind', '=', 'invoice')
+    .executeTakeFirst();
+  if (!invoice) {
+    return post(trx, order.account_id, {
+      kind: 'refund',
+      amountPaise: BigInt(order.amount_paise),
+      referenceType: 'order',
+      referenceId: order.id,
+      note,
+    });
+  }
+  if ((await creditableLeft(trx, invoice)) <= 0n) return null;
+  const { refund } = await refundInvoice(trx, invoicing, { invoice, reason: 'Provisioning failed', at: now, note });
+  return refund;
 }
 
 const SUSPENSIONS: Record<SuspendReason, { event: string; body: (label: string) => string }> = {

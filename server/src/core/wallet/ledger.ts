@@ -18,6 +18,12 @@ export interface LedgerEntry {
   referenceType?: string;
   referenceId?: number;
   note?: string;
+  /**
+   * When the entry happened, for an entry that goes with a tax document (a charge with its invoice,
+   * a refund with its credit note): the document's own instant, so both fall in the same month
+   * whatever the clock says; the database's time otherwise.
+   */
+  at?: Date;
 }
 
 /** Make sure the account has a wallet row (a new account has none until its first entry). */
@@ -78,6 +84,7 @@ export async function post(trx: Transaction<DB>, accountId: number, entry: Ledge
       reference_type: entry.referenceType ?? null,
       reference_id: entry.referenceId ?? null,
       note: entry.note ?? null,
+      ...(entry.at ? { created_at: entry.at } : {}),
     })
     .returningAll()
     .executeTakeFirstOrThrow();

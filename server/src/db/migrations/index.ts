@@ -24,6 +24,7 @@ import * as m0021 from './0021_extids_legacy.ts';
 import * as m0022 from './0022_billing_profiles.ts';
 import * as m0023 from './0023_invoices.ts';
 import * as m0024 from './0024_razorpay_deposits.ts';
+import * as m0025 from './0025_credit_notes.ts';
 import * as m0026 from './0026_two_factor.ts';
 
 export const migrations: Record<string, Migration> = {
@@ -51,5 +52,6 @@ export const migrations: Record<string, Migration> = {
   '0022_billing_profiles': m0022,
   '0023_invoices': m0023,
   '0024_razorpay_deposits': m0024,
+  '0025_credit_notes': m0025,
   '0026_two_factor': m0026,
 };

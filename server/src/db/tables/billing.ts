@@ -24,7 +24,7 @@ export type BillingProfile = Selectable<BillingProfilesTable>;
 
 /** The next serial of one invoice series in one financial year (migration 0023). */
 export interface InvoiceSeriesTable {
-  /** INVOICE_PREFIX for invoices (credit notes will have their own series). */
+  /** INVOICE_PREFIX for invoices, INVOICE_PREFIX + 'C' for credit notes (their own series). */
   series: string;
   /** Financial year as its two two-digit years: '2627'. */
   fy: string;
@@ -76,6 +76,10 @@ export interface InvoicesTable {
   buyer: ColumnType<InvoiceParty, string, never>;
   seller: ColumnType<InvoiceParty, string, never>;
   lines: ColumnType<InvoiceLine[], string, never>;
+  /** A credit note's reason and the number and date of the invoice it credits (null on invoices). */
+  reason: ColumnType<string | null, string | null | undefined, never>;
+  original_number: ColumnType<string | null, string | null | undefined, never>;
+  original_issued_at: ColumnType<Date | null, Date | null | undefined, never>;
   created_at: CreatedAt;
 }
 

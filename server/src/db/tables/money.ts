@@ -9,7 +9,8 @@ export interface WalletsTable {
   updated_at: CreatedAt;
 }
 
-export type LedgerKind = 'deposit' | 'order' | 'renewal' | 'refund' | 'adjustment';
+/** `withdrawal`: money sent back out of the wallet (an online deposit refunded through the gateway). */
+export type LedgerKind = 'deposit' | 'order' | 'renewal' | 'refund' | 'adjustment' | 'withdrawal';
 
 export interface WalletTransactionsTable {
   id: Generated<number>;
@@ -48,6 +49,13 @@ export interface DepositsTable {
   reviewed_by: string | null;
   reviewed_at: NullableTimestamp;
   transaction_id: number | null;
+  /** A refund back through the gateway (staff, `deposits refund`): at most one per deposit. */
+  refund_gateway_id: ColumnType<string | null, string | null | undefined, string | null>;
+  refund_amount_paise: ColumnType<string | null, bigint | string | null | undefined, bigint | string | null>;
+  refund_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  refunded_by: ColumnType<string | null, string | null | undefined, string | null>;
+  refunded_at: NullableTimestamp;
+  refund_transaction_id: ColumnType<number | null, number | null | undefined, number | null>;
   created_at: CreatedAt;
 }
 

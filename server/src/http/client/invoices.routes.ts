@@ -26,7 +26,9 @@ export async function invoiceRoutes(root: FastifyInstance, { deps }: { deps: Dep
         summary: 'Your tax invoices, newest first; ?id= one in full; ?id=&format=pdf its PDF',
         description:
           'An invoice is issued when an order is paid from the wallet (a new order, or a renewal), in the same ' +
-          'transaction, numbered PREFIX/FY/serial with no gap. Amounts are rupees with two decimals. ' +
+          'transaction, numbered PREFIX/FY/serial with no gap. A refund is a credit note (kind credit_note, ' +
+          'numbered PREFIXC/FY/serial in its own series, with original_number and reason); the list shows both ' +
+          'kinds. Amounts are rupees with two decimals. ' +
           'format=pdf (with id) answers the invoice as an A4 PDF attachment named after its number ' +
           '(HP-2627-000001.pdf); format=json, the default, answers JSON.',
         querystring: Type.Object(

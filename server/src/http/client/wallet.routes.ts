@@ -20,14 +20,16 @@ import { limited, PAGE_QUERY, PaginationSchema, pageOf, pagination, signedIn } f
 import { okSchema } from './envelopes.ts';
 import { RAZORPAY_ANSWERS, RAZORPAY_BODY, razorpayDeposit } from './razorpay-deposit.ts';
 
-const LEDGER_KINDS: readonly LedgerKind[] = ['deposit', 'order', 'renewal', 'refund', 'adjustment'];
+const LEDGER_KINDS: readonly LedgerKind[] = ['deposit', 'order', 'renewal', 'refund', 'adjustment', 'withdrawal'];
 
 const Money = Type.String({ description: 'INR amount, two decimals; debits are negative' });
 
 const TransactionSchema = Type.Object({
   id: Type.Integer(),
   public_id: Type.String({ description: 'pay_…' }),
-  kind: Type.String({ description: 'deposit, order, renewal, refund or adjustment' }),
+  kind: Type.String({
+    description: 'deposit, order, renewal, refund, adjustment or withdrawal (an online deposit refunded to its payer)',
+  }),
   amount: Money,
   balance_after: Money,
   reference: Type.Union([Type.Object({ type: Type.String(), id: Type.Integer() }), Type.Null()]),
@@ -63,7 +65,7 @@ export async function walletRoutes(root: FastifyInstance, { deps }: { deps: Deps
         tags,
         summary: 'Wallet balance and transaction history (newest first)',
         description:
-          'Filters: `kind` (one or more of deposit, order, renewal, refund, adjustment, comma-separated), ' +
+          'Filters: `kind` (one or more of deposit, order, renewal, refund, adjustment, withdrawal, comma-separated), ' +
           '`from` and `to` (times with an offset; rows at or after `from` and before `to`). ' +
           '`pagination.total` counts the filtered rows.',
         querystring: Type.Object(

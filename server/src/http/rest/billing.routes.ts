@@ -8,14 +8,19 @@ import { formatPaise } from '../../core/money.ts';
 import { principalOf } from '../plugins/token-auth.ts';
 import { tokenErrors } from '../schemas.ts';
 import { BillingSchema, billingView } from '../views/billing.view.ts';
-import { OrderInvoiceFields, orderInvoiceView } from '../views/invoice.view.ts';
+import {
+  OrderCreditNoteFields,
+  OrderInvoiceFields,
+  orderCreditNotesView,
+  orderInvoiceView,
+} from '../views/invoice.view.ts';
 import { OrderSchema, orderView } from '../views/order.view.ts';
 import { invoicePdfReply, PdfFile } from '../views/pdf.ts';
 import { IdParams, okSchema } from './envelopes.ts';
 
 const Money = Type.Object({ amount: Type.String(), currency: Type.Literal('INR') });
 /** An order of GET /invoices: its fields as everywhere, and its tax invoice's (null until paid). */
-const OrderWithInvoice = Type.Object({ ...OrderSchema.properties, ...OrderInvoiceFields });
+const OrderWithInvoice = Type.Object({ ...OrderSchema.properties, ...OrderInvoiceFields, ...OrderCreditNoteFields });
 
 export async function billingRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
@@ -69,22 +74,25 @@ export async function billingRoutes(root: FastifyInstance, { deps }: { deps: Dep
         description:
           'Each order keeps its fields and adds its tax invoice: number, issued_at, taxable_value, tax {cgst, sgst, ' +
           'igst, rate}, total, pdf_url (GET /api/v1/invoices/{id}/pdf) — all null for an order with no invoice ' +
-          '(unpaid, cancelled).',
+          '(unpaid, cancelled). credit_notes lists the credit notes against the invoice (a refund: ' +
+          'number PREFIXC/FY/serial, kind credit_note, original_number, reason, amounts).',
         response: { 200: okSchema({ invoices: Type.Array(OrderWithInvoice) }), ...tokenErrors() },
       },
     },
     async (request) => {
       const { accountId } = principalOf(request);
       const { rows } = await deps.orders.list(accountId, 1, 100);
-      const invoices = await deps.invoices.ofOrders(
-        accountId,
-        rows.map((o) => o.id),
-      );
+      const ids = rows.map((o) => o.id);
+      const [invoices, notes] = await Promise.all([
+        deps.invoices.ofOrders(accountId, ids),
+        deps.creditNotes.ofOrders(accountId, ids),
+      ]);
       return {
         ok: true as const,
         invoices: rows.map((o) => ({
           ...orderView(o),
           ...orderInvoiceView(invoices.get(o.id), deps.config.publicUrl),
+          ...orderCreditNotesView(notes.get(o.id)),
         })),
       };
     },

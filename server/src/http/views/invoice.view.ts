@@ -24,8 +24,14 @@ const TaxSchema = Type.Object({
 
 export const InvoiceSummarySchema = Type.Object({
   id: Type.Integer(),
-  number: Type.String({ description: 'PREFIX/FY/serial, e.g. HP/2627/000042' }),
-  kind: Type.String({ description: 'invoice (credit_note later)' }),
+  number: Type.String({
+    description: 'PREFIX/FY/serial, e.g. HP/2627/000042; a credit note PREFIXC/FY/serial (its own series)',
+  }),
+  kind: Type.Union([Type.Literal('invoice'), Type.Literal('credit_note')], {
+    description: 'invoice, or credit_note: a refund or reduction of an earlier invoice (its amounts are credited)',
+  }),
+  original_number: Nullable(Type.String({ description: 'a credit note: the number of the invoice it credits' })),
+  reason: Nullable(Type.String({ description: 'a credit note: why it was issued' })),
   order_id: Type.Union([Type.Integer(), Type.Null()]),
   issued_at: Type.String({ format: 'date-time' }),
   financial_year: Type.String({ description: '2627 for 1 April 2026 – 31 March 2027' }),
@@ -68,6 +74,7 @@ const LineSchema = Type.Object({
 export const InvoiceSchema = Type.Object({
   ...InvoiceSummarySchema.properties,
   original_invoice_id: Type.Union([Type.Integer(), Type.Null()]),
+  original_issued_at: Nullable(Type.String({ format: 'date-time', description: "a credit note: the invoice's date" })),
   place_of_supply_name: Type.String(),
   buyer: PartySchema,
   seller: PartySchema,
@@ -89,6 +96,8 @@ export function invoiceSummaryView(i: Invoice) {
     id: i.id,
     number: i.number,
     kind: i.kind,
+    original_number: i.original_number,
+    reason: i.reason,
     order_id: i.order_id,
     issued_at: isoWithOffset(i.issued_at),
     financial_year: i.fy,
@@ -115,6 +124,7 @@ export function invoiceView(i: Invoice) {
   return {
     ...invoiceSummaryView(i),
     original_invoice_id: i.original_invoice_id,
+    original_issued_at: i.original_issued_at ? isoWithOffset(i.original_issued_at) : null,
     place_of_supply_name: stateName(i.place_of_supply) ?? i.place_of_supply,
     buyer: partyView(i.buyer),
     seller: partyView(i.seller),
@@ -161,5 +171,38 @@ export function orderInvoiceView(i: Invoice | undefined, publicUrl: string) {
     tax: i ? taxOf(i) : null,
     total: i ? formatPaise(i.total_paise) : null,
     pdf_url: i ? invoicePdfUrl(publicUrl, i.id) : null,
+  };
+}
+
+const OrderCreditNoteSchema = Type.Object({
+  number: Type.String({ description: 'PREFIXC/FY/serial' }),
+  kind: Type.Literal('credit_note'),
+  original_number: Type.String({ description: "the invoice it credits (this order's)" }),
+  reason: Type.String(),
+  issued_at: Type.String({ format: 'date-time' }),
+  taxable_value: Type.String(),
+  tax: TaxSchema,
+  total: Type.String({ description: 'the amount credited, GST included' }),
+});
+
+/** What GET /api/v1/invoices adds to an order besides its invoice: the credit notes against it. */
+export const OrderCreditNoteFields = {
+  credit_notes: Type.Array(OrderCreditNoteSchema, {
+    description: "credit notes against the order's invoice (a refund), oldest first; empty when none",
+  }),
+};
+
+export function orderCreditNotesView(notes: Invoice[] | undefined) {
+  return {
+    credit_notes: (notes ?? []).map((n) => ({
+      number: n.number,
+      kind: 'credit_note' as const,
+      original_number: n.original_number ?? '',
+      reason: n.reason ?? '',
+      issued_at: isoWithOffset(n.issued_at),
+      taxable_value: formatPaise(n.taxable_paise),
+      tax: taxOf(n),
+      total: formatPaise(n.total_paise),
+    })),
   };
 }

@@ -39,7 +39,10 @@ export interface RazorpayRefund {
   id: string;
   payment_id: string;
   amount: number;
+  /** pending, processed or failed. */
   status: string;
+  /** Our reference, as sent. */
+  receipt: string | null;
 }
 
 interface ErrorBody {
@@ -74,13 +77,26 @@ export class RazorpayClient {
     return this.#call('GET', `/v1/payments/${encodeURIComponent(paymentId)}`);
   }
 
-  /** Refund all that is left of a captured payment, or `amountPaise` of it. */
-  refund(paymentId: string, input: { amountPaise?: number; notes?: Record<string, string> } = {}) {
+  /** Refund all that is left of a captured payment, or `amountPaise` of it; `receipt` is our reference (≤ 40). */
+  refund(
+    paymentId: string,
+    input: { amountPaise?: number; receipt?: string; notes?: Record<string, string> } = {},
+  ): Promise<RazorpayRefund> {
     const body = {
       ...(input.amountPaise === undefined ? {} : { amount: input.amountPaise }),
+      ...(input.receipt === undefined ? {} : { receipt: input.receipt }),
       ...(input.notes ? { notes: input.notes } : {}),
     };
     return this.#call<RazorpayRefund>('POST', `/v1/payments/${encodeURIComponent(paymentId)}/refund`, body);
+  }
+
+  /** The refunds of a payment (the newest 100). */
+  async refundsOf(paymentId: string): Promise<RazorpayRefund[]> {
+    const page = await this.#call<{ items?: RazorpayRefund[] }>(
+      'GET',
+      `/v1/payments/${encodeURIComponent(paymentId)}/refunds?count=100`,
+    );
+    return Array.isArray(page.items) ? page.items : [];
   }
 
   close(): void {

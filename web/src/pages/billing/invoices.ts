@@ -28,7 +28,9 @@ export function useInvoice(id: number) {
     queryKey: ['invoices', 'one', id],
     queryFn: async () => {
       // The route also answers a PDF (format=pdf); asked for JSON, it answers JSON.
-      const answer = (await unwrap(api.GET('/api/v1/client/invoices/', { params: { query: { id } } }))) as InvoicesAnswer;
+      const answer = (await unwrap(
+        api.GET('/api/v1/client/invoices/', { params: { query: { id } } }),
+      )) as InvoicesAnswer;
       if (!('invoice' in answer)) throw new Error('The server answered with a list instead of the invoice.');
       return answer.invoice;
     },

@@ -19,6 +19,7 @@ const KINDS: Record<string, string> = {
   renewal: 'Renewal',
   refund: 'Refund',
   adjustment: 'Adjustment',
+  withdrawal: 'Refund to your bank or card',
 };
 
 function kindLabel(kind: string): string {
@@ -36,6 +37,7 @@ function Reference({ t }: { t: Transaction }) {
   const { type, id } = t.reference;
   if (type === 'service') return <Link to={`/services/${id}`}>Service #{id}</Link>;
   if (type === 'deposit') return <Link to={`/wallet?deposit=${id}`}>Deposit #{id}</Link>;
+  if (type === 'credit_note') return <span>Credit note #{id}</span>;
   return (
     <span>
       {kindLabel(type)} #{id}
