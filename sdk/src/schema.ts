@@ -2431,10 +2431,16 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                             price: {
-                                /** @description INR, two decimals */
+                                /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                                 monthly: string;
                                 /** @enum {string} */
                                 currency: "INR";
+                                /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                                includes_gst: boolean;
+                                /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                                gst: string;
+                                /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                                monthly_with_gst: string;
                             };
                             available: boolean;
                             regions: {
@@ -2485,10 +2491,16 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                             price: {
-                                /** @description INR, two decimals */
+                                /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                                 monthly: string;
                                 /** @enum {string} */
                                 currency: "INR";
+                                /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                                includes_gst: boolean;
+                                /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                                gst: string;
+                                /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                                monthly_with_gst: string;
                             };
                             available: boolean;
                             regions: {
@@ -2579,6 +2591,7 @@ export interface operations {
                             } | null;
                         };
                         billing: {
+                            /** @description what the renewing services take from the wallet a month, GST included */
                             monthly_run_rate: {
                                 amount: string;
                                 /** @enum {string} */
@@ -2608,6 +2621,7 @@ export interface operations {
                                     label: string;
                                 };
                                 paid_until: string;
+                                /** @description what the renewal takes from the wallet (GST included) */
                                 amount: string;
                             }[];
                         };
@@ -3459,6 +3473,7 @@ export interface operations {
                             status: string;
                             plan_id: number;
                             service_id: number | null;
+                            /** @description what the order charges the wallet, GST included (the plan price, plus GST when prices exclude it) */
                             amount: string;
                             /** @enum {string} */
                             currency: "INR";
@@ -3488,6 +3503,7 @@ export interface operations {
                             status: string;
                             plan_id: number;
                             service_id: number | null;
+                            /** @description what the order charges the wallet, GST included (the plan price, plus GST when prices exclude it) */
                             amount: string;
                             /** @enum {string} */
                             currency: "INR";
@@ -3589,6 +3605,7 @@ export interface operations {
                             status: string;
                             plan_id: number;
                             service_id: number | null;
+                            /** @description what the order charges the wallet, GST included (the plan price, plus GST when prices exclude it) */
                             amount: string;
                             /** @enum {string} */
                             currency: "INR";
@@ -3625,6 +3642,7 @@ export interface operations {
                             status: string;
                             plan_id: number;
                             service_id: number | null;
+                            /** @description what the order charges the wallet, GST included (the plan price, plus GST when prices exclude it) */
                             amount: string;
                             /** @enum {string} */
                             currency: "INR";
@@ -3657,9 +3675,16 @@ export interface operations {
                             os: string | null;
                             domain: string | null;
                             price: {
+                                /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                                 monthly: string;
                                 /** @enum {string} */
                                 currency: "INR";
+                                /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                                includes_gst: boolean;
+                                /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                                gst: string;
+                                /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                                monthly_with_gst: string;
                             };
                             paid_until: string | null;
                             /** @description paid_until has passed and the renewal is unpaid (CONTRACT §7) */
@@ -3859,9 +3884,16 @@ export interface operations {
                             os: string | null;
                             domain: string | null;
                             price: {
+                                /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                                 monthly: string;
                                 /** @enum {string} */
                                 currency: "INR";
+                                /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                                includes_gst: boolean;
+                                /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                                gst: string;
+                                /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                                monthly_with_gst: string;
                             };
                             paid_until: string | null;
                             /** @description paid_until has passed and the renewal is unpaid (CONTRACT §7) */
@@ -3928,9 +3960,16 @@ export interface operations {
                             os: string | null;
                             domain: string | null;
                             price: {
+                                /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                                 monthly: string;
                                 /** @enum {string} */
                                 currency: "INR";
+                                /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                                includes_gst: boolean;
+                                /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                                gst: string;
+                                /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                                monthly_with_gst: string;
                             };
                             paid_until: string | null;
                             /** @description paid_until has passed and the renewal is unpaid (CONTRACT §7) */
@@ -4115,6 +4154,7 @@ export interface operations {
                             status: string;
                             plan_id: number;
                             service_id: number | null;
+                            /** @description what the order charges the wallet, GST included (the plan price, plus GST when prices exclude it) */
                             amount: string;
                             /** @enum {string} */
                             currency: "INR";
@@ -6263,10 +6303,16 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                             price: {
-                                /** @description INR, two decimals */
+                                /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                                 monthly: string;
                                 /** @enum {string} */
                                 currency: "INR";
+                                /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                                includes_gst: boolean;
+                                /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                                gst: string;
+                                /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                                monthly_with_gst: string;
                             };
                             available: boolean;
                             regions: {
@@ -6499,10 +6545,16 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                             price: {
-                                /** @description INR, two decimals */
+                                /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                                 monthly: string;
                                 /** @enum {string} */
                                 currency: "INR";
+                                /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                                includes_gst: boolean;
+                                /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                                gst: string;
+                                /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                                monthly_with_gst: string;
                             };
                             available: boolean;
                             regions: {
@@ -6515,9 +6567,16 @@ export interface operations {
                             }[];
                         };
                         price: {
+                            /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                             monthly: string;
                             /** @enum {string} */
                             currency: "INR";
+                            /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                            includes_gst: boolean;
+                            /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                            gst: string;
+                            /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                            monthly_with_gst: string;
                         };
                     };
                 };
@@ -6649,9 +6708,16 @@ export interface operations {
                             os: string | null;
                             domain: string | null;
                             price: {
+                                /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                                 monthly: string;
                                 /** @enum {string} */
                                 currency: "INR";
+                                /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                                includes_gst: boolean;
+                                /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                                gst: string;
+                                /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                                monthly_with_gst: string;
                             };
                             paid_until: string | null;
                             /** @description paid_until has passed and the renewal is unpaid (CONTRACT §7) */
@@ -6793,6 +6859,7 @@ export interface operations {
                             status: string;
                             plan_id: number;
                             service_id: number | null;
+                            /** @description what the order charges the wallet, GST included (the plan price, plus GST when prices exclude it) */
                             amount: string;
                             /** @enum {string} */
                             currency: "INR";
@@ -6825,9 +6892,16 @@ export interface operations {
                             os: string | null;
                             domain: string | null;
                             price: {
+                                /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                                 monthly: string;
                                 /** @enum {string} */
                                 currency: "INR";
+                                /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                                includes_gst: boolean;
+                                /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                                gst: string;
+                                /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                                monthly_with_gst: string;
                             };
                             paid_until: string | null;
                             /** @description paid_until has passed and the renewal is unpaid (CONTRACT §7) */
@@ -7021,9 +7095,16 @@ export interface operations {
                             os: string | null;
                             domain: string | null;
                             price: {
+                                /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                                 monthly: string;
                                 /** @enum {string} */
                                 currency: "INR";
+                                /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                                includes_gst: boolean;
+                                /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                                gst: string;
+                                /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                                monthly_with_gst: string;
                             };
                             paid_until: string | null;
                             /** @description paid_until has passed and the renewal is unpaid (CONTRACT §7) */
@@ -7709,6 +7790,7 @@ export interface operations {
                             status: string;
                             plan_id: number;
                             service_id: number | null;
+                            /** @description what the order charges the wallet, GST included (the plan price, plus GST when prices exclude it) */
                             amount: string;
                             /** @enum {string} */
                             currency: "INR";
@@ -7724,6 +7806,7 @@ export interface operations {
                             currency: "INR";
                         };
                         billing: {
+                            /** @description what the renewing services take from the wallet a month, GST included */
                             monthly_run_rate: {
                                 amount: string;
                                 /** @enum {string} */
@@ -7753,6 +7836,7 @@ export interface operations {
                                     label: string;
                                 };
                                 paid_until: string;
+                                /** @description what the renewal takes from the wallet (GST included) */
                                 amount: string;
                             }[];
                         };
@@ -7825,6 +7909,7 @@ export interface operations {
                             status: string;
                             plan_id: number;
                             service_id: number | null;
+                            /** @description what the order charges the wallet, GST included (the plan price, plus GST when prices exclude it) */
                             amount: string;
                             /** @enum {string} */
                             currency: "INR";
@@ -8006,9 +8091,16 @@ export interface operations {
                             os: string | null;
                             domain: string | null;
                             price: {
+                                /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                                 monthly: string;
                                 /** @enum {string} */
                                 currency: "INR";
+                                /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                                includes_gst: boolean;
+                                /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                                gst: string;
+                                /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                                monthly_with_gst: string;
                             };
                             paid_until: string | null;
                             /** @description paid_until has passed and the renewal is unpaid (CONTRACT §7) */
@@ -8172,9 +8264,16 @@ export interface operations {
                             os: string | null;
                             domain: string | null;
                             price: {
+                                /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                                 monthly: string;
                                 /** @enum {string} */
                                 currency: "INR";
+                                /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                                includes_gst: boolean;
+                                /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                                gst: string;
+                                /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                                monthly_with_gst: string;
                             };
                             paid_until: string | null;
                             /** @description paid_until has passed and the renewal is unpaid (CONTRACT §7) */
@@ -8231,6 +8330,7 @@ export interface operations {
                             status: string;
                             plan_id: number;
                             service_id: number | null;
+                            /** @description what the order charges the wallet, GST included (the plan price, plus GST when prices exclude it) */
                             amount: string;
                             /** @enum {string} */
                             currency: "INR";
@@ -8400,9 +8500,16 @@ export interface operations {
                             os: string | null;
                             domain: string | null;
                             price: {
+                                /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                                 monthly: string;
                                 /** @enum {string} */
                                 currency: "INR";
+                                /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                                includes_gst: boolean;
+                                /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                                gst: string;
+                                /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                                monthly_with_gst: string;
                             };
                             paid_until: string | null;
                             /** @description paid_until has passed and the renewal is unpaid (CONTRACT §7) */
@@ -9687,10 +9794,16 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                             price: {
-                                /** @description INR, two decimals */
+                                /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                                 monthly: string;
                                 /** @enum {string} */
                                 currency: "INR";
+                                /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                                includes_gst: boolean;
+                                /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                                gst: string;
+                                /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                                monthly_with_gst: string;
                             };
                             available: boolean;
                             regions: {
