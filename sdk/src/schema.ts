@@ -861,7 +861,7 @@ export interface paths {
         };
         /**
          * Order history, the last 100, with each paid order's tax invoice
-         * @description Each order keeps its fields and adds its tax invoice: number, issued_at, taxable_value, tax {cgst, sgst, igst, rate}, total — all null for an order with no invoice (unpaid, cancelled). pdf_url is null for now: the PDF comes with a later release.
+         * @description Each order keeps its fields and adds its tax invoice: invoice_id, number, issued_at, taxable_value, tax {cgst, sgst, igst, rate}, total, description — all null for an order with no invoice (unpaid, cancelled). pdf_url is null for now: the PDF comes with a later release.
          */
         get: operations["listInvoices"];
         put?: never;
@@ -7918,6 +7918,7 @@ export interface operations {
                             paid_at: string | null;
                             /** @description a renewal: the paid_until it extends by a month */
                             renews_from: string | null;
+                            invoice_id: number | null;
                             number: string | null;
                             issued_at: string | null;
                             taxable_value: string | null;
@@ -7929,6 +7930,7 @@ export interface operations {
                                 rate: string;
                             } | null;
                             total: string | null;
+                            description: string | null;
                             pdf_url: string | null;
                         }[];
                     };

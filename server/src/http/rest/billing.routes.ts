@@ -66,8 +66,9 @@ export async function billingRoutes(root: FastifyInstance, { deps }: { deps: Dep
         tags: ['token: billing'],
         summary: "Order history, the last 100, with each paid order's tax invoice",
         description:
-          'Each order keeps its fields and adds its tax invoice: number, issued_at, taxable_value, tax {cgst, sgst, ' +
-          'igst, rate}, total — all null for an order with no invoice (unpaid, cancelled). pdf_url is null for now: ' +
+          'Each order keeps its fields and adds its tax invoice: invoice_id, number, issued_at, taxable_value, tax ' +
+          '{cgst, sgst, igst, rate}, total, description — all null for an order with no invoice (unpaid, cancelled). ' +
+          'pdf_url is null for now: ' +
           'the PDF comes with a later release.',
         response: { 200: okSchema({ invoices: Type.Array(OrderWithInvoice) }), ...tokenErrors() },
       },
