@@ -8,6 +8,7 @@ import { hideBin } from 'yargs/helpers';
 import { accountCommands } from './commands/account.ts';
 import { authCommands } from './commands/auth.ts';
 import { instanceCommands } from './commands/instances.ts';
+import { invoiceCommands } from './commands/invoices.ts';
 import { CliError, UsageError } from './errors.ts';
 import { err, jsonSafe, msg, note, paint } from './output.ts';
 import { DEFAULT_URL, type GlobalArgs, VERSION } from './session.ts';
@@ -33,7 +34,7 @@ function parser(argv: string[]) {
       'Environment: HOSTPLANE_TOKEN and HOSTPLANE_URL override the saved login; NO_COLOR turns colour off.\n' +
         'Exit codes: 0 done, 1 API or connection error, 2 bad usage.',
     );
-  const withCommands = accountCommands(instanceCommands(authCommands(base)));
+  const withCommands = invoiceCommands(accountCommands(instanceCommands(authCommands(base))));
   return withCommands
     .demandCommand(1, 'Name a command.')
     .strict()

@@ -140,6 +140,12 @@ function resilientFetch(options: HostplaneOptions, baseUrl: string): (input: Req
   };
 }
 
+/** A downloaded invoice PDF. */
+export interface InvoicePdf {
+  bytes: Uint8Array;
+  contentType: string;
+}
+
 /** The data of a success, or the failure raised as a HostplaneError. */
 async function unwrap<R extends { data?: unknown; error?: unknown; response: Response }>(
   pending: Promise<R>,
@@ -177,17 +183,18 @@ export type DeployRequest = Omit<DeployBody, 'idempotency_key'> & { idempotency_
 export class Hostplane {
   readonly raw: Client<paths>;
   readonly baseUrl: string;
+  /** The fetch under `raw` (timeouts, retries) and its headers, for the answers that are not JSON. */
+  readonly #send: (request: Request) => Promise<Response>;
+  readonly #headers: Record<string, string>;
 
   constructor(options: HostplaneOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.raw = createClient<paths>({
-      baseUrl: this.baseUrl,
-      fetch: resilientFetch(options, this.baseUrl),
-      headers: {
-        authorization: `Bearer ${options.token}`,
-        ...(options.userAgent ? { 'user-agent': options.userAgent } : {}),
-      },
-    });
+    this.#send = resilientFetch(options, this.baseUrl);
+    this.#headers = {
+      authorization: `Bearer ${options.token}`,
+      ...(options.userAgent ? { 'user-agent': options.userAgent } : {}),
+    };
+    this.raw = createClient<paths>({ baseUrl: this.baseUrl, fetch: this.#send, headers: this.#headers });
   }
 
   // Account, catalog and billing (/api/v1 and the second surface's catalog).
@@ -225,6 +232,53 @@ export class Hostplane {
 
   async listInvoices() {
     return (await unwrap(this.raw.GET('/api/v1/invoices'))).invoices;
+  }
+
+  /**
+   * A tax invoice as a PDF (GET /api/v1/invoices/{id}/pdf, scope billing.read). `target` is the
+   * invoice's id (`invoice_id` of listInvoices) or the `pdf_url` listInvoices gave for it; a URL
+   * outside this client's base URL is refused before anything is sent, so the token never leaves
+   * for another host. An answer that is not application/pdf is a HostplaneError `not_pdf`.
+   */
+  async invoicePdf(target: number | string): Promise<InvoicePdf> {
+    const url = typeof target === 'number' ? `${this.baseUrl}/api/v1/invoices/${target}/pdf` : this.#own(target);
+    const response = await this.#send(new Request(url, { headers: this.#headers }));
+    if (!response.ok) {
+      const text = await response.text();
+      let body: unknown = null;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        // Not the API's envelope (a proxy's page): the status alone says what happened.
+      }
+      throw HostplaneError.fromResponse(response, body);
+    }
+    const contentType = response.headers.get('content-type') ?? '';
+    if (!/^application\/pdf\b/i.test(contentType)) {
+      await response.body?.cancel();
+      throw new HostplaneError({
+        status: response.status,
+        code: 'not_pdf',
+        message: `${new URL(url).pathname} answered ${contentType || 'no content type'}, not a PDF`,
+        request_id: response.headers.get('x-request-id'),
+      });
+    }
+    return { bytes: new Uint8Array(await response.arrayBuffer()), contentType };
+  }
+
+  /** `target` as an absolute URL under baseUrl, or a usage error (never a request elsewhere). */
+  #own(target: string): string {
+    const base = new URL(`${this.baseUrl}/`);
+    let url: URL;
+    try {
+      url = new URL(target, base);
+    } catch {
+      throw new TypeError(`${JSON.stringify(target)} is not a URL`);
+    }
+    if (url.origin !== base.origin || !url.pathname.startsWith(base.pathname)) {
+      throw new TypeError(`${url.origin}${url.pathname} is not under ${this.baseUrl}: the token is not sent there`);
+    }
+    return url.toString();
   }
 
   // Instances (the second surface).

@@ -13,7 +13,10 @@ export interface InvoicingConfig {
   sellerAddress: string;
   /** GST state code of the seller's place of business: decides intra-state (CGST + SGST) or IGST. */
   sellerStateCode: string;
-  /** Catalog prices include GST (the tax is carved out of them) rather than being added on top. */
+  /**
+   * Catalog prices include GST (the tax is carved out of them) rather than being added on top
+   * (false: the price is the taxable value and the wallet is charged it plus GST, core/billing/charge.ts).
+   */
   pricesIncludeGst: boolean;
   /** The invoice series: numbers are `<prefix>/<fy>/<serial>`, credit notes `<prefix>C/<fy>/<serial>`. */
   invoicePrefix: string;
@@ -35,7 +38,7 @@ export const INVOICING_VARIABLES = [
   {
     name: 'PRICES_INCLUDE_GST',
     description:
-      'catalog prices include 18 % GST (true, the only value supported yet: charging the price plus GST on top, false, is not built, so it is refused at start)',
+      'catalog prices include 18 % GST (true: the tax is carved out of the price); false: the price is the taxable value and the wallet is charged the price plus 18 % GST',
     default: 'true',
   },
   {
@@ -67,14 +70,6 @@ export function readInvoicing(r: Reader): InvoicingConfig {
   const pricesIncludeGst = includeRaw === 'true' || includeRaw === '1';
   if (!['true', '1', 'false', '0'].includes(includeRaw))
     r.fail('PRICES_INCLUDE_GST', includeRaw, 'must be true or false (1 or 0)');
-  // Exclusive pricing needs the wallet charged the price plus GST, which the order and billing
-  // paths do not do yet: an invoice would then disagree with the ledger. Refused until it does.
-  else if (!pricesIncludeGst)
-    r.fail(
-      'PRICES_INCLUDE_GST',
-      includeRaw,
-      'false (GST on top of catalog prices) is not supported yet; leave it true',
-    );
   const invoicePrefix = r.get('INVOICE_PREFIX') ?? 'HP';
   // Three at most: the credit notes' series adds a C, and PREFIXC/FY/000001 must fit 16 characters.
   if (!/^[A-Z0-9]{1,3}$/.test(invoicePrefix))

@@ -3,11 +3,13 @@
 // across states with inclusive and exclusive prices (and a property over random amounts: the
 // heads add up to the total exactly and the tax is the rate of the taxable value within a
 // paisa), the amount in words in Indian numbering, the financial year's boundaries in IST and
-// the invoice number's rule-46 limits.
+// the invoice number's rule-46 limits; the charge of a price (charge.ts) both ways, and the
+// invoice's split of what was charged giving back an exclusive price as its taxable value.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
+import { chargeOfPrice } from '../src/core/billing/charge.ts';
 import {
   amountInWords,
   financialYear,
@@ -20,6 +22,7 @@ import {
   taxSplit,
   validateGstin,
 } from '../src/core/billing/gst.ts';
+import { invoiceSplit } from '../src/core/billing/invoices.ts';
 
 describe('state codes', () => {
   test('names and the list', () => {
@@ -237,5 +240,53 @@ describe('financial year and invoice number', () => {
     assert.throws(() => invoiceNumber('H P', '2627', 1), /rule 46/);
     assert.throws(() => invoiceNumber('HP', '26-27', 1), RangeError);
     assert.throws(() => invoiceNumber('HP', '2627', 0), RangeError);
+  });
+});
+
+describe('the charge of a price (charge.ts) and the invoice of what was charged', () => {
+  const inclusive = { pricesIncludeGst: true, sellerStateCode: '27' };
+  const exclusive = { pricesIncludeGst: false, sellerStateCode: '27' };
+
+  test('inclusive: the price is charged; exclusive: the price plus 18 %, the same total in every state', () => {
+    const inc = chargeOfPrice(inclusive, 79_900n);
+    assert.deepEqual([inc.totalPaise, inc.taxPaise, inc.split.taxablePaise], [79_900n, 12_188n, 67_712n]);
+    for (const supply of ['27', '29']) {
+      const exc = chargeOfPrice(exclusive, 79_900n, supply);
+      // 79900 × 0.18 = 14382.
+      assert.deepEqual([exc.totalPaise, exc.taxPaise, exc.split.taxablePaise], [94_282n, 14_382n, 79_900n]);
+      assert.equal(exc.placeOfSupply, supply);
+      assert.equal(exc.split.intraState, supply === '27');
+    }
+    // ₹0.25: 4.5 paise of tax rounds half up to 5.
+    assert.equal(chargeOfPrice(exclusive, 25n).totalPaise, 30n);
+  });
+
+  test('the invoice of an exclusive charge has the price as taxable value and the same heads, every price to ₹20,000', () => {
+    for (let price = 0n; price <= 2_000_000n; price++) {
+      for (const supply of ['27', '29']) {
+        const charged = chargeOfPrice(exclusive, price, supply).split;
+        const invoiced = invoiceSplit(exclusive, charged.totalPaise, supply);
+        if (
+          invoiced.taxablePaise !== price ||
+          invoiced.cgstPaise !== charged.cgstPaise ||
+          invoiced.sgstPaise !== charged.sgstPaise ||
+          invoiced.igstPaise !== charged.igstPaise ||
+          invoiced.totalPaise !== charged.totalPaise
+        )
+          assert.fail(`price ${price} in ${supply}: charged ${JSON.stringify(String(charged.totalPaise))}`);
+      }
+    }
+  });
+
+  test('property: the same up to ₹10 lakh, and an inclusive charge is its own invoice', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 100_000_000n }), fc.constantFrom('27', '29', '07'), (price, supply) => {
+        const charged = chargeOfPrice(exclusive, price, supply).split;
+        assert.deepEqual(invoiceSplit(exclusive, charged.totalPaise, supply), charged);
+        const inc = chargeOfPrice(inclusive, price, supply).split;
+        assert.deepEqual(invoiceSplit(inclusive, inc.totalPaise, supply), inc);
+      }),
+      { seed: 20270401, numRuns: 5000 },
+    );
   });
 });

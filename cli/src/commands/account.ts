@@ -1,11 +1,11 @@
-// plans list, quote, ssh-keys, snapshots, billing, invoices.
+// plans list, quote, ssh-keys, snapshots, billing (orders and invoices: invoices.ts).
 
 import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { Argv } from 'yargs';
 import { CliError, UsageError } from '../errors.ts';
-import { fields, json, msg, note, out, paint, rupees, state, table, write } from '../output.ts';
+import { fields, json, msg, note, out, paint, rupees, table, write } from '../output.ts';
 import { follow } from '../progress.ts';
 import { ask } from '../prompt.ts';
 import { type GlobalArgs, session } from '../session.ts';
@@ -76,7 +76,7 @@ export function accountCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
                   p.name,
                   p.type,
                   specs(p.specs),
-                  rupees(p.price.monthly),
+                  p.price.includes_gst ? rupees(p.price.monthly) : `${rupees(p.price.monthly)} + GST`,
                   p.regions
                     .filter((r) => r.available)
                     .map((r) => r.code)
@@ -101,7 +101,9 @@ export function accountCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
             ['plan', `${quote.plan.label} (${quote.plan.name})`],
             ['type', quote.plan.type],
             ['specs', specs(quote.plan.specs)],
-            ['price', `${rupees(quote.price.monthly)}/month`],
+            ['price', `${rupees(quote.price.monthly)}/month${quote.price.includes_gst ? ' (GST included)' : ' + GST'}`],
+            [quote.price.includes_gst ? 'GST in it' : 'GST', `${rupees(quote.price.gst)} (18 %)`],
+            ['charged', `${rupees(quote.price.monthly_with_gst)}/month from your wallet`],
             [
               'regions',
               quote.plan.regions
@@ -268,30 +270,6 @@ export function accountCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
             ),
           );
         }
-      },
-    )
-    .command(
-      ['invoices', 'orders'],
-      'Your orders (the last 100)',
-      (c) => c,
-      async (argv) => {
-        const { client } = session(argv);
-        const invoices = await client.listInvoices();
-        if (argv.output === 'json') return json(invoices);
-        write(
-          table(
-            ['ORDER', 'KIND', 'STATUS', 'AMOUNT', 'INSTANCE', 'CREATED', 'PAID'],
-            invoices.map((o) => [
-              o.public_id,
-              o.kind,
-              state(o.status),
-              rupees(o.amount),
-              o.service_id,
-              o.created_at,
-              o.paid_at,
-            ]),
-          ),
-        );
       },
     );
 }

@@ -138,12 +138,14 @@ export async function renewalBilled(db: Executor, serviceId: number, from: Date)
 }
 
 /**
- * The renewal order of the period starting at `from`, at the service's price: unpaid, or paid at
- * `paidAt`. Undefined when the period has one already (the unique index on service and period).
+ * The renewal order of the period starting at `from`, for `amountPaise` (what the service's price
+ * charges: charge.ts chargeFor): unpaid, or paid at `paidAt`. Undefined when the period has one
+ * already (the unique index on service and period).
  */
 export function insertRenewal(
   trx: Transaction<DB>,
-  service: Pick<Service, 'id' | 'account_id' | 'plan_id' | 'price_paise' | 'location_id'>,
+  service: Pick<Service, 'id' | 'account_id' | 'plan_id' | 'location_id'>,
+  amountPaise: bigint,
   from: Date,
   paidAt?: Date,
 ): Promise<Order | undefined> {
@@ -156,7 +158,7 @@ export function insertRenewal(
       service_id: service.id,
       kind: 'renewal',
       status: paidAt ? 'paid' : 'unpaid',
-      amount_paise: service.price_paise,
+      amount_paise: amountPaise,
       location_id: service.location_id,
       renews_from: from,
       ...(paidAt ? { paid_at: paidAt } : {}),

@@ -22,8 +22,8 @@
 
 import type { Transaction } from 'kysely';
 import type { DB } from '../../db/tables.ts';
-import * as services from '../services/service.repository.ts';
 import * as repo from './billing.repository.ts';
+import { chargeOfPrice, monthlyCharge } from './charge.ts';
 import { pay, renew } from './client-payments.ts';
 import { runCycle } from './cycle.ts';
 import type { BillingAction, BillingOptions } from './cycle-step.ts';
@@ -51,14 +51,22 @@ export function createBilling(options: BillingOptions) {
     /** The client renews a service (POST /services/ {action: "renew"}): what is owed first. */
     renew: (accountId: number, serviceId: number) => renew(options, accountId, serviceId),
 
-    /** What the account pays and owes: the monthly run-rate, unpaid orders with their total, the next renewals. */
+    /**
+     * What the account pays and owes: the monthly run-rate, unpaid orders with their total, the
+     * next renewals with what each will charge. Amounts are what the wallet is charged (with GST
+     * when prices exclude it, charge.ts).
+     */
     async summary(accountId: number) {
-      const [rate, unpaid, next] = await Promise.all([
-        services.ownMonthlyRunRate(db, accountId),
+      const [rate, unpaid, renewals] = await Promise.all([
+        monthlyCharge(db, options.invoicing, accountId),
         repo.ownUnpaidWithService(db, accountId),
         repo.ownNextRenewals(db, accountId),
       ]);
       const unpaidTotal = unpaid.reduce((sum, o) => sum + BigInt(o.amount_paise), 0n);
+      const next = renewals.map((s) => ({
+        ...s,
+        chargePaise: chargeOfPrice(options.invoicing, s.price_paise).totalPaise,
+      }));
       return { monthlyRunRatePaise: rate, unpaid, unpaidTotalPaise: unpaidTotal, next };
     },
   };

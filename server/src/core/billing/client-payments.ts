@@ -13,6 +13,7 @@ import * as services from '../services/service.repository.ts';
 import { addMonth } from '../time.ts';
 import { balanceOf, lockWallet, post } from '../wallet/ledger.ts';
 import * as repo from './billing.repository.ts';
+import { chargeFor } from './charge.ts';
 import { issueInvoice } from './invoices.ts';
 import {
   cancelOvertaken,
@@ -135,12 +136,13 @@ async function buyNextMonth(
     .where('id', '=', service.plan_id)
     .executeTakeFirstOrThrow();
   const from = service.period_end ?? now;
-  const order = await repo.insertRenewal(trx, service, from, now);
+  const charge = await chargeFor(trx, options.invoicing, service.account_id, service.price_paise);
+  const order = await repo.insertRenewal(trx, service, charge.totalPaise, from, now);
   // The period has an order already (one this renew did not see as unpaid): never a second.
   if (!order) throw new AppError('conflict', { message: `The period from ${day(from)} is already billed.` });
   const debit = await post(trx, service.account_id, {
     kind: 'renewal',
-    amountPaise: -BigInt(service.price_paise),
+    amountPaise: -charge.totalPaise,
     referenceType: 'order',
     referenceId: order.id,
     note: `Renewal of ${service.label}: ${plan.name} (${order.public_id})`,
@@ -151,7 +153,7 @@ async function buyNextMonth(
   await issueInvoice(trx, options.invoicing, {
     accountId: service.account_id,
     orderId: order.id,
-    amountPaise: service.price_paise,
+    amountPaise: charge.totalPaise,
     description: `Renewal of ${service.label}: ${plan.name}, ${day(from)} to ${day(renewed.period_end as Date)} (order ${order.public_id})`,
     at: now,
   });
@@ -159,7 +161,7 @@ async function buyNextMonth(
     trx,
     service.id,
     'renewed',
-    `Renewed until ${day(renewed.period_end as Date)}: ₹${formatPaise(service.price_paise)}`,
+    `Renewed until ${day(renewed.period_end as Date)}: ₹${formatPaise(charge.totalPaise)}`,
     { order: order.public_id },
   );
   // Suspended as overdue for an order that turned out overtaken: nothing is owed now.

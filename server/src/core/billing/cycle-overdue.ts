@@ -10,6 +10,7 @@ import { recordEvent } from '../services/events.ts';
 import { startJob } from '../services/service-jobs.ts';
 import { balanceOf } from '../wallet/ledger.ts';
 import * as repo from './billing.repository.ts';
+import { chargeFor } from './charge.ts';
 import { type CycleStep, DAY_MS, REMINDER_DAYS } from './cycle-step.ts';
 import { day, liftOverdue, tell } from './payments.ts';
 
@@ -23,9 +24,10 @@ export async function remindOrLift(step: CycleStep, current: Service): Promise<v
       : await repo.markReminded(trx, current.id, due);
     if (sent) {
       if (!dryRun) {
-        const covered = BigInt(await balanceOf(trx, current.account_id)) >= BigInt(current.price_paise);
+        const charge = await chargeFor(trx, options.invoicing, current.account_id, current.price_paise);
+        const covered = BigInt(await balanceOf(trx, current.account_id)) >= charge.totalPaise;
         await tell(options, trx, current, 'renewal_reminder', `${current.label} renews on ${day(due)}`, [
-          `${current.label} renews on ${day(due)} for ₹${formatPaise(current.price_paise)}, taken from your wallet.`,
+          `${current.label} renews on ${day(due)} for ₹${formatPaise(charge.totalPaise)}, taken from your wallet.`,
           covered
             ? 'Your wallet covers it.'
             : 'Your wallet does not cover it yet: top it up before then to keep the service running.',

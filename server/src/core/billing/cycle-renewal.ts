@@ -8,6 +8,7 @@ import { formatPaise } from '../money.ts';
 import { recordEvent } from '../services/events.ts';
 import { balanceOf } from '../wallet/ledger.ts';
 import * as repo from './billing.repository.ts';
+import { chargeFor } from './charge.ts';
 import type { CycleStep } from './cycle-step.ts';
 import { cancelOvertaken, day, overtaken, payOrder, tell } from './payments.ts';
 
@@ -35,13 +36,15 @@ export async function billEndedPeriods(step: CycleStep, service: Service): Promi
   let current = service;
   while (current.period_end && current.period_end <= at) {
     const from = current.period_end;
-    const covered = BigInt(await balanceOf(trx, current.account_id)) >= BigInt(current.price_paise);
+    // The price, plus GST when prices exclude it: what the order will be for and the wallet must hold.
+    const charge = await chargeFor(trx, options.invoicing, current.account_id, current.price_paise);
+    const covered = BigInt(await balanceOf(trx, current.account_id)) >= charge.totalPaise;
     if (dryRun) {
       if (!(await repo.renewalBilled(trx, current.id, from)))
         did(covered ? 'renewed' : 'unpaid', `would ${covered ? 'renew' : 'bill'} the period from ${day(from)}`);
       break;
     }
-    const order = await repo.insertRenewal(trx, current, from);
+    const order = await repo.insertRenewal(trx, current, charge.totalPaise, from);
     // Already billed (an earlier run, or one running now): the later phases see its unpaid order.
     if (!order) break;
     if (covered) {

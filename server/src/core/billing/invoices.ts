@@ -11,7 +11,7 @@ import type { InvoicingConfig } from '../../config-invoicing.ts';
 import { pageOf } from '../../db/page.ts';
 import type { DB, Invoice, InvoiceLine, InvoiceParty } from '../../db/tables.ts';
 import { AppError } from '../errors.ts';
-import { financialYear, invoiceNumber, placeOfSupply, stateName, taxSplit } from './gst.ts';
+import { financialYear, invoiceNumber, placeOfSupply, stateName, type TaxSplit, taxSplit } from './gst.ts';
 
 /** SAC of "hosting and information technology infrastructure provisioning services". */
 export const HOSTING_SAC = '998315';
@@ -19,7 +19,10 @@ export const HOSTING_SAC = '998315';
 export interface IssueInvoiceInput {
   accountId: number;
   orderId: number;
-  /** What the order charged, in paise (with GST when pricesIncludeGst). */
+  /**
+   * What the order charged, in paise, as the ledger debited it (charge.ts chargeFor): the GST is
+   * in it whichever way prices are configured.
+   */
   amountPaise: bigint | number | string;
   description: string;
   at: Date;
@@ -87,6 +90,28 @@ export function sellerOf(settings: InvoicingConfig): InvoiceParty {
 }
 
 /**
+ * The invoice heads of an amount charged. The charge always holds the GST — inclusive prices are
+ * charged as they are, exclusive ones as price + round(price × 18 %) (charge.ts) — so the invoice
+ * carves the tax out of what was charged, and its total is the ledger's debit by construction.
+ * For an exclusive charge this gives back the price as the taxable value exactly: with
+ * total = p + t, t = p × r rounded half up (|t − p × r| ≤ ½), total ÷ (1 + r) = p + (t − p × r) ÷
+ * (1 + r), which is within ½ ÷ 1.18 < ½ of p and so rounds (half up) to p; the tax is then t.
+ * gst.test.ts checks it for every price up to ₹20,000, and at random up to ₹10 lakh.
+ */
+export function invoiceSplit(
+  settings: Pick<InvoicingConfig, 'sellerStateCode'>,
+  chargedPaise: bigint,
+  supply: string,
+): TaxSplit {
+  return taxSplit({
+    amountPaise: chargedPaise,
+    pricesIncludeGst: true,
+    sellerState: settings.sellerStateCode,
+    placeOfSupply: supply,
+  });
+}
+
+/**
  * Issue the tax invoice of an order whose money `trx` has just taken. Call it inside the charging
  * transaction, after the debit: if anything later refuses the charge, the invoice and its number
  * go with it.
@@ -99,12 +124,7 @@ export async function issueInvoice(
   const buyer = await buyerOf(trx, input.accountId);
   const seller = sellerOf(settings);
   const supply = placeOfSupply(buyer.state_code, settings.sellerStateCode);
-  const split = taxSplit({
-    amountPaise: BigInt(input.amountPaise),
-    pricesIncludeGst: settings.pricesIncludeGst,
-    sellerState: settings.sellerStateCode,
-    placeOfSupply: supply,
-  });
+  const split = invoiceSplit(settings, BigInt(input.amountPaise), supply);
   const fy = financialYear(input.at);
   // Taken last, so the series row — shared by every charge — stays locked for the shortest time.
   const serial = await nextSerial(trx, settings.invoicePrefix, fy);

@@ -1,8 +1,8 @@
 // Placing and renewing orders (spec 4.7, 4.8 renew; CONTRACT §3, §5). `place` runs inside the
 // caller's transaction (the idempotency layer owns it): it checks the plan, region and config,
 // takes a node slot and what the plan's product reserves (virtual servers: an IPv4 address)
-// under locks, debits the wallet, and
-// writes the order, the service, the provisioning job and its first event. Anything refused
+// under locks, debits the wallet (the plan's price, plus GST when prices exclude it:
+// billing/charge.ts), and writes the order, the service, the provisioning job and its first event. Anything refused
 // rolls all of it back, so nothing is ever charged for an order that was not accepted.
 
 import { type Kysely, sql, type Transaction } from 'kysely';
@@ -10,6 +10,7 @@ import type { InvoicingConfig } from '../../config-invoicing.ts';
 import { pageOf } from '../../db/page.ts';
 import type { DB, Job, Location, Order, Plan, Service } from '../../db/tables.ts';
 import type { Billing } from '../billing/billing.service.ts';
+import { chargeFor, monthlyCharge } from '../billing/charge.ts';
 import { issueInvoice } from '../billing/invoices.ts';
 import { AppError } from '../errors.ts';
 import { publicId } from '../ids.ts';
@@ -177,6 +178,8 @@ async function place(
   if (!(await hasRoom(trx, product, location)))
     throw AppError.unavailable('no_capacity', `No capacity for ${plan.name} in ${location.name} right now.`);
   const now = clock();
+  // The price, or the price plus GST when prices exclude it: the debit, the order and its invoice.
+  const charge = await chargeFor(trx, options.invoicing, accountId, plan.price_paise);
   const order = await trx
     .insertInto('orders')
     .values({
@@ -185,7 +188,7 @@ async function place(
       plan_id: plan.id,
       kind: 'new',
       status: 'paid',
-      amount_paise: plan.price_paise,
+      amount_paise: charge.totalPaise,
       config: JSON.stringify({ ...input.config }),
       domain: config.domain,
       location_id: location.id,
@@ -195,7 +198,7 @@ async function place(
     .executeTakeFirstOrThrow();
   const debit = await post(trx, accountId, {
     kind: 'order',
-    amountPaise: -BigInt(plan.price_paise),
+    amountPaise: -charge.totalPaise,
     referenceType: 'order',
     referenceId: order.id,
     note: `${plan.name} (${order.public_id})`,
@@ -244,7 +247,7 @@ async function place(
   await issueInvoice(trx, options.invoicing, {
     accountId,
     orderId: order.id,
-    amountPaise: plan.price_paise,
+    amountPaise: charge.totalPaise,
     description: `${plan.name}: ${label}, one month (order ${order.public_id})`,
     at: now,
   });
@@ -252,7 +255,7 @@ async function place(
     trx,
     service.id,
     'order_placed',
-    `Order ${order.public_id} paid: ₹${formatPaise(plan.price_paise)}`,
+    `Order ${order.public_id} paid: ₹${formatPaise(charge.totalPaise)}`,
     {
       order: order.public_id,
       transaction: debit.public_id,
@@ -316,8 +319,8 @@ export function createOrderService(options: OrderServiceOptions) {
         .orderBy('id', 'desc')
         .execute(),
 
-    /** Sum of the monthly prices of the account's active services, in paise. */
-    monthlyRunRate: (accountId: number): Promise<bigint> => services.ownMonthlyRunRate(db, accountId),
+    /** What the account's renewing services take from the wallet a month (with GST), in paise. */
+    monthlyRunRate: (accountId: number): Promise<bigint> => monthlyCharge(db, options.invoicing, accountId),
   };
 }
 

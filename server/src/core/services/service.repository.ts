@@ -88,16 +88,23 @@ export async function ownLabelTaken(db: Executor, accountId: number, label: stri
   return row !== undefined;
 }
 
-/** Sum of the monthly prices of the account's active services, in paise. */
-export async function ownMonthlyRunRate(db: Executor, accountId: number): Promise<bigint> {
-  const row = await db
+/**
+ * The monthly prices of the account's services that renew, with how many services have each (the
+ * charge of a month, with GST when prices exclude it, is core/billing/charge.ts monthlyCharge).
+ */
+export async function ownRenewingPrices(
+  db: Executor,
+  accountId: number,
+): Promise<{ pricePaise: string; count: number }[]> {
+  const rows = await db
     .selectFrom('services')
-    .select((eb) => eb.fn.sum<string | null>('price_paise').as('total'))
+    .select((eb) => ['price_paise', eb.fn.countAll<string>().as('n')])
     .where('account_id', '=', accountId)
     // What renews every month: running services, and suspended ones (the cycle renews them too).
     .where('status', 'in', ['active', 'suspended'])
-    .executeTakeFirstOrThrow();
-  return BigInt(row.total ?? '0');
+    .groupBy('price_paise')
+    .execute();
+  return rows.map((r) => ({ pricePaise: r.price_paise, count: Number(r.n) }));
 }
 
 /** The owner's service status with whether the owner is suspended (a console ticket's checks). */

@@ -58,14 +58,18 @@ export async function catalogRoutes(root: FastifyInstance, { deps }: { deps: Dep
     async (request) => {
       const { plan_id: planId } = request.query;
       if (planId !== undefined) {
-        return { success: true as const, message: 'Plan loaded.', plan: planView(await deps.catalog.plan(planId)) };
+        return {
+          success: true as const,
+          message: 'Plan loaded.',
+          plan: planView(await deps.catalog.plan(planId), deps.config.invoicing),
+        };
       }
       const catalog = await deps.catalog.catalog();
       return {
         success: true as const,
         message: 'Catalog loaded.',
         currency: CURRENCY as 'INR',
-        plans: catalog.plans.map(planView),
+        plans: catalog.plans.map((p) => planView(p, deps.config.invoicing)),
         regions: catalog.locations.map(({ location, stock }) => ({
           code: location.code,
           name: location.name,

@@ -12,23 +12,22 @@ import { formatPaise } from '../../core/money.ts';
 import { deploy } from '../../core/orders/deploy.ts';
 import type { Placed } from '../../core/orders/order.service.ts';
 import { OrderConfigSchema, orderFieldRules } from '../../core/orders/order-input.ts';
-import type { ProductRegistry } from '../../core/product-kit/registry.ts';
 import { DEFAULT_OS_SLUG } from '../../core/products/vps/order.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import { deployDeps } from '../deploy.ts';
 import { sessionErrors } from '../schemas.ts';
 import { sendAsIs } from '../surfaces.ts';
 import { OrderSchema, orderView } from '../views/order.view.ts';
-import { JobSchema, jobView, ServiceSchema, serviceView } from '../views/service.view.ts';
+import { JobSchema, jobView, ServiceSchema, type ServiceViewContext, serviceView } from '../views/service.view.ts';
 import { PAGE_QUERY, PaginationSchema, pageOf, pagination, signedIn } from './context.ts';
 import { mutationBody, okSchema } from './envelopes.ts';
 
-export function placedBody(products: ProductRegistry, placed: Placed) {
+export function placedBody(view: ServiceViewContext, placed: Placed) {
   return {
     success: true as const,
     message: `Order ${placed.order.public_id} placed: ₹${formatPaise(placed.order.amount_paise)} charged; provisioning has started.`,
     order: orderView(placed.order),
-    service: serviceView(products, placed.service, { location: placed.location, plan: placed.plan, ipv4: placed.ipv4 }),
+    service: serviceView(view, placed.service, { location: placed.location, plan: placed.plan, ipv4: placed.ipv4 }),
     job: jobView(placed.job),
   };
 }
@@ -144,7 +143,7 @@ export async function orderRoutes(root: FastifyInstance, { deps }: { deps: Deps 
         input,
         idempotency: { key, scope: 'client.orders', payload: input },
         naming: 'nested',
-        render: (placed) => placedBody(deps.products, placed),
+        render: (placed) => placedBody(deps, placed),
       });
       if (answer.replayed) reply.header('Idempotent-Replayed', 'true');
       return sendAsIs(reply.code(answer.status as 201).type('application/json; charset=utf-8'), answer.body);

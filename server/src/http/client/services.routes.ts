@@ -47,7 +47,7 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
     'services',
   );
   const view = (detail: ServiceDetail, power: string | null | undefined, withJob: boolean) =>
-    serviceView(deps.products, detail.service, {
+    serviceView(deps, detail.service, {
       plan: detail.plan,
       location: detail.location,
       ipv4: detail.ipv4,
@@ -144,7 +144,7 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
         // The bytes of the unchanged page (list-body.ts); the same JSON the schema writes.
         const body = listed.page(
           accountId,
-          list.rows.map((d) => listedServiceView(deps.products, d, live.get(d.service.id) ?? null)),
+          list.rows.map((d) => listedServiceView(deps, d, live.get(d.service.id) ?? null)),
           pagination(page, perPage, list.total),
         );
         return sendAsIs(reply.type('application/json; charset=utf-8'), body);

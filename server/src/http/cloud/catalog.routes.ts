@@ -51,7 +51,11 @@ export async function cloudCatalogRoutes(root: FastifyInstance, { deps }: { deps
         ok: true as const,
         plans: plans
           .filter((p) => sold(p.plan.type))
-          .map((p) => ({ ...planView(p), type: instanceType(p.plan.type), plan_type: p.plan.type })),
+          .map((p) => ({
+            ...planView(p, deps.config.invoicing),
+            type: instanceType(p.plan.type),
+            plan_type: p.plan.type,
+          })),
       };
     },
   );

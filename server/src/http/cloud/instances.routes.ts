@@ -206,7 +206,7 @@ export async function cloudInstanceRoutes(root: FastifyInstance, { deps }: { dep
           render: (placed) => ({
             ok: true,
             instance: instanceView(
-              serviceView(deps.products, placed.service, {
+              serviceView(deps, placed.service, {
                 plan: placed.plan,
                 location: placed.location,
                 ipv4: placed.ipv4,

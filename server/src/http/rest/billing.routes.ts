@@ -72,10 +72,10 @@ export async function billingRoutes(root: FastifyInstance, { deps }: { deps: Dep
         tags: ['token: billing'],
         summary: "Order history, the last 100, with each paid order's tax invoice",
         description:
-          'Each order keeps its fields and adds its tax invoice: number, issued_at, taxable_value, tax {cgst, sgst, ' +
-          'igst, rate}, total, pdf_url (GET /api/v1/invoices/{id}/pdf) — all null for an order with no invoice ' +
-          '(unpaid, cancelled). credit_notes lists the credit notes against the invoice (a refund: ' +
-          'number PREFIXC/FY/serial, kind credit_note, original_number, reason, amounts).',
+          'Each order keeps its fields and adds its tax invoice: invoice_id, number, issued_at, taxable_value, tax ' +
+          '{cgst, sgst, igst, rate}, total, description, pdf_url (GET /api/v1/invoices/{id}/pdf) — all null for an ' +
+          'order with no invoice (unpaid, cancelled). credit_notes lists the credit notes against the invoice (a ' +
+          'refund: number PREFIXC/FY/serial, kind credit_note, original_number, reason, amounts).',
         response: { 200: okSchema({ invoices: Type.Array(OrderWithInvoice) }), ...tokenErrors() },
       },
     },

@@ -8,11 +8,11 @@ import { Type } from 'typebox';
 import { availableTypes } from '../../core/catalog/availability.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
-import { formatPaise } from '../../core/money.ts';
 import { PLAN_TYPES } from '../../db/tables.ts';
 import { tokenErrors } from '../schemas.ts';
 import { sendAsIs } from '../surfaces.ts';
 import { PlanSchema, planView, TypeAvailabilitySchema } from '../views/plan.view.ts';
+import { PriceSchema, priceView } from '../views/price.view.ts';
 import { okSchema } from './envelopes.ts';
 
 const tags = ['token: catalog'];
@@ -49,7 +49,7 @@ export async function catalogRoutes(root: FastifyInstance, { deps }: { deps: Dep
     const started = generation;
     const refresh = (async () => {
       const { plans } = await deps.catalog.catalog();
-      const body = JSON.stringify({ ok: true, plans: plans.map(planView) });
+      const body = JSON.stringify({ ok: true, plans: plans.map((p) => planView(p, deps.config.invoicing)) });
       if (started === generation) {
         plansBody = body;
         plansAt = Date.now();
@@ -161,7 +161,7 @@ export async function catalogRoutes(root: FastifyInstance, { deps }: { deps: Dep
         response: {
           200: okSchema({
             plan: PlanSchema,
-            price: Type.Object({ monthly: Type.String(), currency: Type.Literal('INR') }),
+            price: PriceSchema,
           }),
           ...tokenErrors(404, 422),
         },
@@ -177,8 +177,8 @@ export async function catalogRoutes(root: FastifyInstance, { deps }: { deps: Dep
       if (!found?.plan.active) throw new AppError('not_found', { message: 'No such plan.' });
       return {
         ok: true as const,
-        plan: planView(found),
-        price: { monthly: formatPaise(found.plan.price_paise), currency: 'INR' as const },
+        plan: planView(found, deps.config.invoicing),
+        price: priceView(found.plan.price_paise, deps.config.invoicing),
       };
     },
   );

@@ -159,7 +159,7 @@ export async function instanceRoutes(root: FastifyInstance, { deps }: { deps: De
         render: (placed) => ({
           ok: true,
           order: orderView(placed.order),
-          instance: serviceView(deps.products, placed.service, {
+          instance: serviceView(deps, placed.service, {
             plan: placed.plan,
             location: placed.location,
             ipv4: placed.ipv4,

@@ -9,7 +9,10 @@ import { isoWithOffset } from '../../core/time.ts';
 const Money = Type.Object({ amount: Type.String(), currency: Type.Literal('INR') });
 
 export const BillingSchema = Type.Object({
-  monthly_run_rate: Money,
+  monthly_run_rate: Type.Object(
+    { ...Money.properties },
+    { description: 'what the renewing services take from the wallet a month, GST included' },
+  ),
   unpaid: Type.Object({
     total: Money,
     orders: Type.Array(
@@ -27,7 +30,7 @@ export const BillingSchema = Type.Object({
     Type.Object({
       service: Type.Object({ id: Type.Integer(), label: Type.String() }),
       paid_until: Type.String(),
-      amount: Type.String(),
+      amount: Type.String({ description: 'what the renewal takes from the wallet (GST included)' }),
     }),
   ),
 });
@@ -50,7 +53,7 @@ export function billingView(summary: Awaited<ReturnType<Billing['summary']>>) {
     next_renewals: summary.next.map((s) => ({
       service: { id: s.id, label: s.label },
       paid_until: isoWithOffset(s.period_end as Date),
-      amount: formatPaise(s.price_paise),
+      amount: formatPaise(s.chargePaise),
     })),
   };
 }

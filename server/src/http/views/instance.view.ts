@@ -25,7 +25,7 @@ export async function instancePage(
     instances: list.rows.map((d) => ({
       service: d.service,
       live: live.get(d.service.id) ?? null,
-      view: listedServiceView(deps.products, d, live.get(d.service.id) ?? null),
+      view: listedServiceView(deps, d, live.get(d.service.id) ?? null),
     })),
     total: list.total,
   };
@@ -38,7 +38,7 @@ export async function instanceDetail(deps: Deps, accountId: number, id: number, 
   return {
     service: detail.service,
     live,
-    view: serviceView(deps.products, detail.service, {
+    view: serviceView(deps, detail.service, {
       plan: detail.plan,
       location: detail.location,
       ipv4: detail.ipv4,

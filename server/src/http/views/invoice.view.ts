@@ -144,11 +144,13 @@ export function invoiceView(i: Invoice) {
 
 /** What GET /api/v1/invoices adds to an order: its invoice's fields, null when it has none. */
 export const OrderInvoiceFields = {
+  invoice_id: Type.Union([Type.Integer({ description: "the tax invoice's own id (not the order's)" }), Type.Null()]),
   number: Nullable(Type.String({ description: 'the tax invoice number; null: no invoice (not paid)' })),
   issued_at: Nullable(Type.String({ format: 'date-time' })),
   taxable_value: Nullable(Type.String()),
   tax: Type.Union([TaxSchema, Type.Null()]),
   total: Nullable(Type.String({ description: 'the invoice total, GST included' })),
+  description: Nullable(Type.String({ description: "the invoice line: what was supplied, and the order's id" })),
   pdf_url: Nullable(
     Type.String({
       description:
@@ -165,11 +167,13 @@ export function invoicePdfUrl(publicUrl: string, invoiceId: number): string {
 
 export function orderInvoiceView(i: Invoice | undefined, publicUrl: string) {
   return {
+    invoice_id: i?.id ?? null,
     number: i?.number ?? null,
     issued_at: i ? isoWithOffset(i.issued_at) : null,
     taxable_value: i ? formatPaise(i.taxable_paise) : null,
     tax: i ? taxOf(i) : null,
     total: i ? formatPaise(i.total_paise) : null,
+    description: i ? i.lines.map((l) => l.description).join('; ') : null,
     pdf_url: i ? invoicePdfUrl(publicUrl, i.id) : null,
   };
 }

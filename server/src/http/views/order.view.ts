@@ -12,7 +12,9 @@ export const OrderSchema = Type.Object({
   status: Type.String({ description: 'unpaid, paid, refunded or cancelled' }),
   plan_id: Type.Integer(),
   service_id: Type.Union([Type.Integer(), Type.Null()]),
-  amount: Type.String(),
+  amount: Type.String({
+    description: 'what the order charges the wallet, GST included (the plan price, plus GST when prices exclude it)',
+  }),
   currency: Type.Literal('INR'),
   created_at: Type.String({ format: 'date-time' }),
   paid_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),

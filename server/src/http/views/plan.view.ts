@@ -5,8 +5,8 @@
 
 import { type TBoolean, Type } from 'typebox';
 import type { CatalogPlan } from '../../core/catalog/catalog.service.ts';
-import { formatPaise } from '../../core/money.ts';
 import { PLAN_TYPES, type PlanType } from '../../db/tables.ts';
+import { PriceSchema, type Pricing, priceView } from './price.view.ts';
 
 /** A plan type: one of the registered products. */
 export const PlanTypeSchema = Type.Unsafe<PlanType>(
@@ -38,19 +38,19 @@ export const PlanSchema = Type.Object({
   name: Type.String(),
   type: PlanTypeSchema,
   specs: Type.Record(Type.String(), Type.Unknown()),
-  price: Type.Object({ monthly: Type.String({ description: 'INR, two decimals' }), currency: Type.Literal('INR') }),
+  price: PriceSchema,
   available: Type.Boolean(),
   regions: Type.Array(RegionSchema),
 });
 
-export function planView({ plan, regions, available }: CatalogPlan) {
+export function planView({ plan, regions, available }: CatalogPlan, pricing: Pricing) {
   return {
     id: plan.id,
     label: plan.label,
     name: plan.name,
     type: plan.type,
     specs: plan.specs,
-    price: { monthly: formatPaise(plan.price_paise), currency: 'INR' as const },
+    price: priceView(plan.price_paise, pricing),
     available,
     regions: regions.map((r) => ({
       code: r.location.code,

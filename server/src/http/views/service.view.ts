@@ -1,12 +1,12 @@
 // How services and jobs look, on every surface (session and token show the same fields).
 
 import { type TSchema, Type } from 'typebox';
-import { formatPaise } from '../../core/money.ts';
 import type { LiveState } from '../../core/product-kit/live.ts';
 import type { ProductRegistry } from '../../core/product-kit/registry.ts';
 import type { ServiceDetail } from '../../core/services/service-directory.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import { type Job, type Location, PLAN_TYPES, type Plan, type Service } from '../../db/tables.ts';
+import { PriceSchema, type Pricing, priceView } from './price.view.ts';
 
 const Time = Type.String({ format: 'date-time' });
 const NullableTime = Type.Union([Time, Type.Null()]);
@@ -75,7 +75,7 @@ export const ServiceSchema = Type.Object({
   hostname: Type.Union([Type.String(), Type.Null()]),
   os: Type.Union([Type.String(), Type.Null()]),
   domain: Type.Union([Type.String(), Type.Null()]),
-  price: Type.Object({ monthly: Type.String(), currency: Type.Literal('INR') }),
+  price: PriceSchema,
   paid_until: NullableTime,
   overdue: Type.Boolean({ description: 'paid_until has passed and the renewal is unpaid (CONTRACT §7)' }),
   suspend_reason: Type.Union([
@@ -104,8 +104,14 @@ export interface ServiceExtras {
   overdue?: boolean;
 }
 
-export function serviceView(products: ProductRegistry, service: Service, extras: ServiceExtras) {
-  const fields = products.of(service.type).view(service);
+/** What a service's view needs of the app: the products (their fields) and how prices are shown. */
+export interface ServiceViewContext {
+  products: ProductRegistry;
+  config: { invoicing: Pricing };
+}
+
+export function serviceView(context: ServiceViewContext, service: Service, extras: ServiceExtras) {
+  const fields = context.products.of(service.type).view(service);
   return {
     id: service.id,
     label: service.label,
@@ -118,7 +124,7 @@ export function serviceView(products: ProductRegistry, service: Service, extras:
     hostname: fields.hostname,
     os: fields.os,
     domain: fields.domain,
-    price: { monthly: formatPaise(service.price_paise), currency: 'INR' as const },
+    price: priceView(service.price_paise, context.config.invoicing),
     paid_until: service.period_end ? isoWithOffset(service.period_end) : null,
     overdue: extras.overdue ?? false,
     suspend_reason: service.status === 'suspended' ? (service.suspend_reason ?? 'staff') : null,
@@ -141,7 +147,7 @@ type ListedView = ReturnType<typeof serviceView> & { live_as_of: string | null }
  * row and probe rather than per request. The view returned is shared: never modify it.
  */
 export function listedServiceView(
-  products: ProductRegistry,
+  context: ServiceViewContext,
   detail: ServiceDetail,
   live: LiveState | null,
 ): ListedView {
@@ -150,7 +156,7 @@ export function listedServiceView(
   const hit = listed.get(detail);
   if (hit && hit.power === power && hit.at === at) return hit.view;
   const view: ListedView = Object.assign(
-    serviceView(products, detail.service, {
+    serviceView(context, detail.service, {
       plan: detail.plan,
       location: detail.location,
       ipv4: detail.ipv4,

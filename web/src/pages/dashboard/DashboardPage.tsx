@@ -193,7 +193,7 @@ function Summary({
   // The API's run-rate; the services' monthly prices are the fallback (active and suspended ones).
   const derived = live
     .filter((s) => s.status === 'active' || s.status === 'suspended')
-    .reduce((sum, s) => sum + Number(s.price.monthly), 0);
+    .reduce((sum, s) => sum + Number(s.price.monthly_with_gst), 0);
   const runRate = wallet?.billing.monthly_run_rate.amount ?? (services ? derived : null);
   const balance = wallet ? Number(wallet.wallet.balance) : null;
   const unpaid = wallet?.billing.unpaid;

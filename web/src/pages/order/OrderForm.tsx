@@ -436,7 +436,7 @@ export function OrderForm({ type, catalog }: { type: string; catalog: Catalog })
             {order.isPending
               ? 'Placing your order…'
               : plan
-                ? `Pay ${rupees(plan.price.monthly)} from your wallet`
+                ? `Pay ${rupees(plan.price.monthly_with_gst)} from your wallet`
                 : 'Choose a plan first'}
           </Button>
           {plan ? <p className="hint">Provisioning starts as soon as the payment goes through.</p> : null}
@@ -478,7 +478,8 @@ function PlanCard({
       <label htmlFor={id}>
         <span className="plan-name">{plan.name}</span>
         <span className="plan-price">
-          <strong>{rupees(plan.price.monthly)}</strong> <span className="muted">/ month</span>
+          <strong>{rupees(plan.price.monthly)}</strong>{' '}
+          <span className="muted">{plan.price.includes_gst ? '/ month' : '+ GST / month'}</span>
         </span>
       </label>
       <ul className="plan-specs" id={`${id}-specs`}>
@@ -674,7 +675,9 @@ function Summary({
   type: string;
   warn: boolean;
 }) {
-  const price = Number(plan.price.monthly);
+  // What the wallet is charged: the price, plus 18 % GST when prices are quoted before it.
+  const charged = plan.price.monthly_with_gst;
+  const price = Number(charged);
   const short = balance !== null && Number(balance) < price ? price - Number(balance) : 0;
   return (
     <>
@@ -685,17 +688,23 @@ function Summary({
         <dd>{regionName}</dd>
         <dt>Charged now</dt>
         <dd>
-          <strong>{rupees(plan.price.monthly)}</strong> for the first month
+          <strong>{rupees(charged)}</strong> for the first month
+          {plan.price.includes_gst ? null : (
+            <span className="muted">
+              {' '}
+              ({rupees(plan.price.monthly)} + {rupees(plan.price.gst)} GST)
+            </span>
+          )}
         </dd>
         <dt>Then</dt>
-        <dd>{rupees(plan.price.monthly)} a month</dd>
+        <dd>{rupees(charged)} a month</dd>
         <dt>Your balance</dt>
         <dd>{balance === null ? '…' : rupees(balance)}</dd>
       </dl>
       {warn && short > 0 && balance !== null ? (
         <Alert kind="warning">
           <p>
-            Your balance is {rupees(balance)}; this order needs {rupees(plan.price.monthly)}.{' '}
+            Your balance is {rupees(balance)}; this order needs {rupees(charged)}.{' '}
             <Link to={topUpHref(short.toFixed(2), type)}>Top up {rupees(wholeRupees(short.toFixed(2)))}</Link>
           </p>
         </Alert>

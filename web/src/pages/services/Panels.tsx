@@ -107,7 +107,10 @@ export function FactsCard({ service }: { service: Service }) {
           {when(service.paid_until)} {service.overdue ? <span className="status status-bad">overdue</span> : null}
         </dd>
         <dt>Renewal price</dt>
-        <dd>{rupees(service.price.monthly)} a month</dd>
+        <dd>
+          {rupees(service.price.monthly_with_gst)} a month
+          {service.price.includes_gst ? null : <span className="muted"> (GST included)</span>}
+        </dd>
       </dl>
     </section>
   );
@@ -291,7 +294,7 @@ export function BillingCard({ service }: { service: Service }) {
         ).billing.unpaid.orders.filter((o) => o.service_id === service.id)
       : [];
   const owed = unpaid.reduce((sum, o) => sum + Number(o.amount), 0);
-  const amount = owed > 0 ? owed : Number(service.price.monthly);
+  const amount = owed > 0 ? owed : Number(service.price.monthly_with_gst);
   const short = w ? Math.max(0, amount - Number(w.balance)) : 0;
   const shortfall = shortfallOf(renew.error) ?? (short > 0 ? short.toFixed(2) : null);
   const walletLink = (n: string) =>

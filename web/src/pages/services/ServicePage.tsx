@@ -61,7 +61,7 @@ function StateNotice({ service }: { service: Service }) {
     return (
       <Alert kind="warning">
         <p>
-          Paid until {when(service.paid_until)}: the renewal of {rupees(service.price.monthly)} is overdue.{' '}
+          Paid until {when(service.paid_until)}: the renewal of {rupees(service.price.monthly_with_gst)} is overdue.{' '}
           <Link to={`/services/${service.id}/billing`}>Renew now</Link> to avoid suspension.
         </p>
       </Alert>
