@@ -923,7 +923,7 @@ export interface paths {
         };
         /**
          * Order history, the last 100, with each paid order's tax invoice
-         * @description Each order keeps its fields and adds its tax invoice: number, issued_at, taxable_value, tax {cgst, sgst, igst, rate}, total, pdf_url (GET /api/v1/invoices/{id}/pdf) — all null for an order with no invoice (unpaid, cancelled). credit_notes lists the credit notes against the invoice (a refund: number PREFIXC/FY/serial, kind credit_note, original_number, reason, amounts).
+         * @description Each order keeps its fields and adds its tax invoice: invoice_id, number, issued_at, taxable_value, tax {cgst, sgst, igst, rate}, total, description, pdf_url (GET /api/v1/invoices/{id}/pdf) — all null for an order with no invoice (unpaid, cancelled). credit_notes lists the credit notes against the invoice (a refund: number PREFIXC/FY/serial, kind credit_note, original_number, reason, amounts).
          */
         get: operations["listInvoices"];
         put?: never;
@@ -3035,10 +3035,16 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                             price: {
-                                /** @description INR, two decimals */
+                                /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                                 monthly: string;
                                 /** @enum {string} */
                                 currency: "INR";
+                                /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                                includes_gst: boolean;
+                                /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                                gst: string;
+                                /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                                monthly_with_gst: string;
                             };
                             available: boolean;
                             regions: {
@@ -3089,10 +3095,16 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                             price: {
-                                /** @description INR, two decimals */
+                                /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                                 monthly: string;
                                 /** @enum {string} */
                                 currency: "INR";
+                                /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                                includes_gst: boolean;
+                                /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                                gst: string;
+                                /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                                monthly_with_gst: string;
                             };
                             available: boolean;
                             regions: {
@@ -3185,6 +3197,7 @@ export interface operations {
                             online_payments: boolean;
                         };
                         billing: {
+                            /** @description what the renewing services take from the wallet a month, GST included */
                             monthly_run_rate: {
                                 amount: string;
                                 /** @enum {string} */
@@ -3214,6 +3227,7 @@ export interface operations {
                                     label: string;
                                 };
                                 paid_until: string;
+                                /** @description what the renewal takes from the wallet (GST included) */
                                 amount: string;
                             }[];
                         };
@@ -4082,6 +4096,7 @@ export interface operations {
                             status: string;
                             plan_id: number;
                             service_id: number | null;
+                            /** @description what the order charges the wallet, GST included (the plan price, plus GST when prices exclude it) */
                             amount: string;
                             /** @enum {string} */
                             currency: "INR";
@@ -4111,6 +4126,7 @@ export interface operations {
                             status: string;
                             plan_id: number;
                             service_id: number | null;
+                            /** @description what the order charges the wallet, GST included (the plan price, plus GST when prices exclude it) */
                             amount: string;
                             /** @enum {string} */
                             currency: "INR";
@@ -4212,6 +4228,7 @@ export interface operations {
                             status: string;
                             plan_id: number;
                             service_id: number | null;
+                            /** @description what the order charges the wallet, GST included (the plan price, plus GST when prices exclude it) */
                             amount: string;
                             /** @enum {string} */
                             currency: "INR";
@@ -4248,6 +4265,7 @@ export interface operations {
                             status: string;
                             plan_id: number;
                             service_id: number | null;
+                            /** @description what the order charges the wallet, GST included (the plan price, plus GST when prices exclude it) */
                             amount: string;
                             /** @enum {string} */
                             currency: "INR";
@@ -4280,9 +4298,16 @@ export interface operations {
                             os: string | null;
                             domain: string | null;
                             price: {
+                                /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                                 monthly: string;
                                 /** @enum {string} */
                                 currency: "INR";
+                                /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                                includes_gst: boolean;
+                                /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                                gst: string;
+                                /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                                monthly_with_gst: string;
                             };
                             paid_until: string | null;
                             /** @description paid_until has passed and the renewal is unpaid (CONTRACT §7) */
@@ -4482,9 +4507,16 @@ export interface operations {
                             os: string | null;
                             domain: string | null;
                             price: {
+                                /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                                 monthly: string;
                                 /** @enum {string} */
                                 currency: "INR";
+                                /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                                includes_gst: boolean;
+                                /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                                gst: string;
+                                /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                                monthly_with_gst: string;
                             };
                             paid_until: string | null;
                             /** @description paid_until has passed and the renewal is unpaid (CONTRACT §7) */
@@ -4551,9 +4583,16 @@ export interface operations {
                             os: string | null;
                             domain: string | null;
                             price: {
+                                /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                                 monthly: string;
                                 /** @enum {string} */
                                 currency: "INR";
+                                /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                                includes_gst: boolean;
+                                /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                                gst: string;
+                                /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                                monthly_with_gst: string;
                             };
                             paid_until: string | null;
                             /** @description paid_until has passed and the renewal is unpaid (CONTRACT §7) */
@@ -4738,6 +4777,7 @@ export interface operations {
                             status: string;
                             plan_id: number;
                             service_id: number | null;
+                            /** @description what the order charges the wallet, GST included (the plan price, plus GST when prices exclude it) */
                             amount: string;
                             /** @enum {string} */
                             currency: "INR";
@@ -6886,10 +6926,16 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                             price: {
-                                /** @description INR, two decimals */
+                                /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                                 monthly: string;
                                 /** @enum {string} */
                                 currency: "INR";
+                                /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                                includes_gst: boolean;
+                                /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                                gst: string;
+                                /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                                monthly_with_gst: string;
                             };
                             available: boolean;
                             regions: {
@@ -7122,10 +7168,16 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                             price: {
-                                /** @description INR, two decimals */
+                                /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                                 monthly: string;
                                 /** @enum {string} */
                                 currency: "INR";
+                                /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                                includes_gst: boolean;
+                                /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                                gst: string;
+                                /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                                monthly_with_gst: string;
                             };
                             available: boolean;
                             regions: {
@@ -7138,9 +7190,16 @@ export interface operations {
                             }[];
                         };
                         price: {
+                            /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                             monthly: string;
                             /** @enum {string} */
                             currency: "INR";
+                            /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                            includes_gst: boolean;
+                            /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                            gst: string;
+                            /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                            monthly_with_gst: string;
                         };
                     };
                 };
@@ -7272,9 +7331,16 @@ export interface operations {
                             os: string | null;
                             domain: string | null;
                             price: {
+                                /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                                 monthly: string;
                                 /** @enum {string} */
                                 currency: "INR";
+                                /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                                includes_gst: boolean;
+                                /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                                gst: string;
+                                /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                                monthly_with_gst: string;
                             };
                             paid_until: string | null;
                             /** @description paid_until has passed and the renewal is unpaid (CONTRACT §7) */
@@ -7416,6 +7482,7 @@ export interface operations {
                             status: string;
                             plan_id: number;
                             service_id: number | null;
+                            /** @description what the order charges the wallet, GST included (the plan price, plus GST when prices exclude it) */
                             amount: string;
                             /** @enum {string} */
                             currency: "INR";
@@ -7448,9 +7515,16 @@ export interface operations {
                             os: string | null;
                             domain: string | null;
                             price: {
+                                /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                                 monthly: string;
                                 /** @enum {string} */
                                 currency: "INR";
+                                /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                                includes_gst: boolean;
+                                /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                                gst: string;
+                                /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                                monthly_with_gst: string;
                             };
                             paid_until: string | null;
                             /** @description paid_until has passed and the renewal is unpaid (CONTRACT §7) */
@@ -7644,9 +7718,16 @@ export interface operations {
                             os: string | null;
                             domain: string | null;
                             price: {
+                                /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                                 monthly: string;
                                 /** @enum {string} */
                                 currency: "INR";
+                                /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                                includes_gst: boolean;
+                                /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                                gst: string;
+                                /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                                monthly_with_gst: string;
                             };
                             paid_until: string | null;
                             /** @description paid_until has passed and the renewal is unpaid (CONTRACT §7) */
@@ -8332,6 +8413,7 @@ export interface operations {
                             status: string;
                             plan_id: number;
                             service_id: number | null;
+                            /** @description what the order charges the wallet, GST included (the plan price, plus GST when prices exclude it) */
                             amount: string;
                             /** @enum {string} */
                             currency: "INR";
@@ -8347,6 +8429,7 @@ export interface operations {
                             currency: "INR";
                         };
                         billing: {
+                            /** @description what the renewing services take from the wallet a month, GST included */
                             monthly_run_rate: {
                                 amount: string;
                                 /** @enum {string} */
@@ -8376,6 +8459,7 @@ export interface operations {
                                     label: string;
                                 };
                                 paid_until: string;
+                                /** @description what the renewal takes from the wallet (GST included) */
                                 amount: string;
                             }[];
                         };
@@ -8448,6 +8532,7 @@ export interface operations {
                             status: string;
                             plan_id: number;
                             service_id: number | null;
+                            /** @description what the order charges the wallet, GST included (the plan price, plus GST when prices exclude it) */
                             amount: string;
                             /** @enum {string} */
                             currency: "INR";
@@ -8456,6 +8541,7 @@ export interface operations {
                             paid_at: string | null;
                             /** @description a renewal: the paid_until it extends by a month */
                             renews_from: string | null;
+                            invoice_id: number | null;
                             number: string | null;
                             issued_at: string | null;
                             taxable_value: string | null;
@@ -8467,6 +8553,7 @@ export interface operations {
                                 rate: string;
                             } | null;
                             total: string | null;
+                            description: string | null;
                             pdf_url: string | null;
                             /** @description credit notes against the order's invoice (a refund), oldest first; empty when none */
                             credit_notes: {
@@ -8736,9 +8823,16 @@ export interface operations {
                             os: string | null;
                             domain: string | null;
                             price: {
+                                /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                                 monthly: string;
                                 /** @enum {string} */
                                 currency: "INR";
+                                /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                                includes_gst: boolean;
+                                /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                                gst: string;
+                                /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                                monthly_with_gst: string;
                             };
                             paid_until: string | null;
                             /** @description paid_until has passed and the renewal is unpaid (CONTRACT §7) */
@@ -8902,9 +8996,16 @@ export interface operations {
                             os: string | null;
                             domain: string | null;
                             price: {
+                                /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                                 monthly: string;
                                 /** @enum {string} */
                                 currency: "INR";
+                                /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                                includes_gst: boolean;
+                                /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                                gst: string;
+                                /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                                monthly_with_gst: string;
                             };
                             paid_until: string | null;
                             /** @description paid_until has passed and the renewal is unpaid (CONTRACT §7) */
@@ -8961,6 +9062,7 @@ export interface operations {
                             status: string;
                             plan_id: number;
                             service_id: number | null;
+                            /** @description what the order charges the wallet, GST included (the plan price, plus GST when prices exclude it) */
                             amount: string;
                             /** @enum {string} */
                             currency: "INR";
@@ -9130,9 +9232,16 @@ export interface operations {
                             os: string | null;
                             domain: string | null;
                             price: {
+                                /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                                 monthly: string;
                                 /** @enum {string} */
                                 currency: "INR";
+                                /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                                includes_gst: boolean;
+                                /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                                gst: string;
+                                /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                                monthly_with_gst: string;
                             };
                             paid_until: string | null;
                             /** @description paid_until has passed and the renewal is unpaid (CONTRACT §7) */
@@ -10417,10 +10526,16 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                             price: {
-                                /** @description INR, two decimals */
+                                /** @description the catalog price a month, INR with two decimals: GST included when includes_gst, before GST otherwise */
                                 monthly: string;
                                 /** @enum {string} */
                                 currency: "INR";
+                                /** @description whether monthly includes the 18 % GST (PRICES_INCLUDE_GST) */
+                                includes_gst: boolean;
+                                /** @description the GST of a month: part of monthly when includes_gst, added to it otherwise */
+                                gst: string;
+                                /** @description what a month takes from the wallet: monthly when includes_gst, monthly + gst otherwise */
+                                monthly_with_gst: string;
                             };
                             available: boolean;
                             regions: {
