@@ -331,7 +331,8 @@ describe('across everything above', () => {
       .where('kind', 'in', ['order', 'renewal'])
       .execute();
     assert.ok(charges.length >= 8, `${charges.length} charges`);
-    const issued = await db().selectFrom('invoices').selectAll().execute();
+    // Credit notes (the refund above issued one) are checked by credit-notes.test.ts.
+    const issued = await db().selectFrom('invoices').selectAll().where('kind', '=', 'invoice').execute();
     assert.equal(issued.length, charges.length, 'one invoice per charge');
     for (const charge of charges) {
       const mine = issued.filter((i) => i.order_id === charge.reference_id);

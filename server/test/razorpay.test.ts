@@ -149,6 +149,24 @@ describe('starting an online deposit', () => {
     assert.equal(rows.length, 0);
   });
 
+  test('a gateway that never answers times out (15 s) into a clean 503, and no deposit is left behind', async () => {
+    const { browser, account } = await signedInBrowser(t, freshIp());
+    await emu.setFaults({ hang: true });
+    try {
+      const res = await browser.post(DEPOSIT, { method: 'razorpay', amount: '100' }, { csrf: true });
+      assert.equal(res.statusCode, 503, res.body);
+      assert.doesNotMatch(res.body, /stack|secret|rzp_test/i);
+    } finally {
+      await emu.setFaults({ hang: false });
+    }
+    const rows = await t.deps.database.db
+      .selectFrom('deposits')
+      .where('account_id', '=', account.id)
+      .selectAll()
+      .execute();
+    assert.equal(rows.length, 0);
+  });
+
   test('JSON without method razorpay is still refused (the manual flow is multipart)', async () => {
     const { browser } = await signedInBrowser(t, freshIp());
     const res = await browser.post(DEPOSIT, { amount: '10', txn_ref: 'UTR1234567' }, { csrf: true });

@@ -178,7 +178,7 @@ export function invoiceCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
             }
             let pdf: Awaited<ReturnType<typeof client.invoicePdf>>;
             try {
-              pdf = await client.invoicePdf(known ? (known.pdf_url ?? known.invoice_id) : Number(ref));
+              pdf = await client.invoicePdf(known ? (known.invoice_id ?? known.pdf_url) : Number(ref));
             } catch (error) {
               // The SDK refuses a pdf_url outside the server it talks to: the token is not sent there.
               if (error instanceof TypeError) throw new CliError(msg`the server's pdf_url: ${error.message}`.text);
