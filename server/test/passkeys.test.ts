@@ -323,6 +323,15 @@ describe('signing in with a passkey alone', () => {
     assert.equal(Number((await storedPasskey(passkey.id)).counter), 6);
   });
 
+  test('a suspended account is refused (403 account_suspended), its passkey checked first', async () => {
+    const { account, authenticator } = await withPasskey();
+    await t.deps.accounts.suspend(account.id, 'test');
+    const { res } = await passkeySignIn(authenticator);
+    assert.equal(res.statusCode, 403, res.body);
+    assert.equal(res.json().code, 'account_suspended');
+    assertRefused((await passkeySignIn(authenticator, { userVerified: false })).res, 'a wrong answer says nothing more');
+  });
+
   test('two posts of one right answer: exactly one signs in', async () => {
     const { authenticator } = await withPasskey();
     const browser = new Browser(t, freshIp());
