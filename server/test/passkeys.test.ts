@@ -329,7 +329,10 @@ describe('signing in with a passkey alone', () => {
     const { res } = await passkeySignIn(authenticator);
     assert.equal(res.statusCode, 403, res.body);
     assert.equal(res.json().code, 'account_suspended');
-    assertRefused((await passkeySignIn(authenticator, { userVerified: false })).res, 'a wrong answer says nothing more');
+    assertRefused(
+      (await passkeySignIn(authenticator, { userVerified: false })).res,
+      'a wrong answer says nothing more',
+    );
   });
 
   test('two posts of one right answer: exactly one signs in', async () => {
