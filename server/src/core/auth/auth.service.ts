@@ -14,6 +14,7 @@ import type { Bus } from '../bus.ts';
 import { AppError } from '../errors.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import { rateKeyIp } from '../net/ip.ts';
+import { deletionCancelledMail } from '../privacy/mails.ts';
 import type { LimitState, RateLimits } from '../ratelimit/rate-limits.ts';
 import { LIMITS } from '../ratelimit/rate-limits.ts';
 import type { Clock } from '../time.ts';
@@ -75,12 +76,22 @@ async function startSession(
   // two-factor sign-in on, the new session is a half one until the second factor.
   if (previous !== undefined) await destroySession(options.db, previous);
   const twoFactorRequired = await twoFactorOn(options.db, account.id);
-  const session = await createSession(options.db, options.clock, account.id, {
-    remember,
-    ...client,
-    twoFactorPending: twoFactorRequired,
+  const session = await options.db.transaction().execute(async (trx) => {
+    const created = await createSession(trx, options.clock, account.id, {
+      remember,
+      ...client,
+      twoFactorPending: twoFactorRequired,
+    });
+    // Signing in cancelled a deletion the account had asked for: say so (CONTRACT §11).
+    if (created.deletionCancelled) {
+      await deletionCancelledMail(options.mailer, trx, options.publicUrl, account, 'sign_in');
+    }
+    return created;
   });
-  return { session, account, twoFactorRequired };
+  const current = session.deletionCancelled
+    ? { ...account, deletion_requested_at: null, deletion_scheduled_for: null }
+    : account;
+  return { session, account: current, twoFactorRequired };
 }
 
 /**
@@ -110,6 +121,10 @@ async function completeTwoFactor(
       // Completed (or ended) meanwhile: nothing is spent, the caller signs in again.
       if (Number(ended.numDeletedRows) !== 1) throw new AppError('unauthenticated');
       done.session = await createSession(trx, clock, pending.accountId, { remember: pending.remember, ...client });
+      if (done.session.deletionCancelled) {
+        const to = await accounts.findById(trx, pending.accountId);
+        if (to) await deletionCancelledMail(options.mailer, trx, options.publicUrl, to, 'sign_in');
+      }
       return true;
     }),
   );
