@@ -7,7 +7,6 @@ import { api, unwrap } from '../lib/api.ts';
 import { when } from '../lib/format.ts';
 import { ACCOUNT_KEY, useAccount } from '../lib/session.tsx';
 import { Button, ErrorAlert } from './ui.tsx';
-import './deletion-banner.css';
 
 /** Cancel a scheduled deletion and put the answer's account in the cache. */
 export function useCancelDeletion() {
