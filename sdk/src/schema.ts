@@ -218,7 +218,10 @@ export interface paths {
         /** The signed-in account and the session CSRF token */
         get: operations["getAccount"];
         put?: never;
-        /** Rename, or change the password (needs current_password; ends the other sessions) */
+        /**
+         * Rename, change the password (needs current_password; ends the other sessions), or delete the account
+         * @description `{name}` and/or `{current_password, password}` change the profile. `{action:"delete", password}` (the current password; a wrong one is 422 errors.password and counts toward the sign-in lockout) schedules the erasure of the account 7 days later (202 `{deletion: {scheduled_for}}`, and a mail saying how to cancel), or answers 409 `deletion_blocked` with `details.reasons` `[{code, message, items}]` (codes `services`, `unpaid_orders`, `pending_deposits`, `wallet_balance`) while something must be settled first. Asking again keeps the date. `{action:"cancel_deletion"}` cancels it; so does signing in.
+         */
         post: operations["updateAccount"];
         delete?: never;
         options?: never;
@@ -282,6 +285,30 @@ export interface paths {
          * @description An ended session is signed out at its next request. Ending the current session signs this browser out (its cookie is cleared). An id the account has no session of is 404 not_owner.
          */
         post: operations["revokeSessions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/account/export/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's exports, or one (?id=): its status, or the archive once ready
+         * @description Without `id`: the latest exports, newest first. With `id`: while it is being built, failed or expired, `{export}`; once ready (for 24 hours), the archive itself: `application/json` as an attachment (`hostplane-export-<date>.json`). Another account's export is 404 not_owner.
+         */
+        get: operations["getAccountExport"];
+        put?: never;
+        /**
+         * Ask for an archive of everything the platform keeps about the account
+         * @description Queues the export (202); a job builds it and mails a link to the panel. At most one an hour: 429 rate_limited with Retry-After and `details.retry_after` (seconds). `include_proofs: true` puts the deposits' proof files in the archive (base64). Secrets are never in it: no password or its hash, no token, session or two-factor secret, no service credential.
+         */
+        post: operations["requestAccountExport"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1469,6 +1496,8 @@ export interface operations {
                             email_verified: boolean;
                             /** Format: date-time */
                             created_at: string;
+                            /** @description When the account will be erased, if its owner asked for that (signing in cancels it); else null */
+                            deletion_scheduled_for: string | null;
                         };
                     };
                 };
@@ -1578,6 +1607,8 @@ export interface operations {
                             email_verified: boolean;
                             /** Format: date-time */
                             created_at: string;
+                            /** @description When the account will be erased, if its owner asked for that (signing in cancels it); else null */
+                            deletion_scheduled_for: string | null;
                         };
                         /** @description CSRF token of the new session */
                         csrf_token: string;
@@ -1711,6 +1742,8 @@ export interface operations {
                             email_verified: boolean;
                             /** Format: date-time */
                             created_at: string;
+                            /** @description When the account will be erased, if its owner asked for that (signing in cancels it); else null */
+                            deletion_scheduled_for: string | null;
                         };
                         /** @description CSRF token of the new session */
                         csrf_token: string;
@@ -2037,6 +2070,8 @@ export interface operations {
                             email_verified: boolean;
                             /** Format: date-time */
                             created_at: string;
+                            /** @description When the account will be erased, if its owner asked for that (signing in cancels it); else null */
+                            deletion_scheduled_for: string | null;
                         };
                     };
                 };
@@ -2313,6 +2348,8 @@ export interface operations {
                             email_verified: boolean;
                             /** Format: date-time */
                             created_at: string;
+                            /** @description When the account will be erased, if its owner asked for that (signing in cancels it); else null */
+                            deletion_scheduled_for: string | null;
                         };
                         /** @description CSRF token of the new session */
                         csrf_token: string;
@@ -2425,6 +2462,8 @@ export interface operations {
                             email_verified: boolean;
                             /** Format: date-time */
                             created_at: string;
+                            /** @description When the account will be erased, if its owner asked for that (signing in cancels it); else null */
+                            deletion_scheduled_for: string | null;
                         };
                         csrf_token: string;
                     };
@@ -2460,6 +2499,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    action?: "delete" | "cancel_deletion";
                     name?: string;
                     current_password?: string;
                     password?: string;
@@ -2487,8 +2527,57 @@ export interface operations {
                             email_verified: boolean;
                             /** Format: date-time */
                             created_at: string;
+                            /** @description When the account will be erased, if its owner asked for that (signing in cancels it); else null */
+                            deletion_scheduled_for: string | null;
                         };
                         sessions_ended: number;
+                    } | {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        account: {
+                            id: number;
+                            name: string;
+                            email: string;
+                            username: string;
+                            email_verified: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description When the account will be erased, if its owner asked for that (signing in cancels it); else null */
+                            deletion_scheduled_for: string | null;
+                        };
+                        deletion: null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        account: {
+                            id: number;
+                            name: string;
+                            email: string;
+                            username: string;
+                            email_verified: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description When the account will be erased, if its owner asked for that (signing in cancels it); else null */
+                            deletion_scheduled_for: string | null;
+                        };
+                        deletion: {
+                            /**
+                             * Format: date-time
+                             * @description when the account will be erased
+                             */
+                            scheduled_for: string;
+                        };
                     };
                 };
             };
@@ -2512,6 +2601,15 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2636,6 +2734,8 @@ export interface operations {
                             email_verified: boolean;
                             /** Format: date-time */
                             created_at: string;
+                            /** @description When the account will be erased, if its owner asked for that (signing in cancels it); else null */
+                            deletion_scheduled_for: string | null;
                         };
                         /** @description CSRF token of the new session */
                         csrf_token: string;
@@ -3219,6 +3319,247 @@ export interface operations {
             };
             /** @description Validation failed; see the per-field reasons */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    getAccountExport: {
+        parameters: {
+            query?: {
+                id?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        exports: {
+                            id: number;
+                            /** @description queued → building → ready (downloadable for 24 hours, then expired) or failed */
+                            status: "queued" | "building" | "ready" | "failed" | "expired";
+                            /** @description deposit proof files inline (base64) */
+                            include_proofs: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                            finished_at: string | null;
+                            /** @description until when the archive can be downloaded */
+                            expires_at: string | null;
+                            /** @description the size of the archive */
+                            bytes: number | null;
+                            /** @description GET it (signed in) while ready */
+                            download_url: string | null;
+                        }[];
+                    } | {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        export: {
+                            id: number;
+                            /** @description queued → building → ready (downloadable for 24 hours, then expired) or failed */
+                            status: "queued" | "building" | "ready" | "failed" | "expired";
+                            /** @description deposit proof files inline (base64) */
+                            include_proofs: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                            finished_at: string | null;
+                            /** @description until when the archive can be downloaded */
+                            expires_at: string | null;
+                            /** @description the size of the archive */
+                            bytes: number | null;
+                            /** @description GET it (signed in) while ready */
+                            download_url: string | null;
+                        };
+                    } | ({
+                        /** @enum {string} */
+                        format: "hostplane-account-export";
+                        version: number;
+                        /** Format: date-time */
+                        generated_at: string;
+                        account_id: number;
+                        about: string;
+                        sections: {
+                            name: string;
+                            description: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not found (also for rows owned by another account) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    requestAccountExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    include_proofs?: boolean;
+                    /** @description or send the X-CSRF-Token header */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        export: {
+                            id: number;
+                            /** @description queued → building → ready (downloadable for 24 hours, then expired) or failed */
+                            status: "queued" | "building" | "ready" | "failed" | "expired";
+                            /** @description deposit proof files inline (base64) */
+                            include_proofs: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                            finished_at: string | null;
+                            /** @description until when the archive can be downloaded */
+                            expires_at: string | null;
+                            /** @description the size of the archive */
+                            bytes: number | null;
+                            /** @description GET it (signed in) while ready */
+                            download_url: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7258,6 +7599,8 @@ export interface operations {
                             email_verified: boolean;
                             /** Format: date-time */
                             created_at: string;
+                            /** @description When the account will be erased, if its owner asked for that (signing in cancels it); else null */
+                            deletion_scheduled_for: string | null;
                         };
                         wallet: {
                             balance: string;

@@ -24,6 +24,7 @@ describe('account', () => {
     assert.equal(body.message, 'Account loaded.');
     assert.deepEqual(Object.keys(body.account).sort(), [
       'created_at',
+      'deletion_scheduled_for',
       'email',
       'email_verified',
       'id',

@@ -3,6 +3,7 @@ import type { Command } from './command.ts';
 import { accountCommands } from './commands/accounts.ts';
 import { billingCommands } from './commands/billing.ts';
 import { catalogCommands } from './commands/catalog.ts';
+import { deletionCommands } from './commands/deletions.ts';
 import { depositCommands } from './commands/deposits.ts';
 import { invoiceExportCommands } from './commands/invoice-export.ts';
 import { invoiceCommands } from './commands/invoices.ts';
@@ -15,6 +16,7 @@ import { walletCommands } from './commands/wallet.ts';
 
 export const COMMANDS: Command[] = [
   ...accountCommands,
+  ...deletionCommands,
   ...walletCommands,
   ...depositCommands,
   ...catalogCommands,

@@ -27,6 +27,7 @@ import { createMailer, type Mailer } from './mail/mailer.ts';
 import { createNodeService, type NodeService } from './nodes/node.service.ts';
 import { createNotificationService, type NotificationService } from './notifications/notification.service.ts';
 import { createOrderService, type OrderService } from './orders/order.service.ts';
+import { createPrivacy, type Privacy } from './privacy/privacy.service.ts';
 import type { ProductEnv } from './product-kit/env.ts';
 import { createProductRegistry, type ProductList, type ProductRegistry } from './product-kit/registry.ts';
 import { PRODUCTS } from './products/index.ts';
@@ -83,6 +84,8 @@ export interface Deps {
   /** Online deposits through Razorpay (core/deposits/razorpay.ts); demo mode configures its emulator. */
   razorpay: RazorpayDeposits;
   notifications: NotificationService;
+  /** Data exports and account deletion (core/privacy/, CONTRACT §11). */
+  privacy: Privacy;
   orders: OrderService;
   services: ServiceDirectory;
   /** What the platform sells, one product per plan type (core/products/index.ts). */
@@ -339,6 +342,7 @@ export async function createDeps(
   const nodes = createNodeService({ db, secretKey });
   const money = createMoney(base);
   const notifications = createNotificationService({ db, clock });
+  const privacy = createPrivacy({ ...base, db, publicUrl: config.publicUrl, dataDir: config.dataDir });
   const search = createSearch({
     db,
     publicUrl: config.publicUrl,
@@ -370,6 +374,7 @@ export async function createDeps(
     catalog,
     nodes,
     notifications,
+    privacy,
     search,
     sshKeys,
     orders,

@@ -26,6 +26,10 @@ const CATALOGUE = {
   ip_not_allowed: { status: 403, message: 'This address is not in the API token allow-list.' },
   email_unverified: { status: 403, message: 'Verify your e-mail address before signing in.' },
   account_suspended: { status: 403, message: 'This account is suspended.' },
+  deletion_blocked: {
+    status: 409,
+    message: 'The account cannot be deleted yet; details.reasons says what to settle first.',
+  },
   rate_limited: { status: 429, message: 'Too many requests. Try again later.' },
   locked_out: { status: 429, message: 'Too many failed attempts. Try again later.' },
   // ordering and billing

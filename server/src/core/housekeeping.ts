@@ -7,6 +7,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../db/tables.ts';
 import { IDEMPOTENCY_RETENTION_HOURS } from './idempotency.ts';
+import { sweepExports } from './privacy/exports.ts';
 import { REQUEST_LOG_RETENTION_DAYS } from './tokens/request-log.ts';
 
 const HOUR_MS = 3600 * 1000;
@@ -37,6 +38,8 @@ export async function sweep(db: Kysely<DB>, now: Date): Promise<Record<string, n
     .executeTakeFirst();
   // An open console renews its row every minute; a lapsed one belonged to a process that died.
   const consoles = await db.deleteFrom('console_sessions').where('expires_at', '<=', now).executeTakeFirst();
+  // A data export can be downloaded for 24 hours; then its archive goes (CONTRACT §11).
+  const exports = await sweepExports(db, now);
   return {
     idempotency_keys: Number(idempotency.numDeletedRows),
     sessions: Number(sessions.numDeletedRows),
@@ -45,6 +48,7 @@ export async function sweep(db: Kysely<DB>, now: Date): Promise<Record<string, n
     request_log: Number(requestLog.numDeletedRows),
     console_tickets: Number(tickets.numDeletedRows),
     console_sessions: Number(consoles.numDeletedRows),
+    account_exports: exports,
   };
 }
 

@@ -8,6 +8,7 @@
 
 import type { ColumnType, Generated, Selectable } from 'kysely';
 import type {
+  AccountExportsTable,
   AccountsTable,
   AccountTokensTable,
   ApiRequestLogTable,
@@ -156,6 +157,7 @@ export interface DB {
   billing_profiles: BillingProfilesTable;
   invoice_series: InvoiceSeriesTable;
   invoices: InvoicesTable;
+  account_exports: AccountExportsTable;
 }
 
 export type Plan = Selectable<PlansTable>;

@@ -27,6 +27,11 @@ export function jobHandlers(deps: Deps): JobHandlers<AppJobs> {
     // suspensions and terminations briefly (core/jobs/catalog.ts).
     'service.provision': (payload, context) => runServiceJob(deps, payload.jobId, context),
     'service.action': (payload, context) => runServiceJob(deps, payload.jobId, context),
+    'account.export': (payload, context) => deps.privacy.exports.build(payload.exportId, context),
+    'account.deletions': async (_payload, context) => {
+      const actions = await deps.privacy.runDeletions();
+      if (actions.length > 0) context.logger.info({ deletions: actions }, 'account deletions');
+    },
   };
 }
 
@@ -35,4 +40,5 @@ export async function startWorker(deps: Deps): Promise<void> {
   // Every 15 minutes, on whichever worker process pg-boss's scheduler picks.
   await deps.jobs.schedule('maintenance.sweep', '*/15 * * * *');
   await deps.jobs.schedule('billing.cycle', '*/5 * * * *');
+  await deps.jobs.schedule('account.deletions', '7 * * * *');
 }

@@ -6,6 +6,7 @@ import { type ReactNode, useEffect, useState } from 'react';
 import { Link, NavLink, useLocation, useNavigate } from 'react-router';
 import { api, unwrap } from '../lib/api.ts';
 import { useAccount, useSessionChanged } from '../lib/session.tsx';
+import { DeletionBanner } from './DeletionBanner.tsx';
 import { SearchDialog } from './SearchDialog.tsx';
 
 const NAV: { to: string; label: string; end?: boolean; also?: string[] }[] = [
@@ -105,6 +106,7 @@ export function Layout({ children }: { children: ReactNode }) {
           </button>
         </div>
       </header>
+      <DeletionBanner />
       <main id="main" tabIndex={-1}>
         {children}
       </main>

@@ -29,6 +29,28 @@ export const walletCommands: Command[] = [
   },
   {
     noun: 'wallet',
+    verb: 'refund',
+    summary:
+      'Record money of the wallet paid back to the customer outside the platform (a `withdrawal` row), e.g. before the account is deleted',
+    args: ['ACCOUNT', 'AMOUNT'],
+    options: { note: { type: 'string', required: true, description: 'how it was paid back (bank or UPI reference)' } },
+    async run(deps, { args, options, actor }) {
+      const account = await deps.accounts.find(args[0] as string);
+      const entry = await deps.wallet.withdraw(account.id, args[1], `${requiredOption(options, 'note')} (${actor})`);
+      const balance = await deps.wallet.balance(account.id);
+      return {
+        json: {
+          account: account.email,
+          transaction: entry.public_id,
+          amount: formatPaise(entry.amount_paise),
+          balance: formatPaise(balance),
+        },
+        text: `refunded ₹${formatPaise(-BigInt(entry.amount_paise))} to ${clean(account.email)} (${entry.public_id}); balance ₹${formatPaise(balance)}`,
+      };
+    },
+  },
+  {
+    noun: 'wallet',
     verb: 'show',
     summary: "An account's balance and latest ledger rows",
     args: ['ACCOUNT'],

@@ -31,9 +31,13 @@ export interface RegisterInput {
   password: string;
 }
 
-export type AccountStatus = 'active' | 'unverified' | 'suspended';
+export type AccountStatus = 'active' | 'unverified' | 'suspended' | 'deleted';
 
-export function accountStatus(account: Pick<Account, 'suspended_at' | 'email_verified_at'>): AccountStatus {
+export function accountStatus(
+  account: Pick<Account, 'suspended_at' | 'email_verified_at'> & Partial<Pick<Account, 'deleted_at'>>,
+): AccountStatus {
+  // An erased account (core/privacy/erasure.ts) is a tombstone, whatever else its row says.
+  if (account.deleted_at !== undefined && account.deleted_at !== null) return 'deleted';
   if (account.suspended_at !== null) return 'suspended';
   return account.email_verified_at === null ? 'unverified' : 'active';
 }
@@ -248,8 +252,11 @@ export function createAccountService(options: AccountServiceOptions) {
         .updateTable('accounts')
         .set({ suspended_at: null, suspended_reason: null, updated_at: clock() })
         .where('id', '=', accountId)
+        // An erased account (core/privacy/erasure.ts) stays suspended for good.
+        .where('deleted_at', 'is', null)
         .returningAll()
-        .executeTakeFirstOrThrow();
+        .executeTakeFirst();
+      if (!account) throw new AppError('conflict', { message: 'This account was deleted; it cannot be restored.' });
       await options.bus.publish(db, { topic: 'account', id: accountId });
       return account;
     },

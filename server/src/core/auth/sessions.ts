@@ -69,6 +69,11 @@ export interface NewSession {
   id: string;
   remember: boolean;
   expiresAt: Date;
+  /**
+   * The account had asked to be deleted, and this sign-in cancelled it (CONTRACT §11): the caller
+   * mails the customer (core/privacy/mails.ts deletionCancelledMail).
+   */
+  deletionCancelled: boolean;
 }
 
 export async function createSession(
@@ -100,7 +105,18 @@ export async function createSession(
       two_factor_pending: pending,
     })
     .execute();
-  return { id, remember: options.remember, expiresAt };
+  // Every way of signing in ends here: a full sign-in (not a half one waiting for its second
+  // factor) cancels a deletion the account asked for.
+  const cancelled = pending
+    ? null
+    : await db
+        .updateTable('accounts')
+        .set({ deletion_requested_at: null, deletion_scheduled_for: null, updated_at: now })
+        .where('id', '=', accountId)
+        .where('deletion_scheduled_for', 'is not', null)
+        .where('deleted_at', 'is', null)
+        .executeTakeFirst();
+  return { id, remember: options.remember, expiresAt, deletionCancelled: Number(cancelled?.numUpdatedRows ?? 0) > 0 };
 }
 
 function sessionRow(db: Kysely<DB>, idHash: string) {

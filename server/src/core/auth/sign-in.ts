@@ -14,6 +14,7 @@ import { sha256Hex } from '../crypto/secrets.ts';
 import { AppError } from '../errors.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import { rateKeyIp } from '../net/ip.ts';
+import { deletionCancelledMail } from '../privacy/mails.ts';
 import type { RateLimits } from '../ratelimit/rate-limits.ts';
 import type { Clock } from '../time.ts';
 import { createSession, destroySession, type NewSession } from './sessions.ts';
@@ -71,11 +72,21 @@ export async function startSession(
   const { db } = options;
   if (previous !== undefined) await destroySession(db, previous);
   const twoFactorRequired = !full && (await twoFactorOn(db, account.id));
-  const session = await createSession(db, options.clock, account.id, {
-    remember,
-    ...client,
-    twoFactorPending: twoFactorRequired,
+  const session = await db.transaction().execute(async (trx) => {
+    const created = await createSession(trx, options.clock, account.id, {
+      remember,
+      ...client,
+      twoFactorPending: twoFactorRequired,
+    });
+    // Signing in cancelled a deletion the account had asked for: say so (CONTRACT §11).
+    if (created.deletionCancelled) {
+      await deletionCancelledMail(options.mailer, trx, options.publicUrl, account, 'sign_in');
+    }
+    return created;
   });
+  const current = session.deletionCancelled
+    ? { ...account, deletion_requested_at: null, deletion_scheduled_for: null }
+    : account;
   const methods: TwoFactorMethod[] = [];
   if (twoFactorRequired) {
     methods.push('totp', 'recovery');
@@ -86,7 +97,7 @@ export async function startSession(
       .executeTakeFirst();
     if (passkey) methods.push('passkey');
   }
-  return { session, account, twoFactorRequired, methods };
+  return { session, account: current, twoFactorRequired, methods };
 }
 
 /** The 422 of a wrong second step, on the field it came in. */
@@ -139,6 +150,10 @@ export async function completeTwoFactor(
       // Completed (or ended) meanwhile: nothing is spent, the caller signs in again.
       if (Number(ended.numDeletedRows) !== 1) throw new AppError('unauthenticated');
       done.session = await createSession(trx, clock, pending.accountId, { remember: pending.remember, ...client });
+      if (done.session.deletionCancelled) {
+        const to = await accounts.findById(trx, pending.accountId);
+        if (to) await deletionCancelledMail(options.mailer, trx, options.publicUrl, to, 'sign_in');
+      }
       return true;
     }),
   );

@@ -14,6 +14,10 @@ export type AppJobs = {
   'service.provision': { jobId: number };
   /** Power signals, snapshot changes, suspension, termination: one row of `jobs`. */
   'service.action': { jobId: number };
+  /** Build one data export of an account (CONTRACT §11): one row of `account_exports`. */
+  'account.export': { exportId: number };
+  /** Erase the accounts whose scheduled deletion is due (CONTRACT §11), every hour. */
+  'account.deletions': Record<string, never>;
 };
 
 export const APP_QUEUES: QueueDefinitions<AppJobs> = {
@@ -51,4 +55,8 @@ export const APP_QUEUES: QueueDefinitions<AppJobs> = {
     heartbeatSeconds: 15,
     concurrency: 4,
   },
+  // A failed build is tried twice more; after the last the export is marked failed.
+  'account.export': { retryLimit: 2, retryDelay: 30, retryBackoff: true, expireInSeconds: 600, concurrency: 1 },
+  // Each account in its own transaction, decided by the database: a failed run is the next one's work.
+  'account.deletions': { retryLimit: 0, retryDelay: 60, retryBackoff: false, expireInSeconds: 900, concurrency: 1 },
 };

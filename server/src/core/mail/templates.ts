@@ -16,7 +16,9 @@ export type MailMessage =
   | { template: 'deposit_approved'; name: string; amount: string; reference: string; balance: string }
   | { template: 'deposit_rejected'; name: string; amount: string; reference: string; reason: string }
   /** The billing cycle (CONTRACT §7): reminders, renewals, unpaid orders, suspensions, terminations. */
-  | { template: 'billing'; name: string; subject: string; paragraphs: string[] };
+  | { template: 'billing'; name: string; subject: string; paragraphs: string[] }
+  /** Data export and account deletion (CONTRACT §11): always with a link to the panel's privacy page. */
+  | { template: 'privacy'; name: string; subject: string; paragraphs: string[]; link: string; linkLabel: string };
 
 export interface RenderedMail {
   subject: string;
@@ -108,6 +110,17 @@ export function renderMail(message: MailMessage): RenderedMail {
         subject: message.subject,
         text: `${hello}\n\n${message.paragraphs.join('\n\n')}\n`,
         html: page(message.subject, [escapeHtml(hello), ...message.paragraphs.map(escapeHtml)]),
+      };
+    case 'privacy':
+      return {
+        subject: message.subject,
+        text: `${hello}\n\n${message.paragraphs.join('\n\n')}\n\n${message.linkLabel}: ${message.link}\n`,
+        html: page(message.subject, [
+          escapeHtml(hello),
+          ...message.paragraphs.map(escapeHtml),
+          button(message.link, message.linkLabel),
+          `Or open this link: ${escapeHtml(message.link)}`,
+        ]),
       };
     case 'two_factor_reset':
       return {

@@ -38,6 +38,11 @@ export const LIMITS = {
     duration: 900,
     description: 'two-factor and passkey changes (POST account/security/), per account',
   },
+  account_export_download: {
+    points: 30,
+    duration: 3600,
+    description: 'data export downloads and status reads by id (GET account/export/?id=), per account',
+  },
   verify_resend: { points: 1, duration: 600, description: 'verification mail re-sent on login, per account' },
   deposit_account: { points: 5, duration: 3600, description: 'deposit submissions, per account' },
   deposit_daily_account: { points: 20, duration: 86_400, description: 'deposit submissions per day, per account' },

@@ -4,7 +4,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { DB, LedgerRow } from '../../db/tables.ts';
 import { AppError } from '../errors.ts';
 import { parsePaise } from '../money.ts';
-import { balanceOf, history, type LedgerFilter, type LedgerPage, post } from './ledger.ts';
+import { balanceOf, history, type LedgerFilter, type LedgerPage, lockWallet, post } from './ledger.ts';
 
 /** The most a single staff credit may add, so a typo of three zeros does not mint money. */
 export const MAX_CREDIT_PAISE = 10_00_000_00n; // ₹10,00,000
@@ -40,6 +40,28 @@ export function createWalletService({
         });
         await afterCredit?.(trx, accountId);
         return entry;
+      });
+    },
+
+    /**
+     * Staff paid money of the wallet back to the customer outside the platform (a bank or UPI
+     * transfer, e.g. before the account is deleted): a `withdrawal` row with how it was paid. Never
+     * more than the balance (422 insufficient_funds).
+     */
+    async withdraw(accountId: number, amount: unknown, note: string): Promise<LedgerRow> {
+      const parsed = parsePaise(amount);
+      const fields: Record<string, string> = {};
+      if (!parsed.ok) fields.amount = parsed.reason;
+      else if (parsed.paise <= 0n) fields.amount = 'must be more than zero';
+      if (note.trim().length < 3) fields.note = 'say how it was paid back (at least 3 characters)';
+      if (Object.keys(fields).length > 0) throw AppError.fields(fields);
+      return db.transaction().execute(async (trx) => {
+        await lockWallet(trx, accountId);
+        return post(trx, accountId, {
+          kind: 'withdrawal',
+          amountPaise: -(parsed as { paise: bigint }).paise,
+          note: note.trim(),
+        });
       });
     },
   };

@@ -15,6 +15,27 @@ export interface AccountsTable {
   suspended_reason: string | null;
   created_at: CreatedAt;
   updated_at: CreatedAt;
+  /** A deletion the customer asked for (migration 0030): both set or both null. */
+  deletion_requested_at: NullableTimestamp;
+  deletion_scheduled_for: NullableTimestamp;
+  /** Erased: the row is a tombstone that can never sign in again. */
+  deleted_at: NullableTimestamp;
+}
+
+export type ExportStatus = 'queued' | 'building' | 'ready' | 'failed';
+
+/** An archive of an account's data (migration 0030): sealed, kept 24 hours once built. */
+export interface AccountExportsTable {
+  id: Generated<number>;
+  account_id: number;
+  status: ColumnType<ExportStatus, ExportStatus | undefined, ExportStatus>;
+  include_proofs: ColumnType<boolean, boolean | undefined, boolean>;
+  /** gzip'd JSON sealed with SECRET_KEY (core/privacy/archive-seal.ts); only while ready. */
+  archive: ColumnType<Buffer | null, Buffer | null | undefined, Buffer | null>;
+  bytes: number | null;
+  created_at: CreatedAt;
+  finished_at: NullableTimestamp;
+  expires_at: NullableTimestamp;
 }
 
 export interface SessionsTable {
@@ -154,3 +175,4 @@ export type Account = Selectable<AccountsTable>;
 export type Session = Selectable<SessionsTable>;
 export type SshKey = Selectable<SshKeysTable>;
 export type ApiToken = Selectable<ApiTokensTable>;
+export type AccountExport = Selectable<AccountExportsTable>;

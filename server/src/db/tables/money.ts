@@ -56,6 +56,8 @@ export interface DepositsTable {
   refunded_by: ColumnType<string | null, string | null | undefined, string | null>;
   refunded_at: NullableTimestamp;
   refund_transaction_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The proof file was deleted with its account (migration 0030); the deposit stays. */
+  proof_erased_at: NullableTimestamp;
   created_at: CreatedAt;
 }
 

@@ -15,6 +15,7 @@ import { notificationRoutes } from './notifications.routes.ts';
 import { orderRoutes } from './orders.routes.ts';
 import { panelRoutes } from './panel.routes.ts';
 import { passkeyRoutes } from './passkey.routes.ts';
+import { privacyRoutes } from './privacy.routes.ts';
 import { serviceControlRoutes } from './service-control.routes.ts';
 import { serviceRoutes } from './services.routes.ts';
 import { sessionListRoutes } from './sessions.routes.ts';
@@ -31,6 +32,7 @@ export async function clientSurface(app: FastifyInstance, { deps }: { deps: Deps
   await app.register(accountRoutes, { deps });
   await app.register(twoFactorRoutes, { deps });
   await app.register(sessionListRoutes, { deps });
+  await app.register(privacyRoutes, { deps });
   await app.register(billingProfileRoutes, { deps });
   await app.register(catalogRoutes, { deps });
   await app.register(walletRoutes, { deps });

@@ -33,7 +33,9 @@ export function signedInBody(deps: Deps, reply: FastifyReply, signedIn: SignedIn
   setSessionCookie(deps, reply, signedIn.session.id, signedIn.session.remember);
   return {
     success: true as const,
-    message,
+    message: signedIn.session.deletionCancelled
+      ? `${message} Signing in cancelled the deletion of your account that you had asked for.`
+      : message,
     account: accountView(signedIn.account),
     csrf_token: csrfTokenFor(deps.secretKey, signedIn.session.id),
     session: {
