@@ -18,6 +18,7 @@ import type {
   SshKeysTable,
   TwoFactorTable,
 } from './tables/accounts.ts';
+import type { AccountActivityTable } from './tables/activity.ts';
 import type { BillingProfilesTable, InvoiceSeriesTable, InvoicesTable } from './tables/billing.ts';
 import type { CreatedAt, NullableTimestamp, Paise } from './tables/columns.ts';
 import type { GamesTable, Ipv4AddressesTable, LocationsTable, OsTemplatesTable } from './tables/inventory.ts';
@@ -34,6 +35,7 @@ import type {
 } from './tables/operations.ts';
 
 export type * from './tables/accounts.ts';
+export type * from './tables/activity.ts';
 export type * from './tables/billing.ts';
 export type * from './tables/inventory.ts';
 export type * from './tables/messages.ts';
@@ -126,6 +128,7 @@ export interface DB {
   login_codes: LoginCodesTable;
   two_factor: TwoFactorTable;
   recovery_codes: RecoveryCodesTable;
+  account_activity: AccountActivityTable;
   mail_outbox: MailOutboxTable;
   locations: LocationsTable;
   ipv4_addresses: Ipv4AddressesTable;

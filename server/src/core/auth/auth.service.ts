@@ -10,6 +10,7 @@ import * as accounts from '../accounts/account.repository.ts';
 import type { AccountService } from '../accounts/account.service.ts';
 import { hashPassword, verifyPassword } from '../accounts/password.ts';
 import { normalizeIdentifier, passwordProblem } from '../accounts/rules.ts';
+import { byClient, recordActivity, type Who } from '../activity/activity.ts';
 import type { Bus } from '../bus.ts';
 import { AppError } from '../errors.ts';
 import type { Mailer } from '../mail/mailer.ts';
@@ -20,6 +21,7 @@ import type { Clock } from '../time.ts';
 import { consumeLinkToken, issueLinkToken } from './link-tokens.ts';
 import { checkLoginCode, issueLoginCode, LOGIN_CODE_TTL_SECONDS } from './login-codes.ts';
 import { createSession, destroyAccountSessions, destroySession, type NewSession } from './sessions.ts';
+import { recordSignIn, recordSignInFailure, recordSignInNow, type SignInMethod } from './sign-in-activity.ts';
 import {
   accountLockKey,
   checkSecondFactor,
@@ -69,6 +71,7 @@ async function startSession(
   account: Account,
   remember: boolean,
   client: ClientInfo,
+  method: SignInMethod,
   previous?: string,
 ): Promise<SignedIn> {
   // A new id at every sign-in (no session fixation); the session it replaces ends. With
@@ -80,7 +83,27 @@ async function startSession(
     ...client,
     twoFactorPending: twoFactorRequired,
   });
+  // A half session is no sign-in yet: the second step records the completed one.
+  if (!twoFactorRequired) await recordSignInNow(options, account, client, method);
   return { session, account, twoFactorRequired };
+}
+
+/** A guess refused for being locked out: logged for the account, then refused. */
+async function lockedOut<T>(
+  options: AuthServiceOptions,
+  accountId: number,
+  client: ClientInfo,
+  method: SignInMethod,
+  guess: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await guess();
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'locked_out') {
+      await recordSignInFailure(options, accountId, client, method, 'locked_out');
+    }
+    throw error;
+  }
 }
 
 /**
@@ -98,22 +121,29 @@ async function completeTwoFactor(
   const problems = secondFactorProblems(input);
   if (Object.keys(problems).length > 0) throw AppError.fields(problems);
   const { db, clock, secretKey } = options;
-  const done = { session: null as NewSession | null };
-  const ok = await countedGuess(options.limits, pending.accountId, () =>
-    db.transaction().execute(async (trx) => {
-      if (!(await checkSecondFactor(trx, secretKey, clock, pending.accountId, input))) return false;
-      const ended = await trx
-        .deleteFrom('sessions')
-        .where('id_hash', '=', pending.idHash)
-        .where('two_factor_pending', '=', true)
-        .executeTakeFirst();
-      // Completed (or ended) meanwhile: nothing is spent, the caller signs in again.
-      if (Number(ended.numDeletedRows) !== 1) throw new AppError('unauthenticated');
-      done.session = await createSession(trx, clock, pending.accountId, { remember: pending.remember, ...client });
-      return true;
-    }),
+  const done = { session: null as NewSession | null, account: null as Account | null };
+  const ok = await lockedOut(options, pending.accountId, client, 'two_factor', () =>
+    countedGuess(options.limits, pending.accountId, () =>
+      db.transaction().execute(async (trx) => {
+        if (!(await checkSecondFactor(trx, secretKey, clock, pending.accountId, input))) return false;
+        const ended = await trx
+          .deleteFrom('sessions')
+          .where('id_hash', '=', pending.idHash)
+          .where('two_factor_pending', '=', true)
+          .executeTakeFirst();
+        // Completed (or ended) meanwhile: nothing is spent, the caller signs in again.
+        if (Number(ended.numDeletedRows) !== 1) throw new AppError('unauthenticated');
+        done.session = await createSession(trx, clock, pending.accountId, { remember: pending.remember, ...client });
+        done.account = (await accounts.findById(trx, pending.accountId)) ?? null;
+        if (!done.account) throw new AppError('unauthenticated');
+        const factor = input.code ? 'totp' : 'recovery_code';
+        await recordSignIn(options, trx, done.account, client, 'two_factor', factor);
+        return true;
+      }),
+    ),
   );
-  if (!ok || done.session === null) {
+  if (!ok || done.session === null || done.account === null) {
+    await recordSignInFailure(options, pending.accountId, client, 'two_factor', 'wrong_code');
     throw input.code
       ? AppError.fields({ code: 'is wrong or was already used' }, 'The code is wrong or was already used.')
       : AppError.fields(
@@ -121,9 +151,7 @@ async function completeTwoFactor(
           'The recovery code is wrong or was already used.',
         );
   }
-  const account = await accounts.findById(db, pending.accountId);
-  if (!account) throw new AppError('unauthenticated');
-  return { session: done.session, account, twoFactorRequired: false };
+  return { session: done.session, account: done.account, twoFactorRequired: false };
 }
 
 /** Whether this (correctly identified) account may have a session at all. */
@@ -165,12 +193,16 @@ async function login(
   } catch (error) {
     // Locked: no password was checked, so this is no failed guess from the address.
     if (ipKey) await limits.refund('login_fail_ip', ipKey);
+    if (account && error instanceof AppError && error.code === 'locked_out') {
+      await recordSignInFailure(options, account.id, client, 'password', 'locked_out');
+    }
     throw error;
   }
   const ok = await verifyPassword(account?.password_hash ?? null, input.password);
   if (!ok || !account) {
     // The fifth failure starts the 15-minute lock.
     if (state.remaining === 0) await limits.block('login_fail_account', key, LIMITS.login_fail_account.blockDuration);
+    if (account) await recordSignInFailure(options, account.id, client, 'password', 'wrong_password');
     throw new AppError('invalid_credentials');
   }
   // The right password was no failure: give back its own point (not more: see above).
@@ -189,7 +221,7 @@ async function login(
     });
   }
   assertMaySignIn(account);
-  return startSession(options, account, input.remember, client, previousSession);
+  return startSession(options, account, input.remember, client, 'password', previousSession);
 }
 
 /** Step 1 of otp-login: mail a 6-digit code. The answer never says whether the account exists. */
@@ -226,10 +258,15 @@ async function verifyLoginCode(
     account.email_verified_at !== null &&
     // The check and its bookkeeping commit even when the code is wrong (tries are counted).
     (await db.transaction().execute((trx) => checkLoginCode(trx, secretKey, clock, account.id, code)));
-  if (!ok || !account) throw new AppError('invalid_credentials', { message: 'The code is wrong or has expired.' });
+  if (!ok || !account) {
+    if (account && account.suspended_at === null && account.email_verified_at !== null) {
+      await recordSignInFailure(options, account.id, client, 'email_code', 'wrong_code');
+    }
+    throw new AppError('invalid_credentials', { message: 'The code is wrong or has expired.' });
+  }
   // A code sign-in leaves the password lockout as it is: clearing it would hand whoever is
   // guessing the password a fresh set of guesses. Only a reset lifts it.
-  return startSession(options, account, input.remember, client, previousSession);
+  return startSession(options, account, input.remember, client, 'email_code', previousSession);
 }
 
 /** Mail a reset link if the account exists; the same answer either way. */
@@ -261,6 +298,7 @@ async function resetPassword(
   options: AuthServiceOptions,
   token: string,
   password: string,
+  who: Who,
 ): Promise<{ account: Account; endedSessions: number; revokedTokens: number }> {
   const { clock } = options;
   const problem = passwordProblem(password);
@@ -285,7 +323,18 @@ async function resetPassword(
     // Token caches drop the account's tokens, consoles close, here and in every process.
     await options.bus.publish(trx, { topic: 'account', id: accountId });
     await options.bus.publish(trx, { topic: 'access_revoked', id: accountId });
-    return { account, endedSessions, revokedTokens: Number(revoked.numUpdatedRows) };
+    const revokedTokens = Number(revoked.numUpdatedRows);
+    await recordActivity(trx, {
+      accountId,
+      type: 'password_changed',
+      who,
+      summary:
+        `Password changed with a reset link: every session signed out` +
+        (revokedTokens > 0 ? ` and ${revokedTokens} API token(s) revoked` : ''),
+      details: { how: 'reset_link', sessions_ended: endedSessions, tokens_revoked: revokedTokens },
+      at: clock(),
+    });
+    return { account, endedSessions, revokedTokens };
   });
   if (result === null)
     throw AppError.fields({ token: 'is invalid, used or expired' }, 'This reset link is invalid, used or expired.');
@@ -319,8 +368,9 @@ export function createAuthService(options: AuthServiceOptions) {
     resetPassword: (
       token: string,
       password: string,
+      who: Who = byClient(null),
     ): Promise<{ account: Account; endedSessions: number; revokedTokens: number }> =>
-      resetPassword(options, token, password),
+      resetPassword(options, token, password, who),
 
     /** The second step of a sign-in with two-factor on (see `completeTwoFactor`). */
     completeTwoFactor: (

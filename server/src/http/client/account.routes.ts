@@ -6,6 +6,7 @@ import { Type } from 'typebox';
 import { profileProblems } from '../../core/accounts/rules.ts';
 import { csrfTokenFor } from '../../core/auth/sessions.ts';
 import type { Deps } from '../../core/deps.ts';
+import { whoOf } from '../request-context.ts';
 import { sessionErrors } from '../schemas.ts';
 import { AccountSchema, accountView } from '../views/account.view.ts';
 import { limit, signedIn } from './context.ts';
@@ -60,7 +61,12 @@ export async function accountRoutes(root: FastifyInstance, { deps }: { deps: Dep
       const session = signedIn(request);
       await limit(deps, reply, [['account_update', `account:${session.account.id}`]]);
       const body = request.body;
-      const { account, endedSessions } = await deps.accounts.update(session.account.id, body, session.idHash);
+      const { account, endedSessions } = await deps.accounts.update(
+        session.account.id,
+        body,
+        session.idHash,
+        whoOf(request),
+      );
       return {
         success: true as const,
         message:
