@@ -21,6 +21,7 @@ const AccountPage = lazy(() => import('./pages/account/AccountPage.tsx'));
 const TokensPage = lazy(() => import('./pages/account/TokensPage.tsx'));
 const SshKeysPage = lazy(() => import('./pages/account/SshKeysPage.tsx'));
 const NotificationsPage = lazy(() => import('./pages/account/NotificationsPage.tsx'));
+const ActivityPage = lazy(() => import('./pages/account/ActivityPage.tsx'));
 const BillingProfilePage = lazy(() => import('./pages/billing/BillingProfilePage.tsx'));
 const InvoicesPage = lazy(() => import('./pages/billing/InvoicesPage.tsx'));
 const InvoicePage = lazy(() => import('./pages/billing/InvoicePage.tsx'));
@@ -131,6 +132,14 @@ function App() {
         element={
           <SignedIn>
             <BillingProfilePage />
+          </SignedIn>
+        }
+      />
+      <Route
+        path="/account/activity"
+        element={
+          <SignedIn>
+            <ActivityPage />
           </SignedIn>
         }
       />
