@@ -14,8 +14,11 @@ import type { Mailer } from '../mail/mailer.ts';
 import type { Clock } from '../time.ts';
 import { deviceOf } from './device.ts';
 
-/** How the sign-in was proven: the password, a mailed code, or the second factor after either. */
-export type SignInMethod = 'password' | 'email_code' | 'two_factor';
+/**
+ * How the sign-in was proven: the password, a mailed code, the second factor after either, or a
+ * passkey alone (for the passkey sign-in to pass when it logs its sign-ins).
+ */
+export type SignInMethod = 'password' | 'email_code' | 'two_factor' | 'passkey';
 
 export interface SignInClient {
   ip: string | null;
@@ -33,6 +36,7 @@ const METHOD_WORDS: Record<SignInMethod, string> = {
   password: 'your password',
   email_code: 'a code sent by e-mail',
   two_factor: 'a code from your authenticator app',
+  passkey: 'a passkey',
 };
 
 /** How the mail writes the time: in India's zone, which every account is billed in, and UTC. */
@@ -110,6 +114,13 @@ export function recordSignInNow(
 
 export type SignInFailure = 'wrong_password' | 'wrong_code' | 'locked_out';
 
+const ATTEMPT_WORDS: Record<SignInMethod, string> = {
+  password: 'Sign-in with a password',
+  email_code: 'Sign-in with an e-mailed code',
+  two_factor: 'Second step of a sign-in',
+  passkey: 'Sign-in with a passkey',
+};
+
 const FAILURE_WORDS: Record<SignInFailure, string> = {
   wrong_password: 'wrong password',
   wrong_code: 'wrong code',
@@ -125,13 +136,11 @@ export async function recordSignInFailure(
   reason: SignInFailure,
 ): Promise<void> {
   const device = deviceOf(client.userAgent);
-  const step = method === 'two_factor' ? 'Second step of a sign-in' : 'Sign-in';
-  const how = method === 'password' ? 'with a password' : method === 'email_code' ? 'with an e-mailed code' : '';
   await recordActivity(options.db, {
     accountId,
     type: 'sign_in_failed',
     who: byClient(client.ip),
-    summary: `${step}${how ? ` ${how}` : ''} refused: ${FAILURE_WORDS[reason]} (${device})`,
+    summary: `${ATTEMPT_WORDS[method]} refused: ${FAILURE_WORDS[reason]} (${device})`,
     details: { method, reason, device },
     at: options.clock(),
   });
