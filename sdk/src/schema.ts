@@ -315,6 +315,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/client/account/activity/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What happened to your account, newest first: sign-ins, security changes, money, consoles
+         * @description `type` is one type of event, or a prefix naming several (sign, two, two_factor, two_factor_recovery, passkey, password, email, token, order, deposit, session, export, deletion, staff, staff_account, staff_email, staff_wallet, staff_invoice: e.g. two_factor is every two_factor_* event); another is 422. Events are kept one year.
+         */
+        get: operations["listActivity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/client/account/billing-profile/": {
         parameters: {
             query?: never;
@@ -3560,6 +3580,87 @@ export interface operations {
             };
             /** @description Rate limited; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    listActivity: {
+        parameters: {
+            query?: {
+                page?: number;
+                per_page?: number;
+                /** @description a type of event, or a prefix of types */
+                type?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        events: {
+                            id: number;
+                            /** @description one of sign_in, sign_in_failed, two_factor_enabled, two_factor_disabled, two_factor_recovery_regenerated, two_factor_reset, passkey_added, passkey_removed, password_changed, email_changed, token_created, token_revoked, order_placed, payment, deposit_created, deposit_approved, deposit_rejected, deposit_refunded, sso, console, session_revoked, export_requested, export_ready, export_downloaded, deletion_scheduled, deletion_cancelled, staff_account_suspended, staff_account_unsuspended, staff_email_verified, staff_wallet_credited, staff_invoice_credited */
+                            type: string;
+                            /** Format: date-time */
+                            at: string;
+                            /** @description the address the customer acted from (null for staff and the platform) */
+                            ip: string | null;
+                            /** @description self: you; staff: Hostplane staff (staff_name); system: the platform on its own */
+                            actor: "self" | "staff" | "system";
+                            /** @description only when actor is staff */
+                            staff_name?: string;
+                            /** @description what happened, in a sentence */
+                            summary: string;
+                            /** @description ids, public ids, amounts, names and hints (never a password, code, token or cookie) */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                        pagination: {
+                            page: number;
+                            per_page: number;
+                            total: number;
+                            pages: number;
+                        };
+                    };
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -22,6 +22,7 @@ const TokensPage = lazy(() => import('./pages/account/TokensPage.tsx'));
 const SshKeysPage = lazy(() => import('./pages/account/SshKeysPage.tsx'));
 const NotificationsPage = lazy(() => import('./pages/account/NotificationsPage.tsx'));
 const PrivacyPage = lazy(() => import('./pages/account/PrivacyPage.tsx'));
+const ActivityPage = lazy(() => import('./pages/account/ActivityPage.tsx'));
 const BillingProfilePage = lazy(() => import('./pages/billing/BillingProfilePage.tsx'));
 const InvoicesPage = lazy(() => import('./pages/billing/InvoicesPage.tsx'));
 const InvoicePage = lazy(() => import('./pages/billing/InvoicePage.tsx'));
@@ -140,6 +141,14 @@ function App() {
         element={
           <SignedIn>
             <PrivacyPage />
+          </SignedIn>
+        }
+      />
+      <Route
+        path="/account/activity"
+        element={
+          <SignedIn>
+            <ActivityPage />
           </SignedIn>
         }
       />

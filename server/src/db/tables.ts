@@ -21,6 +21,7 @@ import type {
   TwoFactorTable,
   WebauthnChallengesTable,
 } from './tables/accounts.ts';
+import type { AccountActivityTable } from './tables/activity.ts';
 import type { BillingProfilesTable, InvoiceSeriesTable, InvoicesTable } from './tables/billing.ts';
 import type { CreatedAt, NullableTimestamp, Paise } from './tables/columns.ts';
 import type { GamesTable, Ipv4AddressesTable, LocationsTable, OsTemplatesTable } from './tables/inventory.ts';
@@ -37,6 +38,7 @@ import type {
 } from './tables/operations.ts';
 
 export type * from './tables/accounts.ts';
+export type * from './tables/activity.ts';
 export type * from './tables/billing.ts';
 export type * from './tables/inventory.ts';
 export type * from './tables/messages.ts';
@@ -131,6 +133,7 @@ export interface DB {
   recovery_codes: RecoveryCodesTable;
   passkeys: PasskeysTable;
   webauthn_challenges: WebauthnChallengesTable;
+  account_activity: AccountActivityTable;
   mail_outbox: MailOutboxTable;
   locations: LocationsTable;
   ipv4_addresses: Ipv4AddressesTable;

@@ -30,6 +30,7 @@ import WebSocket from 'ws';
 import type { Deps } from '../core/deps.ts';
 import { AppError } from '../core/errors.ts';
 import { CONSOLE_LEASE_MS, CONSOLE_SESSION_MS, type RedeemedTicket } from '../core/services/consoles.ts';
+import { whoOf } from './request-context.ts';
 
 /** A console session ends after this long, whatever happens on it. */
 const MAX_SESSION_MS = CONSOLE_SESSION_MS;
@@ -228,7 +229,7 @@ export async function consoleRoutes(app: FastifyInstance, { deps }: { deps: Deps
         if (!request.ws || request.method !== 'GET')
           throw new AppError('bad_request', { message: 'Open this URL as a WebSocket.' });
         const { t } = request.query as { t?: unknown };
-        request.consoleTicket = await deps.consoles.redeem(typeof t === 'string' ? t : '');
+        request.consoleTicket = await deps.consoles.redeem(typeof t === 'string' ? t : '', whoOf(request));
       },
     },
     (client, request) => relayConsole(deps, open, client, request),

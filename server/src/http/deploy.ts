@@ -11,6 +11,7 @@ import type { Placed } from '../core/orders/order.service.ts';
 import type { OrderInput } from '../core/orders/order-input.ts';
 import type { FieldNaming } from '../core/orders/order-problems.ts';
 import { principalOf } from './plugins/token-auth.ts';
+import { whoOf } from './request-context.ts';
 import { sendAsIs } from './surfaces.ts';
 
 export function deployDeps(deps: Deps): DeployDeps {
@@ -48,6 +49,7 @@ export async function answerTokenDeploy(
       idempotency: { key, scope: order.scope, payload: order.payload },
       naming: order.naming,
       render: order.render,
+      who: whoOf(request),
     });
   } catch (error) {
     // The token surfaces answer a wallet that cannot pay with 402 and where to top it up.

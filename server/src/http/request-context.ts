@@ -2,6 +2,7 @@
 // proxies), its key for per-IP limits, its user agent, and its Bearer credential.
 
 import type { FastifyRequest } from 'fastify';
+import { byClient, type Who } from '../core/activity/activity.ts';
 import { normalizeIp, rateKeyIp } from '../core/net/ip.ts';
 
 export function clientIp(request: FastifyRequest): string {
@@ -19,6 +20,11 @@ export function clientRateKey(request: FastifyRequest): string {
 export function clientInfo(request: FastifyRequest): { ip: string | null; userAgent: string | null } {
   const ua = request.headers['user-agent'];
   return { ip: clientIp(request), userAgent: typeof ua === 'string' ? ua : null };
+}
+
+/** The customer making this request, as the activity log records them (CONTRACT §11). */
+export function whoOf(request: FastifyRequest): Who {
+  return byClient(clientIp(request));
 }
 
 /** `Authorization: Bearer …`, then the credential when the rest of the header is one word. */

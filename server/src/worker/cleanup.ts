@@ -2,9 +2,11 @@
 // hypervisor is down when the job gives up): the service is failed and refunded at once, marked
 // `cleanup_pending`, and this pass — run with every maintenance sweep — undoes its provisioning
 // steps again until they succeed, so a client who got their money back never keeps a server.
+// The sweep also ends the activity log's retention: events older than a year are deleted.
 
 import { type Kysely, sql } from 'kysely';
 import type { Logger } from 'pino';
+import { pruneActivity } from '../core/activity/activity.ts';
 import { planById } from '../core/catalog/catalog.service.ts';
 import type { Deps } from '../core/deps.ts';
 import * as nodes from '../core/nodes/node.repository.ts';
@@ -12,6 +14,11 @@ import { stepRun } from '../core/product-kit/steps.ts';
 import { recordEvent } from '../core/services/events.ts';
 import * as services from '../core/services/service.repository.ts';
 import type { DB } from '../db/tables.ts';
+
+/** Delete the activity log's events older than its retention (a year), as of the app's clock. */
+export function expireActivity(deps: Deps): Promise<number> {
+  return pruneActivity(deps.database.db, deps.clock());
+}
 
 /** In the failing job's transaction: the service keeps something on its node that must go. */
 export async function markCleanupPending(db: Kysely<DB>, serviceId: number): Promise<void> {

@@ -5,7 +5,7 @@ import type { Deps } from '../core/deps.ts';
 import { sweep, vacuumEmbedded } from '../core/housekeeping.ts';
 import type { AppJobs } from '../core/jobs/catalog.ts';
 import type { JobHandlers } from '../core/jobs/queue.ts';
-import { retryCleanups } from './cleanup.ts';
+import { expireActivity, retryCleanups } from './cleanup.ts';
 import { runServiceJob } from './job-run.ts';
 
 export function jobHandlers(deps: Deps): JobHandlers<AppJobs> {
@@ -15,8 +15,12 @@ export function jobHandlers(deps: Deps): JobHandlers<AppJobs> {
       const started = performance.now();
       const removed = await sweep(deps.database.db, deps.clock());
       const cleanups = await retryCleanups(deps, context.logger);
+      const activity = await expireActivity(deps);
       if (deps.database.engine === 'pglite') await vacuumEmbedded(deps.database.db);
-      context.logger.info({ removed, cleanups, ms: Math.round(performance.now() - started) }, 'maintenance sweep');
+      context.logger.info(
+        { removed: { ...removed, activity }, cleanups, ms: Math.round(performance.now() - started) },
+        'maintenance sweep',
+      );
     },
     'billing.cycle': async (_payload, context) => {
       const actions = await deps.billing.run();

@@ -5,6 +5,7 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Account, DB } from '../../db/tables.ts';
+import { byClient, byStaff, recordActivity, type Who } from '../activity/activity.ts';
 import { consumeLinkToken, issueLinkToken } from '../auth/link-tokens.ts';
 import { destroyAccountSessions } from '../auth/sessions.ts';
 import type { Bus } from '../bus.ts';
@@ -165,6 +166,7 @@ async function update(
   accountId: number,
   input: ProfileChange,
   keepSessionHash: string,
+  who: Who,
 ): Promise<{ account: Account; endedSessions: number }> {
   const passwordHash = await checkProfileChange(await get(options, accountId), input);
   return options.db.transaction().execute(async (trx) => {
@@ -179,8 +181,54 @@ async function update(
       .returningAll()
       .executeTakeFirstOrThrow();
     const endedSessions = passwordHash !== null ? await destroyAccountSessions(trx, accountId, keepSessionHash) : 0;
-    if (passwordHash !== null) await options.bus.publish(trx, { topic: 'access_revoked', id: accountId });
+    if (passwordHash !== null) {
+      await options.bus.publish(trx, { topic: 'access_revoked', id: accountId });
+      await recordActivity(trx, {
+        accountId,
+        type: 'password_changed',
+        who,
+        summary:
+          endedSessions > 0
+            ? `Password changed; ${endedSessions} other session(s) signed out`
+            : 'Password changed; no other session was signed in',
+        details: { how: 'account_settings', sessions_ended: endedSessions },
+        at: options.clock(),
+      });
+    }
     return { account: updated, endedSessions };
+  });
+}
+
+/** Mark verified by hand (staff), e.g. when the mail never arrived; logged when it was not verified. */
+async function markVerified(options: AccountServiceOptions, accountId: number, who: Who): Promise<Account> {
+  const { db, clock } = options;
+  return db.transaction().execute(async (trx) => {
+    const before = await trx
+      .selectFrom('accounts')
+      .select('email_verified_at')
+      .where('id', '=', accountId)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
+    const account = await trx
+      .updateTable('accounts')
+      .set((eb) => ({
+        email_verified_at: eb.fn.coalesce('email_verified_at', eb.val(clock())),
+        updated_at: clock(),
+      }))
+      .where('id', '=', accountId)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    if (before.email_verified_at === null) {
+      await recordActivity(trx, {
+        accountId,
+        type: 'staff_email_verified',
+        who,
+        summary: 'Hostplane staff marked your e-mail address verified',
+        details: {},
+        at: clock(),
+      });
+    }
+    return account;
   });
 }
 
@@ -206,7 +254,8 @@ export function createAccountService(options: AccountServiceOptions) {
       accountId: number,
       input: ProfileChange,
       keepSessionHash: string,
-    ): Promise<{ account: Account; endedSessions: number }> => update(options, accountId, input, keepSessionHash),
+      who: Who = byClient(null),
+    ): Promise<{ account: Account; endedSessions: number }> => update(options, accountId, input, keepSessionHash, who),
 
     // Staff operations (CLI).
 
@@ -220,18 +269,15 @@ export function createAccountService(options: AccountServiceOptions) {
       return account;
     },
 
-    /** Mark verified by hand (staff), e.g. when the mail never arrived. */
-    async markVerified(accountId: number): Promise<Account> {
-      return db
-        .updateTable('accounts')
-        .set((eb) => ({ email_verified_at: eb.fn.coalesce('email_verified_at', eb.val(clock())), updated_at: clock() }))
-        .where('id', '=', accountId)
-        .returningAll()
-        .executeTakeFirstOrThrow();
-    },
+    /** Mark verified by hand (staff), e.g. when the mail never arrived; logged when it was not verified. */
+    markVerified: (accountId: number, who: Who = byStaff()): Promise<Account> => markVerified(options, accountId, who),
 
     /** Suspend: the account can no longer sign in, and every session ends now. */
-    async suspend(accountId: number, reason: string | null): Promise<{ account: Account; endedSessions: number }> {
+    async suspend(
+      accountId: number,
+      reason: string | null,
+      who: Who = byStaff(),
+    ): Promise<{ account: Account; endedSessions: number }> {
       return db.transaction().execute(async (trx) => {
         const account = await trx
           .updateTable('accounts')
@@ -243,22 +289,40 @@ export function createAccountService(options: AccountServiceOptions) {
         // API tokens of the account stop working here and in every other process; consoles close.
         await options.bus.publish(trx, { topic: 'account', id: accountId });
         await options.bus.publish(trx, { topic: 'access_revoked', id: accountId });
+        await recordActivity(trx, {
+          accountId,
+          type: 'staff_account_suspended',
+          who,
+          summary: `Hostplane staff suspended your account; ${endedSessions} session(s) signed out`,
+          details: { sessions_ended: endedSessions },
+          at: clock(),
+        });
         return { account, endedSessions };
       });
     },
 
-    async unsuspend(accountId: number): Promise<Account> {
-      const account = await db
-        .updateTable('accounts')
-        .set({ suspended_at: null, suspended_reason: null, updated_at: clock() })
-        .where('id', '=', accountId)
-        // An erased account (core/privacy/erasure.ts) stays suspended for good.
-        .where('deleted_at', 'is', null)
-        .returningAll()
-        .executeTakeFirst();
-      if (!account) throw new AppError('conflict', { message: 'This account was deleted; it cannot be restored.' });
-      await options.bus.publish(db, { topic: 'account', id: accountId });
-      return account;
+    async unsuspend(accountId: number, who: Who = byStaff()): Promise<Account> {
+      return db.transaction().execute(async (trx) => {
+        const account = await trx
+          .updateTable('accounts')
+          .set({ suspended_at: null, suspended_reason: null, updated_at: clock() })
+          .where('id', '=', accountId)
+          // An erased account (core/privacy/erasure.ts) stays suspended for good.
+          .where('deleted_at', 'is', null)
+          .returningAll()
+          .executeTakeFirst();
+        if (!account) throw new AppError('conflict', { message: 'This account was deleted; it cannot be restored.' });
+        await options.bus.publish(trx, { topic: 'account', id: accountId });
+        await recordActivity(trx, {
+          accountId,
+          type: 'staff_account_unsuspended',
+          who,
+          summary: 'Hostplane staff lifted the suspension of your account',
+          details: {},
+          at: clock(),
+        });
+        return account;
+      });
     },
   };
 }

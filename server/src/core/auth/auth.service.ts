@@ -9,6 +9,7 @@ import type { Account } from '../../db/tables.ts';
 import * as accounts from '../accounts/account.repository.ts';
 import { hashPassword, verifyPassword } from '../accounts/password.ts';
 import { normalizeIdentifier, passwordProblem } from '../accounts/rules.ts';
+import { byClient, recordActivity, type Who } from '../activity/activity.ts';
 import { AppError } from '../errors.ts';
 import { rateKeyIp } from '../net/ip.ts';
 import type { LimitState } from '../ratelimit/rate-limits.ts';
@@ -26,6 +27,7 @@ import {
   signInWithPasskey,
   startSession,
 } from './sign-in.ts';
+import { recordSignInFailure } from './sign-in-activity.ts';
 import { accountLockKey } from './two-factor.ts';
 
 export type { AuthServiceOptions, ClientInfo, SignedIn, TwoFactorMethod } from './sign-in.ts';
@@ -71,12 +73,16 @@ async function login(
   } catch (error) {
     // Locked: no password was checked, so this is no failed guess from the address.
     if (ipKey) await limits.refund('login_fail_ip', ipKey);
+    if (account && error instanceof AppError && error.code === 'locked_out') {
+      await recordSignInFailure(options, account.id, client, 'password', 'locked_out');
+    }
     throw error;
   }
   const ok = await verifyPassword(account?.password_hash ?? null, input.password);
   if (!ok || !account) {
     // The fifth failure starts the 15-minute lock.
     if (state.remaining === 0) await limits.block('login_fail_account', key, LIMITS.login_fail_account.blockDuration);
+    if (account) await recordSignInFailure(options, account.id, client, 'password', 'wrong_password');
     throw new AppError('invalid_credentials');
   }
   // The right password was no failure: give back its own point (not more: see above).
@@ -95,7 +101,7 @@ async function login(
     });
   }
   assertMaySignIn(account);
-  return startSession(options, account, input.remember, client, previousSession);
+  return startSession(options, account, input.remember, client, 'password', previousSession);
 }
 
 /** Step 1 of otp-login: mail a 6-digit code. The answer never says whether the account exists. */
@@ -132,10 +138,15 @@ async function verifyLoginCode(
     account.email_verified_at !== null &&
     // The check and its bookkeeping commit even when the code is wrong (tries are counted).
     (await db.transaction().execute((trx) => checkLoginCode(trx, secretKey, clock, account.id, code)));
-  if (!ok || !account) throw new AppError('invalid_credentials', { message: 'The code is wrong or has expired.' });
+  if (!ok || !account) {
+    if (account && account.suspended_at === null && account.email_verified_at !== null) {
+      await recordSignInFailure(options, account.id, client, 'email_code', 'wrong_code');
+    }
+    throw new AppError('invalid_credentials', { message: 'The code is wrong or has expired.' });
+  }
   // A code sign-in leaves the password lockout as it is: clearing it would hand whoever is
   // guessing the password a fresh set of guesses. Only a reset lifts it.
-  return startSession(options, account, input.remember, client, previousSession);
+  return startSession(options, account, input.remember, client, 'email_code', previousSession);
 }
 
 /** Mail a reset link if the account exists; the same answer either way. */
@@ -167,6 +178,7 @@ async function resetPassword(
   options: AuthServiceOptions,
   token: string,
   password: string,
+  who: Who,
 ): Promise<{ account: Account; endedSessions: number; revokedTokens: number }> {
   const { clock } = options;
   const problem = passwordProblem(password);
@@ -191,7 +203,18 @@ async function resetPassword(
     // Token caches drop the account's tokens, consoles close, here and in every process.
     await options.bus.publish(trx, { topic: 'account', id: accountId });
     await options.bus.publish(trx, { topic: 'access_revoked', id: accountId });
-    return { account, endedSessions, revokedTokens: Number(revoked.numUpdatedRows) };
+    const revokedTokens = Number(revoked.numUpdatedRows);
+    await recordActivity(trx, {
+      accountId,
+      type: 'password_changed',
+      who,
+      summary:
+        `Password changed with a reset link: every session signed out` +
+        (revokedTokens > 0 ? ` and ${revokedTokens} API token(s) revoked` : ''),
+      details: { how: 'reset_link', sessions_ended: endedSessions, tokens_revoked: revokedTokens },
+      at: clock(),
+    });
+    return { account, endedSessions, revokedTokens };
   });
   if (result === null)
     throw AppError.fields({ token: 'is invalid, used or expired' }, 'This reset link is invalid, used or expired.');
@@ -225,8 +248,9 @@ export function createAuthService(options: AuthServiceOptions) {
     resetPassword: (
       token: string,
       password: string,
+      who: Who = byClient(null),
     ): Promise<{ account: Account; endedSessions: number; revokedTokens: number }> =>
-      resetPassword(options, token, password),
+      resetPassword(options, token, password, who),
 
     /** The second step of a sign-in with two-factor on (see `completeTwoFactor`). */
     completeTwoFactor: (

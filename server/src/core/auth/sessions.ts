@@ -248,13 +248,3 @@ export async function listSessions(db: Kysely<DB>, clock: Clock, accountId: numb
       userAgent: r.user_agent,
     }));
 }
-
-/** End one session of an account, named by its public id; false when the account has none such. */
-export async function revokeSession(db: Kysely<DB>, accountId: number, publicId: number): Promise<boolean> {
-  const result = await db
-    .deleteFrom('sessions')
-    .where('account_id', '=', accountId)
-    .where('public_id', '=', publicId)
-    .executeTakeFirst();
-  return Number(result.numDeletedRows) > 0;
-}

@@ -18,6 +18,7 @@ import { deletionCancelledMail } from '../privacy/mails.ts';
 import type { RateLimits } from '../ratelimit/rate-limits.ts';
 import type { Clock } from '../time.ts';
 import { createSession, destroySession, type NewSession } from './sessions.ts';
+import { recordSignIn, recordSignInFailure, type SignInMethod } from './sign-in-activity.ts';
 import { checkSecondFactor, countedGuess, type SecondFactor, secondStepProblems, twoFactorOn } from './two-factor.ts';
 import { checkAssertion, passkeyOwner, type RelyingParty, takeChallenge } from './webauthn.ts';
 
@@ -63,6 +64,7 @@ export async function startSession(
   account: Account,
   remember: boolean,
   client: ClientInfo,
+  method: SignInMethod,
   previous?: string,
   full = false,
 ): Promise<SignedIn> {
@@ -82,6 +84,8 @@ export async function startSession(
     if (created.deletionCancelled) {
       await deletionCancelledMail(options.mailer, trx, options.publicUrl, account, 'sign_in');
     }
+    // A half session is no sign-in yet: the second step records the completed one.
+    if (!twoFactorRequired) await recordSignIn(options, trx, account, client, method);
     return created;
   });
   const current = session.deletionCancelled
@@ -98,6 +102,24 @@ export async function startSession(
     if (passkey) methods.push('passkey');
   }
   return { session, account: current, twoFactorRequired, methods };
+}
+
+/** A guess refused for being locked out: logged for the account, then refused. */
+async function lockedOut<T>(
+  options: AuthServiceOptions,
+  accountId: number,
+  client: ClientInfo,
+  method: SignInMethod,
+  guess: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await guess();
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'locked_out') {
+      await recordSignInFailure(options, accountId, client, method, 'locked_out');
+    }
+    throw error;
+  }
 }
 
 /** The 422 of a wrong second step, on the field it came in. */
@@ -128,36 +150,56 @@ export async function completeTwoFactor(
   if (Object.keys(problems).length > 0) throw AppError.fields(problems);
   const { db, clock, secretKey } = options;
   const done = { session: null as NewSession | null };
-  const ok = await countedGuess(options.limits, pending.accountId, () =>
-    db.transaction().execute(async (trx) => {
-      const right = input.passkey
-        ? await checkAssertion(trx, {
-            rp: options.rp,
-            clock,
-            sessionHash: pending.idHash,
-            purpose: 'second_factor',
-            response: input.passkey,
-            accountId: pending.accountId,
-            requireUserVerification: false,
-          })
-        : await checkSecondFactor(trx, secretKey, clock, pending.accountId, input);
-      if (!right) return false;
-      const ended = await trx
-        .deleteFrom('sessions')
-        .where('id_hash', '=', pending.idHash)
-        .where('two_factor_pending', '=', true)
-        .executeTakeFirst();
-      // Completed (or ended) meanwhile: nothing is spent, the caller signs in again.
-      if (Number(ended.numDeletedRows) !== 1) throw new AppError('unauthenticated');
-      done.session = await createSession(trx, clock, pending.accountId, { remember: pending.remember, ...client });
-      if (done.session.deletionCancelled) {
+  const ok = await lockedOut(options, pending.accountId, client, 'two_factor', () =>
+    countedGuess(options.limits, pending.accountId, () =>
+      db.transaction().execute(async (trx) => {
+        const right = input.passkey
+          ? await checkAssertion(trx, {
+              rp: options.rp,
+              clock,
+              sessionHash: pending.idHash,
+              purpose: 'second_factor',
+              response: input.passkey,
+              accountId: pending.accountId,
+              requireUserVerification: false,
+            })
+          : await checkSecondFactor(trx, secretKey, clock, pending.accountId, input);
+        if (!right) return false;
+        const ended = await trx
+          .deleteFrom('sessions')
+          .where('id_hash', '=', pending.idHash)
+          .where('two_factor_pending', '=', true)
+          .executeTakeFirst();
+        // Completed (or ended) meanwhile: nothing is spent, the caller signs in again.
+        if (Number(ended.numDeletedRows) !== 1) throw new AppError('unauthenticated');
+        done.session = await createSession(trx, clock, pending.accountId, { remember: pending.remember, ...client });
         const to = await accounts.findById(trx, pending.accountId);
-        if (to) await deletionCancelledMail(options.mailer, trx, options.publicUrl, to, 'sign_in');
-      }
-      return true;
-    }),
+        if (!to) throw new AppError('unauthenticated');
+        if (done.session.deletionCancelled) {
+          await deletionCancelledMail(options.mailer, trx, options.publicUrl, to, 'sign_in');
+        }
+        await recordSignIn(
+          options,
+          trx,
+          to,
+          client,
+          input.passkey ? 'passkey' : 'two_factor',
+          input.code ? 'totp' : input.recovery_code ? 'recovery_code' : undefined,
+        );
+        return true;
+      }),
+    ),
   );
-  if (!ok || done.session === null) throw wrongStep(input);
+  if (!ok || done.session === null) {
+    await recordSignInFailure(
+      options,
+      pending.accountId,
+      client,
+      input.passkey ? 'passkey' : 'two_factor',
+      'wrong_code',
+    );
+    throw wrongStep(input);
+  }
   const account = await accounts.findById(db, pending.accountId);
   if (!account) throw new AppError('unauthenticated');
   return { session: done.session, account, twoFactorRequired: false, methods: [] };
@@ -189,25 +231,30 @@ export async function signInWithPasskey(
     await takeChallenge(db, clock, sessionHash, 'sign_in');
     throw passkeyRefused();
   }
-  const ok = await countedGuess(limits, owner, () =>
-    db.transaction().execute((trx) =>
-      checkAssertion(trx, {
-        rp: options.rp,
-        clock,
-        sessionHash,
-        purpose: 'sign_in',
-        response: input.response,
-        accountId: owner,
-        requireUserVerification: true,
-      }),
+  const ok = await lockedOut(options, owner, client, 'passkey', () =>
+    countedGuess(limits, owner, () =>
+      db.transaction().execute((trx) =>
+        checkAssertion(trx, {
+          rp: options.rp,
+          clock,
+          sessionHash,
+          purpose: 'sign_in',
+          response: input.response,
+          accountId: owner,
+          requireUserVerification: true,
+        }),
+      ),
     ),
   );
-  if (!ok) throw passkeyRefused();
+  if (!ok) {
+    await recordSignInFailure(options, owner, client, 'passkey', 'wrong_code');
+    throw passkeyRefused();
+  }
   if (ipKey) await limits.refund('login_fail_ip', ipKey);
   const account = await accounts.findById(db, owner);
   if (!account) throw passkeyRefused();
   assertMaySignIn(account);
-  return startSession(options, account, input.remember, client, sessionId, true);
+  return startSession(options, account, input.remember, client, 'passkey', sessionId, true);
 }
 
 /** Whether this (correctly identified) account may have a session at all. */

@@ -11,6 +11,7 @@ import { randomInt } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/tables.ts';
 import { verifyPassword } from '../accounts/password.ts';
+import { byClient, byStaff, recordActivity, type Who } from '../activity/activity.ts';
 import type { Bus } from '../bus.ts';
 import { decryptSecret, encryptSecret, hmacHex } from '../crypto/secrets.ts';
 import { AppError } from '../errors.ts';
@@ -18,8 +19,8 @@ import type { Mailer } from '../mail/mailer.ts';
 import type { RateLimits } from '../ratelimit/rate-limits.ts';
 import { LIMITS } from '../ratelimit/rate-limits.ts';
 import type { Clock } from '../time.ts';
-import { destroyAccountSessions } from './sessions.ts';
 import { matchTotp, newTotpSecret, otpauthUrl, totpKey } from './totp.ts';
+import { staffResetTwoFactor } from './two-factor-reset.ts';
 
 export const RECOVERY_CODE_COUNT = 10;
 const RECOVERY_ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
@@ -233,7 +234,7 @@ async function beginTotp(
 }
 
 /** Step 2: a code of the pending secret turns it on; the ten recovery codes are returned this once. */
-async function enableTotp(options: TwoFactorOptions, accountId: number, rawCode: string): Promise<string[]> {
+async function enableTotp(options: TwoFactorOptions, accountId: number, rawCode: string, who: Who): Promise<string[]> {
   const { db, clock, secretKey } = options;
   const code = normaliseTotpCode(rawCode);
   if (!/^\d{6}$/.test(code)) throw AppError.fields({ code: 'must be the 6 digits your app shows' });
@@ -264,6 +265,13 @@ async function enableTotp(options: TwoFactorOptions, accountId: number, rawCode:
       })
       .where('account_id', '=', accountId)
       .execute();
+    await recordActivity(trx, {
+      accountId,
+      type: 'two_factor_enabled',
+      who,
+      summary: 'Two-factor sign-in turned on (authenticator app), with 10 new recovery codes',
+      at: now,
+    });
     return issueRecoveryCodes(trx, secretKey, clock, accountId);
   });
   if (codes === null) throw AppError.fields({ code: 'is wrong' }, 'The code is wrong; check the time on your device.');
@@ -307,10 +315,16 @@ export function createTwoFactor(options: TwoFactorOptions) {
     begin: (accountId: number, label: string) => beginTotp(options, accountId, label),
 
     /** Step 2: a code of the pending secret turns it on; the ten recovery codes are returned this once. */
-    enable: (accountId: number, rawCode: string) => enableTotp(options, accountId, rawCode),
+    enable: (accountId: number, rawCode: string, who: Who = byClient(null)) =>
+      enableTotp(options, accountId, rawCode, who),
 
     /** Turn it off: the password and a code (or a recovery code), one guess against the lockout. */
-    async disable(accountId: number, passwordHash: string, input: SecondFactor & { password: string }): Promise<void> {
+    async disable(
+      accountId: number,
+      passwordHash: string,
+      input: SecondFactor & { password: string },
+      who: Who = byClient(null),
+    ): Promise<void> {
       if (!(await twoFactorOn(db, accountId))) {
         throw new AppError('conflict', { message: 'Two-factor sign-in is not on.' });
       }
@@ -318,45 +332,42 @@ export function createTwoFactor(options: TwoFactorOptions) {
       await db.transaction().execute(async (trx) => {
         await trx.deleteFrom('recovery_codes').where('account_id', '=', accountId).execute();
         await trx.deleteFrom('two_factor').where('account_id', '=', accountId).execute();
+        const withRecovery = !(input.code !== undefined && input.code !== '');
+        await recordActivity(trx, {
+          accountId,
+          type: 'two_factor_disabled',
+          who,
+          summary: `Two-factor sign-in turned off (confirmed with ${withRecovery ? 'a recovery code' : 'a code from the app'})`,
+          details: { confirmed_with: withRecovery ? 'recovery_code' : 'totp' },
+          at: clock(),
+        });
       });
     },
 
     /** Ten new recovery codes (the old ones stop working), for a code of the app. */
-    async regenerate(accountId: number, rawCode: string): Promise<string[]> {
+    async regenerate(accountId: number, rawCode: string, who: Who = byClient(null)): Promise<string[]> {
       if (!(await twoFactorOn(db, accountId))) {
         throw new AppError('conflict', { message: 'Two-factor sign-in is not on.' });
       }
       await requireFactor(accountId, { code: rawCode });
-      return db.transaction().execute((trx) => issueRecoveryCodes(trx, secretKey, clock, accountId));
+      return db.transaction().execute(async (trx) => {
+        await recordActivity(trx, {
+          accountId,
+          type: 'two_factor_recovery_regenerated',
+          who,
+          summary: '10 new recovery codes made; the old ones no longer work',
+          at: clock(),
+        });
+        return issueRecoveryCodes(trx, secretKey, clock, accountId);
+      });
     },
 
     /**
      * Staff: turn two-factor sign-in off, delete the recovery codes, end every session (consoles
      * close) and mail the customer, in one transaction.
      */
-    async staffReset(account: {
-      id: number;
-      email: string;
-      name: string;
-    }): Promise<{ wasOn: boolean; endedSessions: number }> {
-      return db.transaction().execute(async (trx) => {
-        const removed = await trx
-          .deleteFrom('two_factor')
-          .where('account_id', '=', account.id)
-          .returning('enabled_at')
-          .execute();
-        await trx.deleteFrom('recovery_codes').where('account_id', '=', account.id).execute();
-        const endedSessions = await destroyAccountSessions(trx, account.id);
-        await options.bus.publish(trx, { topic: 'access_revoked', id: account.id });
-        await options.mailer.queue(
-          trx,
-          account.email,
-          { template: 'two_factor_reset', name: account.name },
-          account.id,
-        );
-        return { wasOn: removed.some((r) => r.enabled_at !== null), endedSessions };
-      });
-    },
+    staffReset: (account: { id: number; email: string; name: string }, who: Who = byStaff()) =>
+      staffResetTwoFactor(options, account, who),
   };
 }
 

@@ -22,6 +22,7 @@
 
 import type { Transaction } from 'kysely';
 import type { DB } from '../../db/tables.ts';
+import { byClient, type Who } from '../activity/activity.ts';
 import * as repo from './billing.repository.ts';
 import { chargeOfPrice, monthlyCharge } from './charge.ts';
 import { pay, renew } from './client-payments.ts';
@@ -46,10 +47,11 @@ export function createBilling(options: BillingOptions) {
       runCycle(options, input),
 
     /** The client pays one of its unpaid orders (POST /orders/ {action: "pay", id}). */
-    pay: (accountId: number, orderId: number) => pay(options, accountId, orderId),
+    pay: (accountId: number, orderId: number, who: Who = byClient(null)) => pay(options, accountId, orderId, who),
 
     /** The client renews a service (POST /services/ {action: "renew"}): what is owed first. */
-    renew: (accountId: number, serviceId: number) => renew(options, accountId, serviceId),
+    renew: (accountId: number, serviceId: number, who: Who = byClient(null)) =>
+      renew(options, accountId, serviceId, who),
 
     /**
      * What the account pays and owes: the monthly run-rate, unpaid orders with their total, the

@@ -5,6 +5,7 @@
 
 import type { Transaction } from 'kysely';
 import type { DB, Order, Service } from '../../db/tables.ts';
+import type { Who } from '../activity/activity.ts';
 import { AppError } from '../errors.ts';
 import * as jobRepo from '../jobs/job.repository.ts';
 import { formatPaise } from '../money.ts';
@@ -23,6 +24,7 @@ import {
   type Payment,
   type PaymentOptions,
   payOrder,
+  recordPayment,
 } from './payments.ts';
 
 /** The client pays one of its unpaid orders (POST /orders/ {action: "pay", id}). */
@@ -30,6 +32,7 @@ export async function pay(
   options: PaymentOptions,
   accountId: number,
   orderId: number,
+  who: Who,
 ): Promise<{ order: Order; service: Service }> {
   const payment = await options.db.transaction().execute(async (trx) => {
     await lockWallet(trx, accountId);
@@ -40,7 +43,7 @@ export async function pay(
         message: `Order ${order.public_id} is ${order.status}; only unpaid orders are paid.`,
       });
     }
-    return payOrder(options, trx, order, options.clock());
+    return payOrder(options, trx, order, options.clock(), who);
   });
   // The cancellation is committed; the client is told nothing was charged.
   if (!payment.paid) {
@@ -63,6 +66,7 @@ export async function renew(
   options: PaymentOptions,
   accountId: number,
   serviceId: number,
+  who: Who,
 ): Promise<{ order: Order; service: Service }> {
   return options.db.transaction().execute(async (trx) => {
     await lockWallet(trx, accountId);
@@ -85,8 +89,8 @@ export async function renew(
       if (overtaken(order, service)) await cancelOvertaken(trx, order, service);
       else owed.push(order);
     }
-    if (owed.length > 0) return payOwed(options, trx, service, owed, now);
-    return buyNextMonth(options, trx, service, now);
+    if (owed.length > 0) return payOwed(options, trx, service, owed, now, who);
+    return buyNextMonth(options, trx, service, now, who);
   });
 }
 
@@ -97,6 +101,7 @@ async function payOwed(
   service: Service,
   owed: Order[],
   now: Date,
+  who: Who,
 ): Promise<{ order: Order; service: Service }> {
   const required = owed.reduce((sum, o) => sum + BigInt(o.amount_paise), 0n);
   const balance = BigInt(await balanceOf(trx, service.account_id));
@@ -118,7 +123,7 @@ async function payOwed(
     });
   }
   let last: Payment | null = null;
-  for (const order of owed) last = await payOrder(options, trx, order, now);
+  for (const order of owed) last = await payOrder(options, trx, order, now, who);
   const done = last as Payment;
   return { order: done.order, service: done.service };
 }
@@ -129,6 +134,7 @@ async function buyNextMonth(
   trx: Transaction<DB>,
   service: Service,
   now: Date,
+  who: Who,
 ): Promise<{ order: Order; service: Service }> {
   const plan = await trx
     .selectFrom('plans')
@@ -164,6 +170,15 @@ async function buyNextMonth(
     `Renewed until ${day(renewed.period_end as Date)}: ₹${formatPaise(charge.totalPaise)}`,
     { order: order.public_id },
   );
+  await recordPayment(trx, {
+    who,
+    service,
+    order,
+    amountPaise: service.price_paise,
+    until: renewed.period_end as Date,
+    transaction: debit.public_id,
+    at: now,
+  });
   // Suspended as overdue for an order that turned out overtaken: nothing is owed now.
   await liftOverdue(options, trx, renewed);
   return { order: paid, service: renewed };

@@ -17,6 +17,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { InvoicingConfig } from '../../config-invoicing.ts';
 import type { DB, Invoice, InvoiceLine, LedgerRow } from '../../db/tables.ts';
+import { byStaff, recordActivity } from '../activity/activity.ts';
 import { AppError } from '../errors.ts';
 import { formatPaise, parsePaise } from '../money.ts';
 import { notify } from '../notifications/notification.service.ts';
@@ -279,6 +280,19 @@ export function createCreditNoteService(options: CreditNoteServiceOptions) {
           note: `Refund against invoice ${invoice.number}: ${input.reason.trim()} (${input.actor})`,
         });
         const total = formatPaise(out.creditNote.total_paise);
+        await recordActivity(trx, {
+          accountId: invoice.account_id,
+          type: 'staff_invoice_credited',
+          who: byStaff(),
+          summary: `Hostplane staff credited ₹${total} against invoice ${invoice.number} (credit note ${out.creditNote.number}) to your wallet`,
+          details: {
+            invoice: invoice.number,
+            credit_note: out.creditNote.number,
+            amount: total,
+            transaction: out.refund.public_id,
+          },
+          at,
+        });
         await notify(trx, invoice.account_id, {
           kind: 'credit_note',
           title: `₹${total} credited to your wallet`,

@@ -16,6 +16,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { InvoicingConfig } from '../../config-invoicing.ts';
 import type { DB, Order, Service } from '../../db/tables.ts';
+import { recordActivity, SYSTEM, type Who } from '../activity/activity.ts';
 import { AppError } from '../errors.ts';
 import type { AppJobs } from '../jobs/catalog.ts';
 import * as jobRepo from '../jobs/job.repository.ts';
@@ -102,6 +103,7 @@ export async function payOrder(
   trx: Transaction<DB>,
   given: Order,
   now: Date,
+  who: Who = SYSTEM,
 ): Promise<Payment> {
   const order = await repo.lockOrder(trx, given.id);
   if (order.status !== 'unpaid') {
@@ -146,12 +148,54 @@ export async function payOrder(
   await recordEvent(trx, service.id, 'renewed', `Renewed until ${day(until)}: ₹${formatPaise(order.amount_paise)}`, {
     order: order.public_id,
   });
+  await recordPayment(trx, {
+    who,
+    service,
+    order,
+    amountPaise: order.amount_paise,
+    until,
+    transaction: debit.public_id,
+    at: now,
+  });
   await tell(options, trx, service, 'service_renewed', `${service.label} renewed until ${day(until)}`, [
     `₹${formatPaise(order.amount_paise)} was taken from your wallet for ${service.label} (order ${order.public_id}).`,
     `It is paid until ${day(until)}.`,
   ]);
   await liftOverdue(options, trx, renewed);
   return { order: paid, service: renewed, paid: true };
+}
+
+/** A renewal paid from the wallet, in the activity log (the payment's transaction). */
+export async function recordPayment(
+  trx: Transaction<DB>,
+  p: {
+    who: Who;
+    service: Pick<Service, 'id' | 'account_id' | 'label'>;
+    order: Pick<Order, 'public_id'>;
+    amountPaise: string;
+    until: Date;
+    transaction: string;
+    at: Date;
+  },
+): Promise<void> {
+  const amount = formatPaise(p.amountPaise);
+  await recordActivity(trx, {
+    accountId: p.service.account_id,
+    type: 'payment',
+    who: p.who,
+    summary:
+      `₹${amount} paid from your wallet for the renewal of ${p.service.label} until ${day(p.until)} ` +
+      `(order ${p.order.public_id})${p.who.actor === 'system' ? ', automatically' : ''}`,
+    details: {
+      order: p.order.public_id,
+      service_id: p.service.id,
+      label: p.service.label,
+      amount,
+      paid_until: day(p.until),
+      transaction: p.transaction,
+    },
+    at: p.at,
+  });
 }
 
 /** A service suspended for being overdue, with nothing left unpaid: its suspension is lifted. */

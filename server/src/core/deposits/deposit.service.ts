@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { Kysely, Transaction } from 'kysely';
 import { pageOf } from '../../db/page.ts';
 import type { Account, DB, Deposit, DepositStatus } from '../../db/tables.ts';
+import { byClient, recordActivity, type Who, whoOfReviewer } from '../activity/activity.ts';
 import { AppError } from '../errors.ts';
 import { publicId } from '../ids.ts';
 import type { Mailer } from '../mail/mailer.ts';
@@ -75,8 +76,29 @@ async function submissionProblems(db: Kysely<DB>, input: SubmitDeposit) {
   return { fields, existence, amount, txnRef };
 }
 
+/** The activity log's `deposit_created`: a deposit the customer reported, or started online. */
+export async function depositCreated(trx: Kysely<DB>, deposit: Deposit, who: Who, at: Date): Promise<void> {
+  const amount = formatPaise(deposit.amount_paise);
+  await recordActivity(trx, {
+    accountId: deposit.account_id,
+    type: 'deposit_created',
+    who,
+    summary:
+      deposit.method === 'razorpay'
+        ? `Started an online deposit of ₹${amount} (${deposit.public_id})`
+        : `Reported a deposit of ₹${amount} by UPI or bank transfer for review (${deposit.public_id})`,
+    details: { deposit: deposit.public_id, amount, method: deposit.method },
+    at,
+  });
+}
+
 /** Record a deposit for review. Every field problem is reported together; the file is kept only on success. */
-async function submit(options: DepositServiceOptions, accountId: number, input: SubmitDeposit): Promise<Deposit> {
+async function submit(
+  options: DepositServiceOptions,
+  accountId: number,
+  input: SubmitDeposit,
+  who: Who,
+): Promise<Deposit> {
   const { fields, existence, amount, txnRef } = await submissionProblems(options.db, input);
   // "Already used" tells about a deposit (of any account): it keeps counting against the limits.
   if (Object.keys(fields).length > 0) throw AppError.fields(fields, undefined, { existence });
@@ -84,19 +106,23 @@ async function submit(options: DepositServiceOptions, accountId: number, input: 
   const dirs = uploadDirs(options.dataDir);
   const file = await keepUpload(input.upload as ReceivedUpload, dirs.deposits);
   try {
-    return await options.db
-      .insertInto('deposits')
-      .values({
-        public_id: publicId('pay'),
-        account_id: accountId,
-        amount_paise: (amount as { paise: bigint }).paise,
-        txn_ref: txnRef,
-        screenshot_file: file,
-        screenshot_type: (input.upload as ReceivedUpload).type,
-        screenshot_bytes: (input.upload as ReceivedUpload).bytes,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    return await options.db.transaction().execute(async (trx) => {
+      const deposit = await trx
+        .insertInto('deposits')
+        .values({
+          public_id: publicId('pay'),
+          account_id: accountId,
+          amount_paise: (amount as { paise: bigint }).paise,
+          txn_ref: txnRef,
+          screenshot_file: file,
+          screenshot_type: (input.upload as ReceivedUpload).type,
+          screenshot_bytes: (input.upload as ReceivedUpload).bytes,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await depositCreated(trx, deposit, who, options.clock());
+      return deposit;
+    });
   } catch (error) {
     await rm(join(dirs.deposits, file), { force: true });
     // Lost a race with another submission of the same reference (any account).
@@ -131,6 +157,7 @@ export async function approve(
   deposit: Deposit,
   account: Owner,
   reviewer: string,
+  who: Who = whoOfReviewer(reviewer),
 ) {
   const amount = formatPaise(deposit.amount_paise);
   const entry = await post(trx, deposit.account_id, {
@@ -161,6 +188,17 @@ export async function approve(
     { template: 'deposit_approved', name: account.name, amount, reference: referenceOf(deposit), balance },
     account.id,
   );
+  await recordActivity(trx, {
+    accountId: account.id,
+    type: 'deposit_approved',
+    who,
+    summary:
+      who.actor === 'staff'
+        ? `Deposit of ₹${amount} (${deposit.public_id}) approved by Hostplane staff and added to your wallet`
+        : `Deposit of ₹${amount} (${deposit.public_id}) confirmed and added to your wallet`,
+    details: { deposit: deposit.public_id, amount, method: deposit.method, transaction: entry.public_id },
+    at: options.clock(),
+  });
   return { deposit: updated, transaction: entry };
 }
 
@@ -172,6 +210,7 @@ export async function reject(
   account: Owner,
   reviewer: string,
   reason: string,
+  who: Who = whoOfReviewer(reviewer),
 ) {
   const amount = formatPaise(deposit.amount_paise);
   const updated = await trx
@@ -192,6 +231,14 @@ export async function reject(
     { template: 'deposit_rejected', name: account.name, amount, reference: referenceOf(deposit), reason },
     account.id,
   );
+  await recordActivity(trx, {
+    accountId: account.id,
+    type: 'deposit_rejected',
+    who,
+    summary: `Deposit of ₹${amount} (${deposit.public_id}) not approved: ${reason}`,
+    details: { deposit: deposit.public_id, amount, method: deposit.method, reason },
+    at: options.clock(),
+  });
   return { deposit: updated, transaction: null };
 }
 
@@ -201,7 +248,8 @@ export function createDepositService(options: DepositServiceOptions) {
 
   return {
     /** Record a deposit for review. Every field problem is reported together; the file is kept only on success. */
-    submit: (accountId: number, input: SubmitDeposit): Promise<Deposit> => submit(options, accountId, input),
+    submit: (accountId: number, input: SubmitDeposit, who: Who = byClient(null)): Promise<Deposit> =>
+      submit(options, accountId, input, who),
 
     async listOwn(accountId: number, page: number, perPage: number) {
       const own = db.selectFrom('deposits').where('account_id', '=', accountId);

@@ -18,10 +18,18 @@ import {
   verifyCheckoutSignature,
   verifyWebhookSignature,
 } from '../../upstreams/razorpay/index.ts';
+import { byClient, SYSTEM, type Who } from '../activity/activity.ts';
 import { AppError } from '../errors.ts';
 import { publicId } from '../ids.ts';
 import { formatPaise, parsePaise } from '../money.ts';
-import { approve, type DepositServiceOptions, MAX_DEPOSIT_PAISE, type Owner, reject } from './deposit.service.ts';
+import {
+  approve,
+  type DepositServiceOptions,
+  depositCreated,
+  MAX_DEPOSIT_PAISE,
+  type Owner,
+  reject,
+} from './deposit.service.ts';
 import { type DepositRefund, refundDeposit, refundEvent } from './refund.ts';
 
 /** Razorpay takes orders of ₹1.00 or more. */
@@ -128,9 +136,15 @@ async function paymentFor(ctx: Ctx, g: Gateway, deposit: Deposit, paymentId: str
 
 /**
  * Settle the deposit of `orderId` from payment `paymentId`: credited once when captured,
- * rejected when failed, left pending otherwise. Idempotent; safe against any concurrency.
+ * rejected when failed, left pending otherwise. Idempotent; safe against any concurrency. `who`:
+ * the customer back from checkout, or the platform (a webhook), as the activity log names it.
  */
-async function confirm(ctx: Ctx, paymentId: string, orderId: string): Promise<{ deposit: Deposit; credited: boolean }> {
+async function confirm(
+  ctx: Ctx,
+  paymentId: string,
+  orderId: string,
+  who: Who,
+): Promise<{ deposit: Deposit; credited: boolean }> {
   const g = ctx.need();
   return ctx.options.db.transaction().execute(async (trx) => {
     const deposit = await trx
@@ -145,7 +159,7 @@ async function confirm(ctx: Ctx, paymentId: string, orderId: string): Promise<{ 
     const payment = await paymentFor(ctx, g, deposit, paymentId);
     const account = await ownerOf(trx, deposit.account_id);
     if (payment.status === 'failed' && deposit.status === 'pending') {
-      const out = await reject(ctx.options, trx, deposit, account, 'razorpay', failureReason(payment));
+      const out = await reject(ctx.options, trx, deposit, account, 'razorpay', failureReason(payment), who);
       return { deposit: out.deposit, credited: false };
     }
     // Captured money is credited even after an earlier attempt on the order failed.
@@ -156,7 +170,7 @@ async function confirm(ctx: Ctx, paymentId: string, orderId: string): Promise<{ 
       .where('id', '=', deposit.id)
       .returningAll()
       .executeTakeFirstOrThrow();
-    const out = await approve(ctx.options, trx, paid, account, 'razorpay');
+    const out = await approve(ctx.options, trx, paid, account, 'razorpay', who);
     ctx.options.logger.info({ deposit: deposit.public_id, payment: paymentId }, 'razorpay: deposit credited');
     return { deposit: out.deposit, credited: true };
   });
@@ -183,6 +197,7 @@ async function start(
   ctx: Ctx,
   account: Owner,
   amountInput: unknown,
+  who: Who,
 ): Promise<{ deposit: Deposit; checkout: Checkout }> {
   const g = ctx.need();
   const amount = amountOf(amountInput);
@@ -195,17 +210,21 @@ async function start(
     ctx.options.logger.warn({ err: error, deposit: id }, 'razorpay: order not created');
     throw gatewayDown(error);
   }
-  const deposit = await ctx.options.db
-    .insertInto('deposits')
-    .values({
-      public_id: id,
-      account_id: account.id,
-      amount_paise: amount,
-      method: 'razorpay',
-      gateway_order_id: orderId,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const deposit = await ctx.options.db.transaction().execute(async (trx) => {
+    const made = await trx
+      .insertInto('deposits')
+      .values({
+        public_id: id,
+        account_id: account.id,
+        amount_paise: amount,
+        method: 'razorpay',
+        gateway_order_id: orderId,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await depositCreated(trx, made, who, ctx.options.clock());
+    return made;
+  });
   const back = `${ctx.options.publicUrl.replace(/\/+$/, '')}${RAZORPAY_RETURN_PATH}`;
   const checkout: Checkout = {
     key_id: g.settings.keyId,
@@ -232,7 +251,7 @@ async function start(
 }
 
 /** Checkout's hand-back: the signature must be Razorpay's, the order one of the account's. */
-async function verifyCheckout(ctx: Ctx, accountId: number, input: CheckoutReturn) {
+async function verifyCheckout(ctx: Ctx, accountId: number, input: CheckoutReturn, who: Who) {
   const g = ctx.need();
   const fields: Record<string, string> = {};
   for (const [name, value] of Object.entries({
@@ -255,7 +274,7 @@ async function verifyCheckout(ctx: Ctx, accountId: number, input: CheckoutReturn
     .where('account_id', '=', accountId)
     .executeTakeFirst();
   if (!own) throw new AppError('not_owner');
-  return confirm(ctx, paymentId, orderId);
+  return confirm(ctx, paymentId, orderId, who);
 }
 
 /** A webhook, by its raw bytes: false when the signature is wrong (nothing is done). */
@@ -280,7 +299,7 @@ async function webhook(ctx: Ctx, raw: Buffer, signature: unknown): Promise<{ ver
       .where('gateway_order_id', '=', payment.order_id)
       .executeTakeFirst();
     if (!known) return { verified: true, handled: 'unknown_order' };
-    await confirm(ctx, payment.id, payment.order_id);
+    await confirm(ctx, payment.id, payment.order_id, SYSTEM);
     return { verified: true, handled: name };
   }
   if (name === 'payment.failed' && payment) {
@@ -319,12 +338,13 @@ export function createRazorpayDeposits(options: RazorpayDepositsOptions) {
       return gateway === null ? null : new URL(hostedCheckoutUrl(gateway.settings)).origin;
     },
     /** A pending deposit and its gateway order; what checkout needs to take the payment. */
-    start: (account: Owner, amount: unknown) => start(ctx, account, amount),
+    start: (account: Owner, amount: unknown, who: Who = byClient(null)) => start(ctx, account, amount, who),
     /** Checkout's hand-back: the signature must be Razorpay's, the order one of the account's. */
-    verifyCheckout: (accountId: number, input: CheckoutReturn) => verifyCheckout(ctx, accountId, input),
+    verifyCheckout: (accountId: number, input: CheckoutReturn, who: Who = byClient(null)) =>
+      verifyCheckout(ctx, accountId, input, who),
     /** A webhook, by its raw bytes: `verified` false when the signature is wrong (nothing is done). */
     webhook: (raw: Buffer, signature: unknown) => webhook(ctx, raw, signature),
-    confirm: (paymentId: string, orderId: string) => confirm(ctx, paymentId, orderId),
+    confirm: (paymentId: string, orderId: string, who: Who = SYSTEM) => confirm(ctx, paymentId, orderId, who),
     /** Staff refund an approved online deposit back through the gateway (./refund.ts). */
     refund: (input: DepositRefund) => refundDeposit(ctx.options, ctx.need().client, input),
     close(): void {

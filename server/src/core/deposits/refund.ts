@@ -22,6 +22,7 @@ import type { Logger } from 'pino';
 import type { DB, Deposit, LedgerRow } from '../../db/tables.ts';
 import { UpstreamError } from '../../upstreams/errors.ts';
 import type { RazorpayClient, RazorpayRefund } from '../../upstreams/razorpay/index.ts';
+import { byStaff, recordActivity } from '../activity/activity.ts';
 import { AppError } from '../errors.ts';
 import { formatPaise, parsePaise } from '../money.ts';
 import { notify } from '../notifications/notification.service.ts';
@@ -188,6 +189,20 @@ export async function refundDeposit(
       title: `₹${formatPaise(paid)} refunded to your payment method`,
       body: `₹${formatPaise(paid)} of your online deposit ${deposit.public_id} was refunded to the card, UPI or bank account it came from (Razorpay refund ${refund.id}): ${reason}. It left your wallet.`,
       data: { deposit: deposit.id, refund: refund.id },
+    });
+    await recordActivity(trx, {
+      accountId: deposit.account_id,
+      type: 'deposit_refunded',
+      who: byStaff(),
+      summary: `₹${formatPaise(paid)} of your online deposit ${deposit.public_id} refunded to where it came from: ${reason}`,
+      details: {
+        deposit: deposit.public_id,
+        amount: formatPaise(paid),
+        gateway_refund: refund.id,
+        transaction: transaction.public_id,
+        reason,
+      },
+      at: now,
     });
     return { deposit: updated, transaction, refund };
   });

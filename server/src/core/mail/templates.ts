@@ -13,6 +13,8 @@ export type MailMessage =
   | { template: 'login_code'; name: string; code: string; minutes: number }
   /** Staff turned the account's two-factor sign-in off (CONTRACT §11). */
   | { template: 'two_factor_reset'; name: string }
+  /** A sign-in from a device the account's log has not seen before (CONTRACT §11). */
+  | { template: 'new_sign_in'; name: string; at: string; ip: string; device: string; link: string }
   | { template: 'deposit_approved'; name: string; amount: string; reference: string; balance: string }
   | { template: 'deposit_rejected'; name: string; amount: string; reference: string; reason: string }
   /** The billing cycle (CONTRACT §7): reminders, renewals, unpaid orders, suspensions, terminations. */
@@ -132,6 +134,24 @@ export function renderMail(message: MailMessage): RenderedMail {
           'Sign in with your password and turn two-factor sign-in on again under Account → Security. If you did not ask for this, reset your password now and reply to this message.',
         ]),
       };
+    case 'new_sign_in': {
+      const facts = [`When: ${message.at}`, `Device: ${message.device}`, `IP address: ${message.ip}`];
+      const advice =
+        'If this was not you, change your password now (Account → Profile): that signs out every other session. ' +
+        'Then look at your activity log and your API tokens, and turn on two-factor sign-in.';
+      return {
+        subject: 'New sign-in to your Hostplane account',
+        text: `${hello}\n\nYour Hostplane account was just signed in to from a device it has not been used on before.\n\n${facts.join('\n')}\n\nIf this was you, there is nothing to do.\n\n${advice}\n\nYour activity log: ${message.link}\n`,
+        html: page('New sign-in to your Hostplane account', [
+          escapeHtml(hello),
+          'Your Hostplane account was just signed in to from a device it has not been used on before.',
+          facts.map(escapeHtml).join('<br>'),
+          'If this was you, there is nothing to do.',
+          escapeHtml(advice),
+          button(message.link, 'Open your activity log'),
+        ]),
+      };
+    }
     case 'login_code':
       return {
         // The subject is stored in the clear (mail_outbox.subject): the code only goes in the sealed body.

@@ -7,6 +7,7 @@
 
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/tables.ts';
+import { byClient, type Who } from '../activity/activity.ts';
 import { AppError } from '../errors.ts';
 import { type IdempotentAnswer, runIdempotent } from '../idempotency.ts';
 import type { RateLimits } from '../ratelimit/rate-limits.ts';
@@ -67,6 +68,8 @@ export interface DeployRequest {
   naming: FieldNaming;
   /** The answer's body (201), rendered in the caller's envelope and stored for replays. */
   render: (placed: Placed) => unknown;
+  /** Who orders, from where (the activity log); a replay places nothing and logs nothing. */
+  who?: Who;
 }
 
 /**
@@ -83,7 +86,7 @@ export async function deploy(d: DeployDeps, request: DeployRequest): Promise<Ide
       const input = await withAccountKeys(trx, accountId, request.input, request.naming);
       await d.limits.consume('deploy_account', quotaKey);
       counted = true;
-      const placed = await d.orders.place(trx, accountId, input, request.naming);
+      const placed = await d.orders.place(trx, accountId, input, request.naming, request.who ?? byClient(null));
       return { status: 201, body: request.render(placed) };
     });
   } catch (error) {

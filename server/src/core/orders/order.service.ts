@@ -9,6 +9,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import type { InvoicingConfig } from '../../config-invoicing.ts';
 import { pageOf } from '../../db/page.ts';
 import type { DB, Job, Location, Order, Plan, Service } from '../../db/tables.ts';
+import { byClient, recordActivity, type Who } from '../activity/activity.ts';
 import type { Billing } from '../billing/billing.service.ts';
 import { chargeFor, monthlyCharge } from '../billing/charge.ts';
 import { issueInvoice } from '../billing/invoices.ts';
@@ -168,6 +169,7 @@ async function place(
   accountId: number,
   input: OrderInput,
   naming: FieldNaming,
+  who: Who,
 ): Promise<Placed> {
   const { jobs, clock, products } = options;
   const { plan, product, location, config, resolved } = await resolve(products, trx, input, naming, accountId);
@@ -261,6 +263,21 @@ async function place(
       transaction: debit.public_id,
     },
   );
+  await recordActivity(trx, {
+    accountId,
+    type: 'order_placed',
+    who,
+    summary: `Ordered ${plan.name} (${label}): ₹${formatPaise(plan.price_paise)} paid from your wallet (order ${order.public_id})`,
+    details: {
+      order: order.public_id,
+      service_id: service.id,
+      label,
+      plan: plan.name,
+      amount: formatPaise(plan.price_paise),
+      transaction: debit.public_id,
+    },
+    at: now,
+  });
   return {
     order: paidOrder,
     service: { ...service, node_id: nodeId },
@@ -283,15 +300,19 @@ export function createOrderService(options: OrderServiceOptions) {
       accountId: number,
       input: OrderInput,
       naming: FieldNaming = 'nested',
-    ): Promise<Placed> => place(options, trx, accountId, input, naming),
+      who: Who = byClient(null),
+    ): Promise<Placed> => place(options, trx, accountId, input, naming, who),
 
     /**
      * Renew a service (CONTRACT §7): its unpaid renewal orders are paid first, oldest first, or
      * one more month from paid_until is charged; the billing cycle's payments do it, under the
      * same locks as `pay` and the cycle.
      */
-    renew: (accountId: number, serviceId: number): Promise<{ order: Order; service: Service }> =>
-      billing.renew(accountId, serviceId),
+    renew: (
+      accountId: number,
+      serviceId: number,
+      who: Who = byClient(null),
+    ): Promise<{ order: Order; service: Service }> => billing.renew(accountId, serviceId, who),
 
     async list(accountId: number, page: number, perPage: number) {
       const own = db.selectFrom('orders').where('account_id', '=', accountId);

@@ -11,6 +11,7 @@
 import type { Kysely } from 'kysely';
 import type { DB, Service } from '../../db/tables.ts';
 import { onBehalfOfClient } from '../../upstreams/budgets.ts';
+import { recordActivity, type Who } from '../activity/activity.ts';
 import { AppError } from '../errors.ts';
 import type { AppJobs } from '../jobs/catalog.ts';
 import type { JobQueue } from '../jobs/queue.ts';
@@ -67,6 +68,18 @@ export interface RunnerOptions {
   secretKey: Buffer;
   products: ProductRegistry;
   lives: LiveStates;
+}
+
+/** The activity log's `sso` event: never the URL, which is a session of the panel. */
+async function ssoIssued(db: Kysely<DB>, at: Date, service: Service, who: Who): Promise<void> {
+  await recordActivity(db, {
+    accountId: service.account_id,
+    type: 'sso',
+    who,
+    summary: `Sign-in link to the control panel of ${service.label} issued`,
+    details: { service_id: service.id, label: service.label, service_type: service.type },
+    at,
+  });
 }
 
 /**
@@ -193,8 +206,11 @@ export function createActionRunner(options: RunnerOptions) {
     return { service, result: await asClient(() => action.handler(ctx, checked)) };
   }
 
-  /** A sign-in URL into the panel of the caller's active service (its product's `sso`). */
-  async function sso(accountId: number, serviceId: number) {
+  /**
+   * A sign-in URL into the panel of the caller's active service (its product's `sso`); logged as
+   * `who`'s when given (else it is only read for the service's credentials: where to sign in).
+   */
+  async function sso(accountId: number, serviceId: number, who?: Who) {
     const service = await services.own(accountId, serviceId);
     const product = products.of(service.type);
     if (typeof product.sso !== 'function')
@@ -202,7 +218,9 @@ export function createActionRunner(options: RunnerOptions) {
     if (service.status !== 'active') throw product.refused(service);
     await limits.consume('panel_sso_account', `account:${accountId}`);
     const sso = product.sso.bind(product);
-    return asClient(() => sso(contextOf(accountId, service, product, {})));
+    const signOn = await asClient(() => sso(contextOf(accountId, service, product, {})));
+    if (who) await ssoIssued(db, clock(), service, who);
+    return signOn;
   }
 
   return { run, runPanel, sso };

@@ -15,6 +15,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB, Service } from '../../db/tables.ts';
 import type { UpstreamConsoleTicket } from '../../upstreams/driver.ts';
+import { byClient, recordActivity, type Who } from '../activity/activity.ts';
 import { decryptSecret, encryptSecret, randomToken, sha256Hex } from '../crypto/secrets.ts';
 import { AppError } from '../errors.ts';
 import type { RateLimits } from '../ratelimit/rate-limits.ts';
@@ -132,7 +133,7 @@ async function mint(
  * Use a ticket: once, before it expires. Two concurrent uses: one wins. Opens a console
  * session (counted against the caps) that `release` ends. A refusal leaves the ticket unused.
  */
-async function redeem({ db, secretKey, clock }: ConsolesOptions, raw: string): Promise<RedeemedTicket> {
+async function redeem({ db, secretKey, clock }: ConsolesOptions, raw: string, who: Who): Promise<RedeemedTicket> {
   if (!/^[A-Za-z0-9_-]{43}$/.test(raw)) throw unknownTicket();
   return db.transaction().execute(async (trx) => {
     const row = await trx
@@ -141,7 +142,7 @@ async function redeem({ db, secretKey, clock }: ConsolesOptions, raw: string): P
       .where('ticket_hash', '=', sha256Hex(raw))
       .where('used_at', 'is', null)
       .where('expires_at', '>', clock())
-      .returning(['service_id', 'account_id', 'upstream_sealed'])
+      .returning(['service_id', 'account_id', 'upstream_sealed', 'kind'])
       .executeTakeFirst();
     if (!row) throw unknownTicket();
     // Access may have ended since the ticket was issued (up to a minute ago).
@@ -176,6 +177,7 @@ async function redeem({ db, secretKey, clock }: ConsolesOptions, raw: string): P
       })
       .returning('id')
       .executeTakeFirstOrThrow();
+    await consoleOpened(trx, clock, row, who);
     return {
       sessionId: session.id,
       serviceId: row.service_id,
@@ -183,6 +185,30 @@ async function redeem({ db, secretKey, clock }: ConsolesOptions, raw: string): P
       nodeId: sealed.nodeId,
       upstream: sealed.upstream,
     };
+  });
+}
+
+const CONSOLE_WORDS: Record<string, string> = { vnc: 'screen (VNC)', serial: 'serial console', game: 'console' };
+
+/** The activity log's `console` event: a console of the account's service opened (its ticket used). */
+async function consoleOpened(
+  trx: Kysely<DB>,
+  clock: () => Date,
+  row: { account_id: number; service_id: number; kind: string },
+  who: Who,
+): Promise<void> {
+  const { label } = await trx
+    .selectFrom('services')
+    .select('label')
+    .where('id', '=', row.service_id)
+    .executeTakeFirstOrThrow();
+  await recordActivity(trx, {
+    accountId: row.account_id,
+    type: 'console',
+    who,
+    summary: `Opened the ${CONSOLE_WORDS[row.kind] ?? 'console'} of ${label}`,
+    details: { service_id: row.service_id, label, console: row.kind },
+    at: clock(),
   });
 }
 
@@ -212,8 +238,8 @@ export function createConsoles(options: ConsolesOptions) {
       };
     },
 
-    /** Use a ticket once, opening a console session (see `redeem` above). */
-    redeem: (raw: string): Promise<RedeemedTicket> => redeem(options, raw),
+    /** Use a ticket once, opening a console session (see `redeem` above), logged as `who`'s. */
+    redeem: (raw: string, who: Who = byClient(null)): Promise<RedeemedTicket> => redeem(options, raw, who),
 
     /** These sessions' sockets are still open in this process: extend their leases. */
     async renew(sessionIds: number[]): Promise<void> {

@@ -7,6 +7,7 @@
 import type { Kysely } from 'kysely';
 import type { ApiToken, DB } from '../../db/tables.ts';
 import { freeTextProblem } from '../accounts/rules.ts';
+import { byClient, recordActivity, type Who } from '../activity/activity.ts';
 import { randomToken, sha256Hex } from '../crypto/secrets.ts';
 import { AppError } from '../errors.ts';
 import { cidrContains, normalizeIp, parseCidr } from '../net/ip.ts';
@@ -139,6 +140,7 @@ async function createToken(
   clock: Clock,
   accountId: number,
   input: NewToken,
+  who: Who,
 ): Promise<{ token: ApiToken; secret: string }> {
   const { fields, token: checked } = checkNewToken(input, clock());
   if (Object.keys(fields).length > 0) throw AppError.fields(fields);
@@ -154,19 +156,36 @@ async function createToken(
     });
   }
   const secret = `svc_${randomToken(32)}`;
-  const token = await db
-    .insertInto('api_tokens')
-    .values({
-      account_id: accountId,
-      name: checked.name,
-      token_hash: sha256Hex(secret),
-      hint: secret.slice(0, 8),
-      scopes: checked.scopes,
-      allowed_cidrs: checked.cidrs,
-      expires_at: checked.expiresAt,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const token = await db.transaction().execute(async (trx) => {
+    const made = await trx
+      .insertInto('api_tokens')
+      .values({
+        account_id: accountId,
+        name: checked.name,
+        token_hash: sha256Hex(secret),
+        hint: secret.slice(0, 8),
+        scopes: checked.scopes,
+        allowed_cidrs: checked.cidrs,
+        expires_at: checked.expiresAt,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await recordActivity(trx, {
+      accountId,
+      type: 'token_created',
+      who,
+      summary: `API token "${made.name}" created (${made.hint}…; ${made.scopes.join(', ')})`,
+      details: {
+        token_id: made.id,
+        name: made.name,
+        hint: `${made.hint}…`,
+        scopes: made.scopes,
+        expires_at: made.expires_at?.toISOString() ?? null,
+      },
+      at: clock(),
+    });
+    return made;
+  });
   return { token, secret };
 }
 
@@ -189,7 +208,8 @@ export function createTokenService(options: TokenCacheOptions & { clock: Clock }
     /** Resolve a bearer token for a request from `ip`: its principal, or why it is refused and whose it is. */
     authenticate: (raw: string, ip: string): Promise<Authentication> => authenticate(cache.lookup, clock, raw, ip),
 
-    create: (accountId: number, input: NewToken) => createToken(db, clock, accountId, input),
+    create: (accountId: number, input: NewToken, who: Who = byClient(null)) =>
+      createToken(db, clock, accountId, input, who),
 
     list: (accountId: number) =>
       db.selectFrom('api_tokens').selectAll().where('account_id', '=', accountId).orderBy('id', 'desc').execute(),
@@ -197,17 +217,34 @@ export function createTokenService(options: TokenCacheOptions & { clock: Clock }
     get,
 
     /** Revoke at once: this process and every other stop accepting it before the answer is sent. */
-    async revoke(accountId: number, id: number): Promise<ApiToken> {
+    async revoke(accountId: number, id: number, who: Who = byClient(null)): Promise<ApiToken> {
       return db.transaction().execute(async (trx) => {
+        const before = await trx
+          .selectFrom('api_tokens')
+          .select('revoked_at')
+          .where('id', '=', id)
+          .where('account_id', '=', accountId)
+          .forUpdate()
+          .executeTakeFirst();
+        if (!before) throw new AppError('not_owner');
         const token = await trx
           .updateTable('api_tokens')
           .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(clock())) }))
           .where('id', '=', id)
-          .where('account_id', '=', accountId)
           .returningAll()
-          .executeTakeFirst();
-        if (!token) throw new AppError('not_owner');
+          .executeTakeFirstOrThrow();
         await bus.publish(trx, { topic: 'token', id });
+        // Revoking a revoked token changes nothing: it was logged the first time.
+        if (before.revoked_at === null) {
+          await recordActivity(trx, {
+            accountId,
+            type: 'token_revoked',
+            who,
+            summary: `API token "${token.name}" revoked (${token.hint}…)`,
+            details: { token_id: token.id, name: token.name, hint: `${token.hint}…` },
+            at: clock(),
+          });
+        }
         return token;
       });
     },

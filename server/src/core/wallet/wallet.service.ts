@@ -2,8 +2,9 @@
 
 import type { Kysely, Transaction } from 'kysely';
 import type { DB, LedgerRow } from '../../db/tables.ts';
+import { byStaff, recordActivity, type Who } from '../activity/activity.ts';
 import { AppError } from '../errors.ts';
-import { parsePaise } from '../money.ts';
+import { formatPaise, parsePaise } from '../money.ts';
 import { balanceOf, history, type LedgerFilter, type LedgerPage, lockWallet, post } from './ledger.ts';
 
 /** The most a single staff credit may add, so a typo of three zeros does not mint money. */
@@ -24,7 +25,7 @@ export function createWalletService({
       history(db, accountId, page, perPage, filter),
 
     /** A staff adjustment (positive), recorded with its reason. */
-    async credit(accountId: number, amount: unknown, note: string): Promise<LedgerRow> {
+    async credit(accountId: number, amount: unknown, note: string, who: Who = byStaff()): Promise<LedgerRow> {
       const parsed = parsePaise(amount);
       const fields: Record<string, string> = {};
       if (!parsed.ok) fields.amount = parsed.reason;
@@ -37,6 +38,14 @@ export function createWalletService({
           kind: 'adjustment',
           amountPaise: (parsed as { paise: bigint }).paise,
           note: note.trim(),
+        });
+        await recordActivity(trx, {
+          accountId,
+          type: 'staff_wallet_credited',
+          who,
+          summary: `Hostplane staff added ₹${formatPaise(entry.amount_paise)} to your wallet (${entry.public_id})`,
+          details: { amount: formatPaise(entry.amount_paise), transaction: entry.public_id },
+          at: entry.created_at,
         });
         await afterCredit?.(trx, accountId);
         return entry;

@@ -27,6 +27,7 @@ import * as m0024 from './0024_razorpay_deposits.ts';
 import * as m0025 from './0025_credit_notes.ts';
 import * as m0026 from './0026_two_factor.ts';
 import * as m0027 from './0027_passkeys.ts';
+import * as m0029 from './0029_activity.ts';
 import * as m0030 from './0030_privacy.ts';
 
 export const migrations: Record<string, Migration> = {
@@ -57,5 +58,6 @@ export const migrations: Record<string, Migration> = {
   '0025_credit_notes': m0025,
   '0026_two_factor': m0026,
   '0027_passkeys': m0027,
+  '0029_activity': m0029,
   '0030_privacy': m0030,
 };

@@ -10,6 +10,7 @@ import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import { istTime } from '../../core/privacy/mails.ts';
 import { isoWithOffset } from '../../core/time.ts';
+import { whoOf } from '../request-context.ts';
 import { sessionErrors } from '../schemas.ts';
 import { AccountSchema, accountView } from '../views/account.view.ts';
 import { limit, signedIn } from './context.ts';
@@ -112,7 +113,12 @@ export async function accountRoutes(root: FastifyInstance, { deps }: { deps: Dep
           deletion: null,
         };
       }
-      const { account, endedSessions } = await deps.accounts.update(session.account.id, body, session.idHash);
+      const { account, endedSessions } = await deps.accounts.update(
+        session.account.id,
+        body,
+        session.idHash,
+        whoOf(request),
+      );
       return {
         success: true as const,
         message:

@@ -14,7 +14,7 @@ import {
 import { csrfTokenFor, newSessionId } from '../../core/auth/sessions.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
-import { clientInfo, clientRateKey } from '../request-context.ts';
+import { clientInfo, clientRateKey, whoOf } from '../request-context.ts';
 import { sessionErrors } from '../schemas.ts';
 import { AccountSchema, accountView } from '../views/account.view.ts';
 import { clearSessionCookie, limit, limited, setSessionCookie } from './context.ts';
@@ -236,7 +236,7 @@ export async function authRoutes(root: FastifyInstance, { deps }: { deps: Deps }
     async (request, reply) => {
       await limit(deps, reply, [['reset_ip', clientRateKey(request)]]);
       const { token, password } = request.body;
-      const { revokedTokens } = await deps.auth.resetPassword(token, password);
+      const { revokedTokens } = await deps.auth.resetPassword(token, password, whoOf(request));
       return {
         success: true as const,
         message:

@@ -15,6 +15,7 @@ import { OrderConfigSchema, orderFieldRules } from '../../core/orders/order-inpu
 import { DEFAULT_OS_SLUG } from '../../core/products/vps/order.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import { deployDeps } from '../deploy.ts';
+import { whoOf } from '../request-context.ts';
 import { sessionErrors } from '../schemas.ts';
 import { sendAsIs } from '../surfaces.ts';
 import { OrderSchema, orderView } from '../views/order.view.ts';
@@ -126,7 +127,7 @@ export async function orderRoutes(root: FastifyInstance, { deps }: { deps: Deps 
       const body = request.body;
       if (body.action === 'pay') {
         if (body.id === undefined) throw AppError.fields({ id: 'is required with action pay' });
-        const { order, service } = await deps.billing.pay(session.account.id, body.id);
+        const { order, service } = await deps.billing.pay(session.account.id, body.id, whoOf(request));
         return reply.code(200).send({
           success: true as const,
           message: `Order ${order.public_id} paid: ${service.label} is paid until ${service.period_end?.toISOString().slice(0, 10)}.`,
@@ -144,6 +145,7 @@ export async function orderRoutes(root: FastifyInstance, { deps }: { deps: Deps 
         idempotency: { key, scope: 'client.orders', payload: input },
         naming: 'nested',
         render: (placed) => placedBody(deps, placed),
+        who: whoOf(request),
       });
       if (answer.replayed) reply.header('Idempotent-Replayed', 'true');
       return sendAsIs(reply.code(answer.status as 201).type('application/json; charset=utf-8'), answer.body);

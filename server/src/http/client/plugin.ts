@@ -7,6 +7,7 @@ import { sessionRoutes } from '../../core/product-kit/actions.ts';
 import { useFastSerializer } from '../plugins/serializer.ts';
 import { sessionAuth } from '../plugins/session-auth.ts';
 import { accountRoutes } from './account.routes.ts';
+import { activityRoutes } from './activity.routes.ts';
 import { authRoutes } from './auth.routes.ts';
 import { billingProfileRoutes } from './billing-profile.routes.ts';
 import { catalogRoutes } from './catalog.routes.ts';
@@ -33,6 +34,7 @@ export async function clientSurface(app: FastifyInstance, { deps }: { deps: Deps
   await app.register(twoFactorRoutes, { deps });
   await app.register(sessionListRoutes, { deps });
   await app.register(privacyRoutes, { deps });
+  await app.register(activityRoutes, { deps });
   await app.register(billingProfileRoutes, { deps });
   await app.register(catalogRoutes, { deps });
   await app.register(walletRoutes, { deps });

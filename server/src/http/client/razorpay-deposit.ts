@@ -5,6 +5,7 @@
 
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
+import type { Who } from '../../core/activity/activity.ts';
 import type { LoadedSession } from '../../core/auth/sessions.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
@@ -55,13 +56,23 @@ export interface JsonDepositBody {
 }
 
 /** Answer a JSON deposit request (the caller has checked it is not multipart). */
-export async function razorpayDeposit(deps: Deps, reply: FastifyReply, session: LoadedSession, body: JsonDepositBody) {
+export async function razorpayDeposit(
+  deps: Deps,
+  reply: FastifyReply,
+  session: LoadedSession,
+  body: JsonDepositBody,
+  who: Who,
+) {
   if (body.action === 'razorpay_verify') {
-    const out = await deps.razorpay.verifyCheckout(session.account.id, {
-      orderId: body.razorpay_order_id,
-      paymentId: body.razorpay_payment_id,
-      signature: body.razorpay_signature,
-    });
+    const out = await deps.razorpay.verifyCheckout(
+      session.account.id,
+      {
+        orderId: body.razorpay_order_id,
+        paymentId: body.razorpay_payment_id,
+        signature: body.razorpay_signature,
+      },
+      who,
+    );
     const { deposit } = out;
     const message =
       deposit.status === 'approved'
@@ -91,7 +102,7 @@ export async function razorpayDeposit(deps: Deps, reply: FastifyReply, session: 
       ['deposit_account', key],
       ['deposit_daily_account', key],
     ],
-    () => deps.razorpay.start(session.account, body.amount),
+    () => deps.razorpay.start(session.account, body.amount, who),
   );
   return reply.code(201).send({
     success: true as const,

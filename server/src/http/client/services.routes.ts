@@ -11,6 +11,7 @@ import { AppError } from '../../core/errors.ts';
 import type { ServiceDetail } from '../../core/services/service-directory.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import { jsonList } from '../list-body.ts';
+import { whoOf } from '../request-context.ts';
 import { sessionErrors } from '../schemas.ts';
 import { sendAsIs } from '../surfaces.ts';
 import { OrderSchema, orderView } from '../views/order.view.ts';
@@ -197,7 +198,7 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
         if (q.console !== undefined) {
           throw new AppError('not_supported', { message: 'Only a virtual server has a console to choose.' });
         }
-        const signOn = await deps.serviceActions.sso(accountId, q.id);
+        const signOn = await deps.serviceActions.sso(accountId, q.id, whoOf(request));
         return {
           success: true as const,
           message: 'Sign-in link issued.',
@@ -261,7 +262,7 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
       const noteProblem = body.note === undefined ? null : freeTextProblem(body.note, { multiline: true });
       if (noteProblem) throw AppError.fields({ note: noteProblem });
       if (body.action === 'renew') {
-        const { order, service } = await deps.orders.renew(session.account.id, body.id);
+        const { order, service } = await deps.orders.renew(session.account.id, body.id, whoOf(request));
         return {
           success: true as const,
           message: `Renewed ${service.label} until ${service.period_end?.toISOString().slice(0, 10)}.`,

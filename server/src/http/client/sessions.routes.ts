@@ -7,10 +7,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { deviceOf } from '../../core/auth/device.ts';
-import { destroyAccountSessions, listSessions, revokeSession } from '../../core/auth/sessions.ts';
+import { revokeOneSession, revokeOtherSessions } from '../../core/auth/session-revoke.ts';
+import { listSessions } from '../../core/auth/sessions.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import { isoWithOffset } from '../../core/time.ts';
+import { whoOf } from '../request-context.ts';
 import { sessionErrors } from '../schemas.ts';
 import { clearSessionCookie, signedIn } from './context.ts';
 import { mutationBody, okSchema } from './envelopes.ts';
@@ -80,13 +82,16 @@ export async function sessionListRoutes(root: FastifyInstance, { deps }: { deps:
     async (request, reply) => {
       const session = signedIn(request);
       const body = request.body;
-      const db = deps.database.db;
+      const revoking = { db: deps.database.db, clock: deps.clock };
       if (body.action === 'revoke_others') {
-        const ended = await destroyAccountSessions(db, session.account.id, session.idHash);
+        const ended = await revokeOtherSessions(revoking, session.account.id, session.idHash, whoOf(request));
         return { success: true as const, message: `${ended} other session(s) signed out.`, sessions_ended: ended };
       }
       if (body.id === undefined) throw AppError.fields({ id: 'is required' });
-      if (!(await revokeSession(db, session.account.id, body.id))) throw new AppError('not_owner');
+      const current = body.id === session.publicId;
+      if (!(await revokeOneSession(revoking, session.account.id, body.id, current, whoOf(request)))) {
+        throw new AppError('not_owner');
+      }
       if (body.id === session.publicId) clearSessionCookie(deps, reply);
       return { success: true as const, message: 'Session signed out.', sessions_ended: 1 };
     },

@@ -10,6 +10,7 @@ import { AppError } from '../../core/errors.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import { checkNewToken, MAX_CIDRS_PER_TOKEN, MAX_TOKENS_PER_ACCOUNT, SCOPES } from '../../core/tokens/token.service.ts';
 import type { ApiToken } from '../../db/tables.ts';
+import { whoOf } from '../request-context.ts';
 import { sessionErrors } from '../schemas.ts';
 import { signedIn } from './context.ts';
 import { mutationBody, okSchema } from './envelopes.ts';
@@ -155,15 +156,19 @@ export async function tokenRoutes(root: FastifyInstance, { deps }: { deps: Deps 
       const body = request.body;
       if (body.action === 'revoke') {
         if (body.id === undefined) throw AppError.fields({ id: 'is required' });
-        const token = await deps.tokens.revoke(session.account.id, body.id);
+        const token = await deps.tokens.revoke(session.account.id, body.id, whoOf(request));
         return { success: true as const, message: `Token "${token.name}" revoked.`, token: view(token, deps.clock()) };
       }
-      const { token, secret } = await deps.tokens.create(session.account.id, {
-        name: body.name,
-        scopes: body.scopes,
-        expires_at: body.expires_at,
-        allowed_cidrs: body.allowed_cidrs,
-      });
+      const { token, secret } = await deps.tokens.create(
+        session.account.id,
+        {
+          name: body.name,
+          scopes: body.scopes,
+          expires_at: body.expires_at,
+          allowed_cidrs: body.allowed_cidrs,
+        },
+        whoOf(request),
+      );
       return reply
         .code(201)
         .header('Cache-Control', 'no-store')

@@ -12,7 +12,7 @@ import type { LoadedSession } from '../../core/auth/sessions.ts';
 import { RECOVERY_CODE_COUNT, secondFactorProblems, secondStepProblems } from '../../core/auth/two-factor.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
-import { clientInfo, clientRateKey } from '../request-context.ts';
+import { clientInfo, clientRateKey, whoOf } from '../request-context.ts';
 import { sessionErrors } from '../schemas.ts';
 import { limit, signedIn } from './context.ts';
 import { mutationBody, okSchema } from './envelopes.ts';
@@ -247,7 +247,7 @@ export async function twoFactorRoutes(root: FastifyInstance, { deps }: { deps: D
         }
         case 'totp_enable': {
           if (body.code === undefined || body.code === '') throw AppError.fields({ code: 'is required' });
-          const recovery_codes = await deps.twoFactor.enable(accountId, body.code);
+          const recovery_codes = await deps.twoFactor.enable(accountId, body.code, whoOf(request));
           return {
             success: true as const,
             message: 'Two-factor sign-in is on. Keep these recovery codes somewhere safe: they are shown once.',
@@ -259,11 +259,16 @@ export async function twoFactorRoutes(root: FastifyInstance, { deps }: { deps: D
             throw AppError.fields({ password: 'is required', ...secondFactorProblems(body) });
           }
           const account = await deps.accounts.get(accountId);
-          await deps.twoFactor.disable(accountId, account.password_hash, {
-            password: body.password,
-            code: body.code,
-            recovery_code: body.recovery_code,
-          });
+          await deps.twoFactor.disable(
+            accountId,
+            account.password_hash,
+            {
+              password: body.password,
+              code: body.code,
+              recovery_code: body.recovery_code,
+            },
+            whoOf(request),
+          );
           return {
             success: true as const,
             message: 'Two-factor sign-in is off.',
@@ -272,7 +277,7 @@ export async function twoFactorRoutes(root: FastifyInstance, { deps }: { deps: D
         }
         case 'recovery_regenerate': {
           if (body.code === undefined || body.code === '') throw AppError.fields({ code: 'is required' });
-          const recovery_codes = await deps.twoFactor.regenerate(accountId, body.code);
+          const recovery_codes = await deps.twoFactor.regenerate(accountId, body.code, whoOf(request));
           return {
             success: true as const,
             message: 'New recovery codes; the old ones no longer work. They are shown once.',

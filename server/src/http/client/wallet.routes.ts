@@ -12,6 +12,7 @@ import { AppError } from '../../core/errors.ts';
 import { CURRENCY, formatPaise } from '../../core/money.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import type { LedgerKind, LedgerRow } from '../../db/tables.ts';
+import { whoOf } from '../request-context.ts';
 import { sessionErrors } from '../schemas.ts';
 import { sendAsIs } from '../surfaces.ts';
 import { BillingSchema, billingView } from '../views/billing.view.ts';
@@ -183,7 +184,7 @@ export async function walletRoutes(root: FastifyInstance, { deps }: { deps: Deps
     },
     async (request, reply) => {
       const session = signedIn(request);
-      if (!request.isMultipart()) return razorpayDeposit(deps, reply, session, request.body ?? {});
+      if (!request.isMultipart()) return razorpayDeposit(deps, reply, session, request.body ?? {}, whoOf(request));
       const key = `account:${session.account.id}`;
       const body: Partial<typeof request.body> = request.body ?? {};
       // A submission refused for its content does not use up the client's allowance.
@@ -195,11 +196,15 @@ export async function walletRoutes(root: FastifyInstance, { deps }: { deps: Deps
           ['deposit_daily_account', key],
         ],
         () =>
-          deps.deposits.submit(session.account.id, {
-            amount: body.amount,
-            txnRef: body.txn_ref,
-            upload: request.receivedFiles?.screenshot ?? null,
-          }),
+          deps.deposits.submit(
+            session.account.id,
+            {
+              amount: body.amount,
+              txnRef: body.txn_ref,
+              upload: request.receivedFiles?.screenshot ?? null,
+            },
+            whoOf(request),
+          ),
       );
       return reply.code(201).send({
         success: true as const,

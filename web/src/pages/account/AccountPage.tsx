@@ -22,6 +22,7 @@ export function AccountTabs() {
       <NavLink to="/account/billing">Billing details</NavLink>
       <NavLink to="/tokens">API tokens</NavLink>
       <NavLink to="/ssh-keys">SSH keys</NavLink>
+      <NavLink to="/account/activity">Activity</NavLink>
       <NavLink to="/account/privacy">Privacy</NavLink>
     </nav>
   );
