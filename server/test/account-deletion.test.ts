@@ -159,6 +159,19 @@ describe('scheduling and changing one’s mind', () => {
     );
     const twice = await browser.post(ACCOUNT, { action: 'cancel_deletion' }, { csrf: true });
     assert.equal(twice.json().message, 'No deletion was scheduled.');
+    // The activity log: scheduled once (asking again kept the date), cancelled once.
+    const events = await u.t.deps.database.db
+      .selectFrom('account_activity')
+      .select(['type', 'details'])
+      .where('account_id', '=', account.id)
+      .where('type', 'like', 'deletion_%')
+      .orderBy('id')
+      .execute();
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['deletion_scheduled', 'deletion_cancelled'],
+    );
+    assert.deepEqual(events[1]?.details, { by: 'request' });
   });
 
   test('signing in cancels it: with the password, with a one-time code, and with the second factor', async () => {
@@ -173,6 +186,16 @@ describe('scheduling and changing one’s mind', () => {
     const mail = await lastMail(u.t, account.email);
     assert.equal(mail.row.subject, 'The deletion of your Hostplane account is cancelled');
     assert.match(mail.text, /Someone signed in/);
+    const byLogin = await u.t.deps.database.db
+      .selectFrom('account_activity')
+      .select('details')
+      .where('account_id', '=', account.id)
+      .where('type', '=', 'deletion_cancelled')
+      .execute();
+    assert.deepEqual(
+      byLogin.map((e) => e.details),
+      [{ by: 'sign_in' }],
+    );
 
     assert.equal((await askDeletion(browser, password)).statusCode, 202);
     const otp = new Browser(u.t, freshIp());

@@ -83,6 +83,18 @@ describe('data export', () => {
     const archive = JSON.parse(raw);
     assert.equal(archive.format, 'hostplane-account-export');
     assert.equal(archive.account_id, a.id);
+    // The activity log: asked, built, downloaded — once each, for this export.
+    const events = await u.t.deps.database.db
+      .selectFrom('account_activity')
+      .select('type')
+      .where('account_id', '=', a.id)
+      .where('type', 'like', 'export_%')
+      .orderBy('id')
+      .execute();
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['export_requested', 'export_ready', 'export_downloaded'],
+    );
   });
 
   test('it holds what it promises', () => {
@@ -92,6 +104,8 @@ describe('data export', () => {
       'profile',
       'two_factor',
       'sessions',
+      'passkeys',
+      'activity',
       'api_tokens',
       'ssh_keys',
       'notifications',
@@ -114,6 +128,10 @@ describe('data export', () => {
       [a.id, a.name, a.email, a.username, 'active'],
     );
     assert.equal(x.billing_profile.legal_name, a.legalName);
+    // The activity log is in it: at least this export's request, and only this account's sign-ins.
+    const types = (x.activity as { type: string }[]).map((e) => e.type);
+    assert.ok(types.includes('export_requested'), types.join(','));
+    assert.ok(types.includes('sign_in'), types.join(','));
     assert.deepEqual(
       x.services.map((s: { id: number }) => s.id),
       [a.serviceId],

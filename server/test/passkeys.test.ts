@@ -8,6 +8,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { Secret, TOTP } from 'otpauth';
 import { Browser } from './support/browser.ts';
 import { freshIp, signedInBrowser } from './support/factories.ts';
@@ -364,6 +365,17 @@ describe('deleting', () => {
     assert.equal(removed.statusCode, 200, removed.body);
     assert.deepEqual(removed.json().passkeys, []);
     assertRefused((await passkeySignIn(authenticator)).res, 'a deleted passkey');
+    // The activity log: added once, removed once (the stranger's refused deletes are not events).
+    const events = await t.deps.database.db
+      .selectFrom('account_activity')
+      .select(['type', 'actor'])
+      .where(sql<string>`details->>'passkey_id'`, '=', String(passkey.id))
+      .orderBy('id')
+      .execute();
+    assert.deepEqual(events, [
+      { type: 'passkey_added', actor: 'self' },
+      { type: 'passkey_removed', actor: 'self' },
+    ]);
   });
 });
 

@@ -18,6 +18,7 @@ import {
 } from '@simplewebauthn/server';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/tables.ts';
+import { byClient, recordActivity, type Who } from '../activity/activity.ts';
 import { AppError } from '../errors.ts';
 import type { Clock } from '../time.ts';
 import { CEREMONY_TIMEOUT_MS, putChallenge, type RelyingParty, takeChallenge, userHandleOf } from './webauthn.ts';
@@ -97,6 +98,7 @@ async function register(
   sessionHash: string,
   name: string,
   response: RegistrationResponseJSON,
+  who: Who,
 ): Promise<Registered> {
   const { clock, secretKey } = options;
   return options.db.transaction().execute(async (trx) => {
@@ -127,6 +129,14 @@ async function register(
       .returning(['id', 'name', 'created_at', 'last_used_at'])
       .executeTakeFirst();
     if (!row) return { ok: false, why: 'this passkey is already registered' };
+    await recordActivity(trx, {
+      accountId,
+      type: 'passkey_added',
+      who,
+      summary: `Passkey "${row.name}" added`,
+      details: { passkey_id: row.id, name: row.name },
+      at: clock(),
+    });
     return { ok: true, passkey: { id: row.id, name: row.name, createdAt: row.created_at, lastUsedAt: null } };
   });
 }
@@ -184,22 +194,34 @@ export function createPasskeys(options: PasskeyOptions) {
       sessionHash: string,
       rawName: unknown,
       response: RegistrationResponseJSON,
+      who: Who = byClient(null),
     ): Promise<Passkey> {
       const problem = passkeyNameProblem(rawName);
       if (problem) throw AppError.fields({ name: problem });
-      const result = await register(options, accountId, sessionHash, (rawName as string).trim(), response);
+      const result = await register(options, accountId, sessionHash, (rawName as string).trim(), response, who);
       if (!result.ok) throw notVerified(result.why);
       return result.passkey;
     },
 
     /** Delete one of the account's passkeys; 404 not_owner when it has none such. */
-    async remove(accountId: number, id: number): Promise<void> {
-      const removed = await db
-        .deleteFrom('passkeys')
-        .where('account_id', '=', accountId)
-        .where('id', '=', id)
-        .executeTakeFirst();
-      if (Number(removed.numDeletedRows) !== 1) throw new AppError('not_owner');
+    async remove(accountId: number, id: number, who: Who = byClient(null)): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        const removed = await trx
+          .deleteFrom('passkeys')
+          .where('account_id', '=', accountId)
+          .where('id', '=', id)
+          .returning('name')
+          .executeTakeFirst();
+        if (!removed) throw new AppError('not_owner');
+        await recordActivity(trx, {
+          accountId,
+          type: 'passkey_removed',
+          who,
+          summary: `Passkey "${removed.name}" removed`,
+          details: { passkey_id: id, name: removed.name },
+          at: clock(),
+        });
+      });
     },
 
     /**

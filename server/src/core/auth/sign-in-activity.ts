@@ -145,3 +145,20 @@ export async function recordSignInFailure(
     at: options.clock(),
   });
 }
+
+/** A sign-in that cancelled the account's scheduled deletion (CONTRACT §11), in its transaction. */
+export function recordDeletionCancelledBySignIn(
+  trx: Transaction<DB>,
+  accountId: number,
+  client: SignInClient,
+  at: Date,
+): Promise<void> {
+  return recordActivity(trx, {
+    accountId,
+    type: 'deletion_cancelled',
+    who: byClient(client.ip),
+    summary: 'Account deletion cancelled by signing in',
+    details: { by: 'sign_in' },
+    at,
+  });
+}

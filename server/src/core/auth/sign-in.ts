@@ -18,7 +18,12 @@ import { deletionCancelledMail } from '../privacy/mails.ts';
 import type { RateLimits } from '../ratelimit/rate-limits.ts';
 import type { Clock } from '../time.ts';
 import { createSession, destroySession, type NewSession } from './sessions.ts';
-import { recordSignIn, recordSignInFailure, type SignInMethod } from './sign-in-activity.ts';
+import {
+  recordDeletionCancelledBySignIn,
+  recordSignIn,
+  recordSignInFailure,
+  type SignInMethod,
+} from './sign-in-activity.ts';
 import { checkSecondFactor, countedGuess, type SecondFactor, secondStepProblems, twoFactorOn } from './two-factor.ts';
 import { checkAssertion, passkeyOwner, type RelyingParty, takeChallenge } from './webauthn.ts';
 
@@ -83,6 +88,7 @@ export async function startSession(
     // Signing in cancelled a deletion the account had asked for: say so (CONTRACT §11).
     if (created.deletionCancelled) {
       await deletionCancelledMail(options.mailer, trx, options.publicUrl, account, 'sign_in');
+      await recordDeletionCancelledBySignIn(trx, account.id, client, options.clock());
     }
     // A half session is no sign-in yet: the second step records the completed one.
     if (!twoFactorRequired) await recordSignIn(options, trx, account, client, method);
@@ -177,6 +183,7 @@ export async function completeTwoFactor(
         if (!to) throw new AppError('unauthenticated');
         if (done.session.deletionCancelled) {
           await deletionCancelledMail(options.mailer, trx, options.publicUrl, to, 'sign_in');
+          await recordDeletionCancelledBySignIn(trx, to.id, client, clock());
         }
         await recordSignIn(
           options,

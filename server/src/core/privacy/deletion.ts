@@ -7,6 +7,7 @@
 
 import { sql } from 'kysely';
 import { verifyPassword } from '../accounts/password.ts';
+import { byClient, recordActivity, type Who } from '../activity/activity.ts';
 import { countedGuess } from '../auth/two-factor.ts';
 import { AppError } from '../errors.ts';
 import { type DeletionBlocker, deletionBlockers } from './blockers.ts';
@@ -28,7 +29,7 @@ export function blockedError(reasons: DeletionBlocker[]): AppError {
  * its date. 422 `errors.password` when the password is wrong (counted toward the lockout), 409
  * `deletion_blocked` with `details.reasons` while something stands in the way.
  */
-async function request(options: PrivacyOptions, accountId: number, password: string): Promise<Date> {
+async function request(options: PrivacyOptions, accountId: number, password: string, who: Who): Promise<Date> {
   const { db, clock } = options;
   if (password === '') throw AppError.fields({ password: 'is required to delete the account' });
   const account = await db
@@ -56,12 +57,20 @@ async function request(options: PrivacyOptions, accountId: number, password: str
       .where('id', '=', accountId)
       .execute();
     await deletionScheduledMail(options.mailer, trx, options.publicUrl, locked, scheduledFor);
+    await recordActivity(trx, {
+      accountId,
+      type: 'deletion_scheduled',
+      who,
+      summary: `Account deletion scheduled for ${scheduledFor.toISOString().slice(0, 10)}; signing in cancels it`,
+      details: { scheduled_for: scheduledFor.toISOString() },
+      at: now,
+    });
     return scheduledFor;
   });
 }
 
 /** Cancel a scheduled deletion; false when none was scheduled (nothing changes, no mail). */
-async function cancel(options: PrivacyOptions, accountId: number): Promise<boolean> {
+async function cancel(options: PrivacyOptions, accountId: number, who: Who): Promise<boolean> {
   const { db, clock } = options;
   return db.transaction().execute(async (trx) => {
     const cancelled = await trx
@@ -73,6 +82,14 @@ async function cancel(options: PrivacyOptions, accountId: number): Promise<boole
       .executeTakeFirst();
     if (!cancelled) return false;
     await deletionCancelledMail(options.mailer, trx, options.publicUrl, cancelled, 'request');
+    await recordActivity(trx, {
+      accountId,
+      type: 'deletion_cancelled',
+      who,
+      summary: 'Account deletion cancelled',
+      details: { by: 'request' },
+      at: clock(),
+    });
     return true;
   });
 }
@@ -80,9 +97,10 @@ async function cancel(options: PrivacyOptions, accountId: number): Promise<boole
 export function createDeletion(options: PrivacyOptions) {
   return {
     /** Schedule the account's deletion (see `request`); returns when it will happen. */
-    request: (accountId: number, password: string): Promise<Date> => request(options, accountId, password),
+    request: (accountId: number, password: string, who: Who = byClient(null)): Promise<Date> =>
+      request(options, accountId, password, who),
     /** Cancel a scheduled deletion (`cancel_deletion`); false when none was scheduled. */
-    cancel: (accountId: number): Promise<boolean> => cancel(options, accountId),
+    cancel: (accountId: number, who: Who = byClient(null)): Promise<boolean> => cancel(options, accountId, who),
     /** What stands in the way of deleting the account now. */
     blockers: (accountId: number) => deletionBlockers(options.db, accountId, options.clock()),
   };

@@ -2,18 +2,24 @@
 // only the rows of the one account it is given, column by column (never `select *`), so a secret
 // (the password hash, token and session hashes, TOTP secrets, sealed credentials) cannot slip in
 // when a table grows a column. A feature that keeps more about an account adds its exporter to
-// EXPORTERS (e.g. the activity log, once its table exists); the archive lists every section.
+// EXPORTERS; the archive lists every section.
 
 import { isoWithOffset } from '../time.ts';
 import type { ExportContext, Exporter } from './export-kit.ts';
 import { ACCOUNT_EXPORTERS } from './exporters-account.ts';
+import { ACTIVITY_EXPORTERS } from './exporters-activity.ts';
 import { MONEY_EXPORTERS } from './exporters-money.ts';
 import { SERVICE_EXPORTERS } from './exporters-services.ts';
 
 export type { ExportContext, Exporter } from './export-kit.ts';
 
 /** Every section, in the order the archive lists them. */
-export const EXPORTERS: readonly Exporter[] = [...ACCOUNT_EXPORTERS, ...MONEY_EXPORTERS, ...SERVICE_EXPORTERS];
+export const EXPORTERS: readonly Exporter[] = [
+  ...ACCOUNT_EXPORTERS,
+  ...ACTIVITY_EXPORTERS,
+  ...MONEY_EXPORTERS,
+  ...SERVICE_EXPORTERS,
+];
 
 export const ARCHIVE_FORMAT = 'hostplane-account-export';
 

@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import type { AccountExport, ExportStatus } from '../../db/tables.ts';
+import { byClient, recordActivity, SYSTEM, type Who } from '../activity/activity.ts';
 import { uploadDirs } from '../deposits/uploads.ts';
 import { AppError } from '../errors.ts';
 import type { JobContext } from '../jobs/queue.ts';
@@ -39,7 +40,12 @@ export function exportState(row: ExportRow, now: Date): ExportState {
 }
 
 /** Queue a new export, or 429 with when the next one may be asked for. */
-async function request(options: PrivacyOptions, accountId: number, includeProofs: boolean): Promise<ExportRow> {
+async function request(
+  options: PrivacyOptions,
+  accountId: number,
+  includeProofs: boolean,
+  who: Who,
+): Promise<ExportRow> {
   const { db, clock } = options;
   return db.transaction().execute(async (trx) => {
     // The account's row serialises two requests of the same account: only one passes the check.
@@ -68,6 +74,14 @@ async function request(options: PrivacyOptions, accountId: number, includeProofs
       .returning(LISTED)
       .executeTakeFirstOrThrow();
     await options.jobs.enqueue(trx, 'account.export', { exportId: row.id });
+    await recordActivity(trx, {
+      accountId,
+      type: 'export_requested',
+      who,
+      summary: includeProofs ? 'Data export requested (with deposit proofs)' : 'Data export requested',
+      details: { export_id: row.id, include_proofs: includeProofs },
+      at: now,
+    });
     return row;
   });
 }
@@ -124,8 +138,17 @@ async function build(
         .where('id', '=', exportId)
         .where('status', 'in', ['queued', 'building'])
         .executeTakeFirst();
-      if (Number(done.numUpdatedRows) === 1)
+      if (Number(done.numUpdatedRows) === 1) {
         await exportReadyMail(options.mailer, trx, options.publicUrl, account, expires);
+        await recordActivity(trx, {
+          accountId: row.account_id,
+          type: 'export_ready',
+          who: SYSTEM,
+          summary: 'Data export ready to download for 24 hours',
+          details: { export_id: exportId, bytes: Buffer.byteLength(json) },
+          at: finished,
+        });
+      }
     });
     context.logger.info({ export: exportId, bytes: Buffer.byteLength(json) }, 'account export built');
   } catch (error) {
@@ -155,7 +178,8 @@ export function createExports(options: PrivacyOptions) {
   };
   return {
     /** Queue a new export (at most one an hour): 429 rate_limited with details.retry_after otherwise. */
-    request: (accountId: number, includeProofs: boolean) => request(options, accountId, includeProofs),
+    request: (accountId: number, includeProofs: boolean, who: Who = byClient(null)) =>
+      request(options, accountId, includeProofs, who),
 
     /** The account's exports, newest first (the sweep removes them a day after they expire). */
     list: (accountId: number): Promise<ExportRow[]> =>
@@ -172,12 +196,25 @@ export function createExports(options: PrivacyOptions) {
     get: own,
 
     /** One export with its archive's JSON bytes when it can be downloaded (ready and not expired). */
-    async download(accountId: number, id: number): Promise<{ row: ExportRow; json: Buffer | null }> {
+    async download(
+      accountId: number,
+      id: number,
+      who: Who = byClient(null),
+    ): Promise<{ row: ExportRow; json: Buffer | null }> {
       const row = await own(accountId, id);
       if (exportState(row, clock()) !== 'ready') return { row, json: null };
       const sealed = await db.selectFrom('account_exports').select('archive').where('id', '=', id).executeTakeFirst();
       if (!sealed?.archive) return { row, json: null };
-      return { row, json: openArchive(options.secretKey, id, sealed.archive) };
+      const json = openArchive(options.secretKey, id, sealed.archive);
+      await recordActivity(db, {
+        accountId,
+        type: 'export_downloaded',
+        who,
+        summary: 'Data export downloaded',
+        details: { export_id: id },
+        at: clock(),
+      });
+      return { row, json };
     },
 
     /** The `account.export` job. */

@@ -95,7 +95,11 @@ export async function accountRoutes(root: FastifyInstance, { deps }: { deps: Dep
       const body = request.body;
       if (body.action !== undefined) refuseOtherFields(body.action, body);
       if (body.action === 'delete') {
-        const scheduledFor = await deps.privacy.deletion.request(session.account.id, body.password ?? '');
+        const scheduledFor = await deps.privacy.deletion.request(
+          session.account.id,
+          body.password ?? '',
+          whoOf(request),
+        );
         reply.code(202);
         return {
           success: true as const,
@@ -105,7 +109,7 @@ export async function accountRoutes(root: FastifyInstance, { deps }: { deps: Dep
         };
       }
       if (body.action === 'cancel_deletion') {
-        const cancelled = await deps.privacy.deletion.cancel(session.account.id);
+        const cancelled = await deps.privacy.deletion.cancel(session.account.id, whoOf(request));
         return {
           success: true as const,
           message: cancelled ? 'The deletion of your account is cancelled.' : 'No deletion was scheduled.',

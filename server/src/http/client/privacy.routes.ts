@@ -10,6 +10,7 @@ import type { Deps } from '../../core/deps.ts';
 import { ARCHIVE_FORMAT } from '../../core/privacy/exporters.ts';
 import { type ExportRow, exportState } from '../../core/privacy/exports.ts';
 import { isoWithOffset } from '../../core/time.ts';
+import { whoOf } from '../request-context.ts';
 import { sessionErrors } from '../schemas.ts';
 import { sendAsIs } from '../surfaces.ts';
 import { limit, signedIn } from './context.ts';
@@ -100,7 +101,11 @@ export async function privacyRoutes(root: FastifyInstance, { deps }: { deps: Dep
     },
     async (request, reply) => {
       const session = signedIn(request);
-      const row = await deps.privacy.exports.request(session.account.id, request.body.include_proofs ?? false);
+      const row = await deps.privacy.exports.request(
+        session.account.id,
+        request.body.include_proofs ?? false,
+        whoOf(request),
+      );
       reply.code(202);
       return {
         success: true as const,
@@ -148,7 +153,7 @@ export async function privacyRoutes(root: FastifyInstance, { deps }: { deps: Dep
         };
       }
       await limit(deps, reply, [['account_export_download', `account:${session.account.id}`]]);
-      const { row, json } = await deps.privacy.exports.download(session.account.id, id);
+      const { row, json } = await deps.privacy.exports.download(session.account.id, id, whoOf(request));
       if (json === null) {
         const view = exportView(row, now);
         return { success: true as const, message: `The export is ${view.status}.`, export: view };

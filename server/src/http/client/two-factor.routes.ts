@@ -7,6 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import QRCode from 'qrcode';
 import { type Static, Type } from 'typebox';
+import type { Who } from '../../core/activity/activity.ts';
 import { MAX_PASSKEYS, PASSKEY_NAME_MAX, passkeyNameProblem } from '../../core/auth/passkeys.ts';
 import type { LoadedSession } from '../../core/auth/sessions.ts';
 import { RECOVERY_CODE_COUNT, secondFactorProblems, secondStepProblems } from '../../core/auth/two-factor.ts';
@@ -86,7 +87,7 @@ const SecurityBody = mutationBody({
 type SecurityInput = Static<typeof SecurityBody>;
 
 /** The passkey actions of POST account/security/. */
-async function passkeyAction(deps: Deps, session: LoadedSession, body: SecurityInput) {
+async function passkeyAction(deps: Deps, session: LoadedSession, body: SecurityInput, who: Who) {
   const accountId = session.account.id;
   switch (body.action) {
     case 'passkey_begin': {
@@ -109,12 +110,13 @@ async function passkeyAction(deps: Deps, session: LoadedSession, body: SecurityI
         session.idHash,
         body.name,
         asRegistrationResponse(body.response),
+        who,
       );
       return { success: true as const, message: 'Passkey added.', passkey: passkeyView(passkey) };
     }
     default: {
       if (body.id === undefined) throw AppError.fields({ id: 'is required' });
-      await deps.passkeys.remove(accountId, body.id);
+      await deps.passkeys.remove(accountId, body.id, who);
       const passkeys = (await deps.passkeys.list(accountId)).map(passkeyView);
       return { success: true as const, message: 'Passkey deleted.', passkeys };
     }
@@ -285,7 +287,7 @@ export async function twoFactorRoutes(root: FastifyInstance, { deps }: { deps: D
           };
         }
         default:
-          return passkeyAction(deps, session, body);
+          return passkeyAction(deps, session, body, whoOf(request));
       }
     },
   );
