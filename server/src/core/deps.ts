@@ -47,6 +47,7 @@ import { type Clock, systemClock } from './time.ts';
 import { createRequestLog, type RequestLog } from './tokens/request-log.ts';
 import { createTokenService, type TokenService } from './tokens/token.service.ts';
 import { createWalletService, type WalletService } from './wallet/wallet.service.ts';
+import { createWebhooks, type WebhookOverrides, type Webhooks } from './webhooks/index.ts';
 
 export interface Deps {
   config: Config;
@@ -96,6 +97,8 @@ export interface Deps {
   sessionCache: SessionCache;
   /** This installation's id, the namespace of the external ids it creates upstream (T3-M2). */
   installation: Installation;
+  /** Signed outgoing webhooks: endpoints, their log, and the dispatcher the worker runs (core/webhooks/). */
+  webhooks: Webhooks;
 }
 
 export interface DepsOverrides {
@@ -111,6 +114,8 @@ export interface DepsOverrides {
   limits?: LimitOverrides;
   /** Products in place of the registered ones (tests: a throwaway product exercises the generic parts). */
   products?: Partial<ProductList>;
+  /** Webhook delivery in tests: a resolver of their own, the loopback rule, the timeout. */
+  webhooks?: WebhookOverrides;
 }
 
 /** Connections of the PostgreSQL rate-limit store's own pool. */
@@ -354,6 +359,17 @@ export async function createDeps(
     invoicing: config.invoicing,
   });
   const serviceGroup = createServiceGroup(base, products, nodes, overrides.driverTiming);
+  const { publicUrl, demo } = config;
+  const webhooks = createWebhooks({
+    db,
+    secretKey,
+    clock,
+    mailer: base.mailer,
+    logger,
+    publicUrl,
+    demo,
+    overrides: overrides.webhooks ?? {},
+  });
   return {
     ...base,
     ...access,
@@ -366,11 +382,13 @@ export async function createDeps(
     search,
     sshKeys,
     orders,
+    webhooks,
   };
 }
 
 /** Stop what createDeps started. The database is closed by whoever opened it. */
 export async function closeDeps(deps: Deps): Promise<void> {
+  await deps.webhooks.dispatcher.stop();
   await deps.requestLog.close();
   deps.tokens.close();
   await deps.jobs.stop();

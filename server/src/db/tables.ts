@@ -32,6 +32,7 @@ import type {
   ServiceEventsTable,
   ServiceRequestsTable,
 } from './tables/operations.ts';
+import type { WebhookDeliveriesTable, WebhookEndpointsTable, WebhookEventsTable } from './tables/webhooks.ts';
 
 export type * from './tables/accounts.ts';
 export type * from './tables/billing.ts';
@@ -40,6 +41,7 @@ export type * from './tables/messages.ts';
 export type * from './tables/money.ts';
 export type * from './tables/operations.ts';
 export { JOB_TYPES } from './tables/operations.ts';
+export type * from './tables/webhooks.ts';
 
 /**
  * What the platform sells: the values of `plans.type` (and of `services.type`), in catalog order.
@@ -152,6 +154,9 @@ export interface DB {
   billing_profiles: BillingProfilesTable;
   invoice_series: InvoiceSeriesTable;
   invoices: InvoicesTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 export type Plan = Selectable<PlansTable>;

@@ -35,4 +35,6 @@ export async function startWorker(deps: Deps): Promise<void> {
   // Every 15 minutes, on whichever worker process pg-boss's scheduler picks.
   await deps.jobs.schedule('maintenance.sweep', '*/15 * * * *');
   await deps.jobs.schedule('billing.cycle', '*/5 * * * *');
+  // Webhook deliveries: a pass whenever an event commits and when the next retry falls due.
+  deps.webhooks.dispatcher.start(deps.bus);
 }

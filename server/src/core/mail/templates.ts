@@ -16,7 +16,9 @@ export type MailMessage =
   | { template: 'deposit_approved'; name: string; amount: string; reference: string; balance: string }
   | { template: 'deposit_rejected'; name: string; amount: string; reference: string; reason: string }
   /** The billing cycle (CONTRACT §7): reminders, renewals, unpaid orders, suspensions, terminations. */
-  | { template: 'billing'; name: string; subject: string; paragraphs: string[] };
+  | { template: 'billing'; name: string; subject: string; paragraphs: string[] }
+  /** A webhook endpoint was disabled: it failed for 3 days, or answered 410 Gone (CONTRACT §13). */
+  | { template: 'webhook_disabled'; name: string; url: string; why: string; link: string };
 
 export interface RenderedMail {
   subject: string;
@@ -108,6 +110,17 @@ export function renderMail(message: MailMessage): RenderedMail {
         subject: message.subject,
         text: `${hello}\n\n${message.paragraphs.join('\n\n')}\n`,
         html: page(message.subject, [escapeHtml(hello), ...message.paragraphs.map(escapeHtml)]),
+      };
+    case 'webhook_disabled':
+      return {
+        subject: 'A webhook endpoint was disabled',
+        text: `${hello}\n\nWe stopped sending webhooks to ${message.url}: ${message.why}\n\nWhen it answers again, enable it on ${message.link} (failed deliveries can be sent again from its log there).\n`,
+        html: page('A webhook endpoint was disabled', [
+          escapeHtml(hello),
+          `We stopped sending webhooks to <strong>${escapeHtml(message.url)}</strong>: ${escapeHtml(message.why)}`,
+          'When it answers again, enable it on the webhooks page (failed deliveries can be sent again from its log there):',
+          button(message.link, 'Open webhooks'),
+        ]),
       };
     case 'two_factor_reset':
       return {
