@@ -21,6 +21,7 @@ const AccountPage = lazy(() => import('./pages/account/AccountPage.tsx'));
 const TokensPage = lazy(() => import('./pages/account/TokensPage.tsx'));
 const SshKeysPage = lazy(() => import('./pages/account/SshKeysPage.tsx'));
 const NotificationsPage = lazy(() => import('./pages/account/NotificationsPage.tsx'));
+const WebhooksPage = lazy(() => import('./pages/webhooks/WebhooksPage.tsx'));
 const BillingProfilePage = lazy(() => import('./pages/billing/BillingProfilePage.tsx'));
 const InvoicesPage = lazy(() => import('./pages/billing/InvoicesPage.tsx'));
 const InvoicePage = lazy(() => import('./pages/billing/InvoicePage.tsx'));
@@ -155,6 +156,14 @@ function App() {
         element={
           <SignedIn>
             <SshKeysPage />
+          </SignedIn>
+        }
+      />
+      <Route
+        path="/webhooks"
+        element={
+          <SignedIn>
+            <WebhooksPage />
           </SignedIn>
         }
       />

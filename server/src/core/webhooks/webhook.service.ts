@@ -53,11 +53,14 @@ export function endpointProblems(
   }
   if (input.events === undefined) {
     if (create) fields.events = 'is required';
-  } else if (!Array.isArray(input.events) || input.events.length === 0) {
-    fields.events = `must list at least one of: ${WEBHOOK_EVENT_TYPES.join(', ')}`;
+  } else if (!Array.isArray(input.events)) {
+    fields.events = 'must be a list of event types';
+  } else if (input.events.length === 0) {
+    fields.events = 'must name at least one event';
   } else {
     const unknown = input.events.filter((e) => !(WEBHOOK_EVENT_TYPES as readonly unknown[]).includes(e));
-    if (unknown.length > 0) fields.events = `must be among: ${WEBHOOK_EVENT_TYPES.join(', ')}`;
+    if (unknown.length > 0)
+      fields.events = `has unknown events (${unknown.map(String).join(', ')}); the types are ${WEBHOOK_EVENT_TYPES.join(', ')}`;
     else value.events = WEBHOOK_EVENT_TYPES.filter((t) => (input.events as unknown[]).includes(t));
   }
   if (input.description !== undefined) {
@@ -71,7 +74,7 @@ export function endpointProblems(
 }
 
 /** A delivery with what its log shows of the event. */
-export type DeliveryRow = WebhookDelivery & { event_public_id: string; type: string };
+export type DeliveryRow = WebhookDelivery & { event_public_id: string; type: string; request_body: string };
 
 export interface WebhookServiceOptions {
   db: Kysely<DB>;
@@ -98,7 +101,7 @@ const deliveryRows = (db: Kysely<DB>) =>
     .selectFrom('webhook_deliveries as d')
     .innerJoin('webhook_events as ev', 'ev.id', 'd.event_id')
     .selectAll('d')
-    .select(['ev.public_id as event_public_id', 'ev.type']);
+    .select(['ev.public_id as event_public_id', 'ev.type', 'ev.body as request_body']);
 
 function mustBeEnabled(endpoint: WebhookEndpoint, what: string): void {
   if (!endpoint.enabled)

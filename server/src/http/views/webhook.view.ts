@@ -63,6 +63,7 @@ export const WebhookDeliverySchema = Type.Object({
   error: Type.Union([Type.String(), Type.Null()]),
   response_body: Type.Union([Type.String({ description: 'the first 1 KiB of the answer' }), Type.Null()]),
   request_headers: Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()]),
+  request_body: Type.String({ description: 'the JSON sent (the same bytes every attempt)' }),
 });
 
 export function webhookDeliveryView(d: DeliveryRow) {
@@ -80,5 +81,6 @@ export function webhookDeliveryView(d: DeliveryRow) {
     error: d.error,
     response_body: d.response_body,
     request_headers: d.request_headers,
+    request_body: d.request_body,
   };
 }
