@@ -66,7 +66,7 @@ export async function emitWebhook(
   await notifyOnCommit(trx, { topic: 'webhooks' });
 }
 
-/** One event row and a pending delivery to each of `endpointIds`, due at once. */
+/** One event row (`at` is when it happened) and a pending delivery to each of `endpointIds`, due at once. */
 export async function queueEvent(
   trx: Kysely<DB>,
   accountId: number,
@@ -83,7 +83,10 @@ export async function queueEvent(
     .executeTakeFirstOrThrow();
   await trx
     .insertInto('webhook_deliveries')
-    .values(endpointIds.map((endpointId) => ({ endpoint_id: endpointId, event_id: event.id, next_attempt_at: at })))
+    // Due now, whatever `at` says: a billing run `--at` a later date still sends its events today.
+    .values(
+      endpointIds.map((endpointId) => ({ endpoint_id: endpointId, event_id: event.id, next_attempt_at: sql`now()` })),
+    )
     .execute();
   return { eventId: event.id, publicId: id };
 }
