@@ -18,7 +18,8 @@ import { Webhook } from 'standardwebhooks';
 import { MAX_ATTEMPTS, RETRY_DELAYS_SECONDS } from '../src/core/webhooks/dispatcher.ts';
 import { Browser } from './support/browser.ts';
 import { freshIp, lastMail, signedInBrowser } from './support/factories.ts';
-import { createTestApp, ManualClock, type TestApp } from './support/harness.ts';
+import { createTestApp, ManualClock, onPostgres, type TestApp } from './support/harness.ts';
+import { freePort, runNode } from './support/process.ts';
 import { ROOT } from './support/template.ts';
 import { createUpstreamApp, type UpstreamApp, waitFor } from './support/upstreams.ts';
 import {
@@ -340,6 +341,61 @@ describe('retries, ordering and disabling, with an injected clock', () => {
     } finally {
       hanging.closeAllConnections();
       hanging.close();
+    }
+  });
+});
+
+describe('a worker killed mid-delivery', {
+  skip: !onPostgres && 'needs PostgreSQL (TEST_DATABASE_URL): a second process on the same database',
+}, () => {
+  test('SIGKILL while the endpoint holds the request: the delivery is sent again once its lease expires', async () => {
+    const clock = new ManualClock();
+    const t = await createTestApp({ env: { DEMO: '1' }, overrides: { clock: clock.now } });
+    const held: { webhookId: string }[] = [];
+    let holding = true;
+    // The first request is taken and never answered (the worker dies waiting); later ones get 204.
+    const server = createServer((req, res) => {
+      req.resume();
+      held.push({ webhookId: String(req.headers['webhook-id']) });
+      if (!holding) res.writeHead(204).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    const dir = mkdtempSync(join(tmpdir(), 'hp-worker-'));
+    const worker = runNode('server/src/main.ts', ['--role=worker'], {
+      DATABASE_URL: String(t.config.databaseUrl),
+      SECRET_KEY: (t.config.secretKey as Buffer).toString('base64'),
+      DATA_DIR: dir,
+      DEMO: '1',
+      LOG_LEVEL: 'info',
+      PORT: String(await freePort()),
+    });
+    try {
+      await waitFor('the worker to start', async () => /worker running/.test(worker.output()), 120_000);
+      const { browser } = await signedInBrowser(t, freshIp());
+      const { id } = await addEndpoint(browser, { url, events: ['order.paid'] });
+      const queued = (await hooksPost(browser, { action: 'test', id })).json().delivery as DeliveryView;
+      await waitFor('the worker to send it', async () => held.length === 1);
+      worker.child.kill('SIGKILL');
+      await worker.exited;
+      const [left] = await deliveriesOf(browser, id);
+      assert.deepEqual([left?.status, left?.attempt, left?.response_status], ['pending', 1, null]);
+      holding = false;
+      assert.equal(await t.deps.webhooks.dispatcher.runDue(), 0, 'its lease still holds');
+      clock.advance(61);
+      assert.equal(await t.deps.webhooks.dispatcher.runDue(), 1);
+      const [done] = await deliveriesOf(browser, id);
+      assert.deepEqual([done?.status, done?.attempt, done?.response_status], ['succeeded', 2, 204]);
+      assert.deepEqual(
+        held.map((h) => h.webhookId),
+        [queued.event_id, queued.event_id],
+      );
+    } finally {
+      worker.child.kill('SIGKILL');
+      server.closeAllConnections();
+      server.close();
+      await t.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
