@@ -24,6 +24,7 @@ const HOSTS: Record<string, string> = {
   'v6local.example.test': 'fd00:ec2::254',
   'loopback.example.test': '127.0.0.1',
   'public.example.test': '93.184.216.34',
+  localhost: '127.0.0.1',
 };
 const resolver: Resolver = async (hostname) => {
   const address = HOSTS[hostname];
@@ -305,6 +306,16 @@ describe('the SSRF guard', () => {
       const res = await hooksPost(browser, { url, events: ['order.paid'] });
       assert.equal(res.statusCode, 422, url);
     }
+    // A name is resolved when sending, and the connection goes to the address checked (loopback: demo mode).
+    const from = receiver.received.length;
+    const { id } = await addEndpoint(browser, {
+      url: `http://localhost:${receiver.port}/hooks`,
+      events: ['order.paid'],
+    });
+    await hooksPost(browser, { action: 'test', id });
+    assert.equal(await runDue(demo), 1);
+    assert.equal((await deliveriesOf(browser, id))[0]?.status, 'succeeded');
+    assert.equal(receiver.received.length, from + 1);
   });
 
   test('a name that resolves to a private, metadata or unique-local address is refused when delivering', async () => {
