@@ -770,6 +770,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/client/webhooks/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your webhook endpoints; ?id= one; ?id=&action=deliveries its delivery log
+         * @description Event types: order.created, order.paid, invoice.issued, service.active, service.suspended, service.unsuspended, service.terminated, job.failed, deposit.approved, deposit.rejected, wallet.low_balance (and webhook.test, sent by the test action). The log keeps an endpoint's newest 100 deliveries and every one still pending.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Add an endpoint ({url, events, description?}: the secret is shown once), or {action, id, …}
+         * @description Actions: create, update, delete, rotate_secret, test, enable, disable, redeliver, settings. create (or no action): 201 with `secret` (whsec_…), at most 10 endpoints (409 limit_reached). update: url, events, description, enabled. rotate_secret: a new secret (shown once); the old one keeps signing, beside it, for 24 hours. test: 202, a webhook.test event to this endpoint. enable / disable. redeliver {delivery_id}: 202, the event again as a new delivery. settings {low_balance_threshold: amount | null}: wallet.low_balance is sent once when a debit takes the balance below it. URLs must be https:// to a public address (http:// and loopback only in demo mode). Deliveries: POST, JSON body {id, type, created_at, data}, headers webhook-id, webhook-timestamp, webhook-signature (Standard Webhooks, v1 HMAC-SHA256), user-agent Hostplane-Webhooks/1; a 2xx within 10 s is a success, anything else (3xx included) is retried, 10 attempts over about 3 days, in order per endpoint; 3 days of failures (or a 410) disable the endpoint.
+         */
+        post: operations["changeWebhooks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/search/": {
         parameters: {
             query?: never;
@@ -7551,6 +7575,419 @@ export interface operations {
             };
             /** @description Validation failed; see the per-field reasons */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                id?: number;
+                action?: "deliveries";
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        endpoints: {
+                            id: number;
+                            url: string;
+                            description: string;
+                            events: string[];
+                            enabled: boolean;
+                            disabled_reason: string | null;
+                            disabled_at: string | null;
+                            /** @description the first characters of the signing secret */
+                            secret_hint: string;
+                            /** @description after a rotation: until when the previous secret signs too */
+                            previous_secret_expires_at: string | null;
+                            /** @description the first failure since the last success; 3 days of it disables the endpoint */
+                            failing_since: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                        event_types: string[];
+                        max_endpoints: number;
+                        settings: {
+                            /** @description INR amount, two decimals; null: off */
+                            low_balance_threshold: string | null;
+                            /** @enum {string} */
+                            currency: "INR";
+                        };
+                    } | {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        endpoint: {
+                            id: number;
+                            url: string;
+                            description: string;
+                            events: string[];
+                            enabled: boolean;
+                            disabled_reason: string | null;
+                            disabled_at: string | null;
+                            /** @description the first characters of the signing secret */
+                            secret_hint: string;
+                            /** @description after a rotation: until when the previous secret signs too */
+                            previous_secret_expires_at: string | null;
+                            /** @description the first failure since the last success; 3 days of it disables the endpoint */
+                            failing_since: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    } | {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        endpoint: {
+                            id: number;
+                            url: string;
+                            description: string;
+                            events: string[];
+                            enabled: boolean;
+                            disabled_reason: string | null;
+                            disabled_at: string | null;
+                            /** @description the first characters of the signing secret */
+                            secret_hint: string;
+                            /** @description after a rotation: until when the previous secret signs too */
+                            previous_secret_expires_at: string | null;
+                            /** @description the first failure since the last success; 3 days of it disables the endpoint */
+                            failing_since: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                        deliveries: {
+                            id: number;
+                            /** @description msg_…: the body’s id and the webhook-id header */
+                            event_id: string;
+                            type: string;
+                            /** @description attempts made so far */
+                            attempt: number;
+                            /** @description pending (waiting for its first attempt or a retry), succeeded or failed */
+                            status: string;
+                            response_status: number | null;
+                            duration_ms: number | null;
+                            next_attempt_at: string | null;
+                            last_attempt_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            error: string | null;
+                            response_body: string | null;
+                            request_headers: {
+                                [key: string]: string;
+                            } | null;
+                            /** @description the JSON sent (the same bytes every attempt) */
+                            request_body: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not found (also for rows owned by another account) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    changeWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    action?: "create" | "update" | "delete" | "rotate_secret" | "test" | "enable" | "disable" | "redeliver" | "settings";
+                    id?: number;
+                    delivery_id?: number;
+                    url?: string;
+                    events?: string[];
+                    description?: string;
+                    enabled?: boolean;
+                    low_balance_threshold?: string | number | null;
+                    /** @description or send the X-CSRF-Token header */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        endpoint: {
+                            id: number;
+                            url: string;
+                            description: string;
+                            events: string[];
+                            enabled: boolean;
+                            disabled_reason: string | null;
+                            disabled_at: string | null;
+                            /** @description the first characters of the signing secret */
+                            secret_hint: string;
+                            /** @description after a rotation: until when the previous secret signs too */
+                            previous_secret_expires_at: string | null;
+                            /** @description the first failure since the last success; 3 days of it disables the endpoint */
+                            failing_since: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                        /** @description whsec_…, shown this once */
+                        secret: string;
+                    } | {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        endpoint: {
+                            id: number;
+                            url: string;
+                            description: string;
+                            events: string[];
+                            enabled: boolean;
+                            disabled_reason: string | null;
+                            disabled_at: string | null;
+                            /** @description the first characters of the signing secret */
+                            secret_hint: string;
+                            /** @description after a rotation: until when the previous secret signs too */
+                            previous_secret_expires_at: string | null;
+                            /** @description the first failure since the last success; 3 days of it disables the endpoint */
+                            failing_since: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    } | {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        settings: {
+                            /** @description INR amount, two decimals; null: off */
+                            low_balance_threshold: string | null;
+                            /** @enum {string} */
+                            currency: "INR";
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        endpoint: {
+                            id: number;
+                            url: string;
+                            description: string;
+                            events: string[];
+                            enabled: boolean;
+                            disabled_reason: string | null;
+                            disabled_at: string | null;
+                            /** @description the first characters of the signing secret */
+                            secret_hint: string;
+                            /** @description after a rotation: until when the previous secret signs too */
+                            previous_secret_expires_at: string | null;
+                            /** @description the first failure since the last success; 3 days of it disables the endpoint */
+                            failing_since: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                        /** @description whsec_…, shown this once */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        delivery: {
+                            id: number;
+                            /** @description msg_…: the body’s id and the webhook-id header */
+                            event_id: string;
+                            type: string;
+                            /** @description attempts made so far */
+                            attempt: number;
+                            /** @description pending (waiting for its first attempt or a retry), succeeded or failed */
+                            status: string;
+                            response_status: number | null;
+                            duration_ms: number | null;
+                            next_attempt_at: string | null;
+                            last_attempt_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            error: string | null;
+                            response_body: string | null;
+                            request_headers: {
+                                [key: string]: string;
+                            } | null;
+                            /** @description the JSON sent (the same bytes every attempt) */
+                            request_body: string;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not found (also for rows owned by another account) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

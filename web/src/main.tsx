@@ -23,6 +23,7 @@ const SshKeysPage = lazy(() => import('./pages/account/SshKeysPage.tsx'));
 const NotificationsPage = lazy(() => import('./pages/account/NotificationsPage.tsx'));
 const PrivacyPage = lazy(() => import('./pages/account/PrivacyPage.tsx'));
 const ActivityPage = lazy(() => import('./pages/account/ActivityPage.tsx'));
+const WebhooksPage = lazy(() => import('./pages/webhooks/WebhooksPage.tsx'));
 const BillingProfilePage = lazy(() => import('./pages/billing/BillingProfilePage.tsx'));
 const InvoicesPage = lazy(() => import('./pages/billing/InvoicesPage.tsx'));
 const InvoicePage = lazy(() => import('./pages/billing/InvoicePage.tsx'));
@@ -173,6 +174,14 @@ function App() {
         element={
           <SignedIn>
             <SshKeysPage />
+          </SignedIn>
+        }
+      />
+      <Route
+        path="/webhooks"
+        element={
+          <SignedIn>
+            <WebhooksPage />
           </SignedIn>
         }
       />

@@ -25,6 +25,8 @@ export type BusMessage =
   /** A session or account row changed (a trigger of migration 0015 sends it): cached sessions drop. */
   | { topic: 'sessions' }
   | { topic: 'catalog' }
+  /** Webhook deliveries were queued (core/webhooks/outbox.ts): the dispatcher looks now. */
+  | { topic: 'webhooks' }
   | { topic: 'all' };
 
 export interface Bus {
@@ -32,6 +34,14 @@ export interface Bus {
   publish(executor: Kysely<DB>, message: BusMessage): Promise<void>;
   subscribe(handler: (message: BusMessage) => void): void;
   close(): Promise<void>;
+}
+
+/**
+ * Send a message through `executor` only, for code that holds no Bus (a transaction delivers it on
+ * commit). Every process's subscribers get it then, this process's too, through its LISTEN.
+ */
+export async function notifyOnCommit(executor: Kysely<DB>, message: BusMessage): Promise<void> {
+  await sql`select pg_notify(${CHANNEL}, ${JSON.stringify(message)})`.execute(executor);
 }
 
 export async function createBus(database: Database, logger: Logger): Promise<Bus> {

@@ -1,7 +1,6 @@
 // The composition root's factory: everything a request handler, a job or a staff command
 // needs, wired once. The HTTP surfaces, the worker and the admin CLI all take a Deps.
 
-import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
@@ -31,12 +30,8 @@ import { createPrivacy, type Privacy } from './privacy/privacy.service.ts';
 import type { ProductEnv } from './product-kit/env.ts';
 import { createProductRegistry, type ProductList, type ProductRegistry } from './product-kit/registry.ts';
 import { PRODUCTS } from './products/index.ts';
-import {
-  createRateLimits,
-  type LimitOverrides,
-  type RateLimitStore,
-  type RateLimits,
-} from './ratelimit/rate-limits.ts';
+import { createRateLimits, type LimitOverrides, type RateLimits } from './ratelimit/rate-limits.ts';
+import { rateLimitStoreFor } from './ratelimit/store-for.ts';
 import { createSearch, type Search } from './search/search.service.ts';
 import { type Consoles, createConsoles } from './services/consoles.ts';
 import { createDrivers, type Drivers, type DriverTiming } from './services/drivers.ts';
@@ -50,6 +45,7 @@ import { type Clock, systemClock } from './time.ts';
 import { createRequestLog, type RequestLog } from './tokens/request-log.ts';
 import { createTokenService, type TokenService } from './tokens/token.service.ts';
 import { createWalletService, type WalletService } from './wallet/wallet.service.ts';
+import { createWebhooks, type WebhookOverrides, type Webhooks } from './webhooks/index.ts';
 
 export interface Deps {
   config: Config;
@@ -103,6 +99,8 @@ export interface Deps {
   sessionCache: SessionCache;
   /** This installation's id, the namespace of the external ids it creates upstream (T3-M2). */
   installation: Installation;
+  /** Signed outgoing webhooks: endpoints, their log, and the dispatcher the worker runs (core/webhooks/). */
+  webhooks: Webhooks;
 }
 
 export interface DepsOverrides {
@@ -118,28 +116,8 @@ export interface DepsOverrides {
   limits?: LimitOverrides;
   /** Products in place of the registered ones (tests: a throwaway product exercises the generic parts). */
   products?: Partial<ProductList>;
-}
-
-/** Connections of the PostgreSQL rate-limit store's own pool. */
-const RATE_LIMIT_POOL_SIZE = 4;
-
-function rateLimitStore(config: Config, database: Database): RateLimitStore {
-  if (config.redisUrl) return { kind: 'redis', url: config.redisUrl };
-  if (database.engine === 'postgresql') {
-    // A pool of its own: limits are consumed inside transactions (a deploy counts inside its
-    // idempotent run), and on the shared pool every connection could be held by such a
-    // transaction waiting for a connection to count on, so no request would finish. The store's
-    // statements never wait for anything else, so its own small pool cannot deadlock.
-    const pool = new pg.Pool({
-      connectionString: database.url,
-      max: RATE_LIMIT_POOL_SIZE,
-      idleTimeoutMillis: 30_000,
-      application_name: 'hostplane-ratelimit',
-    });
-    pool.on('error', () => {});
-    return { kind: 'postgres', pool, owned: true };
-  }
-  return { kind: 'memory' };
+  /** Webhook delivery in tests: a resolver of their own, the loopback rule, the timeout. */
+  webhooks?: WebhookOverrides;
 }
 
 /** What every group below is built on: settings, the queue, time, secrets, limits, the bus and the mailer. */
@@ -170,7 +148,7 @@ async function createBase(config: Config, database: Database, logger: Logger, ov
   const db = database.db;
   const installation: { id: string } = { id: await loadInstallationId(db) };
   const limits = createRateLimits(
-    rateLimitStore(config, database),
+    rateLimitStoreFor(config, database),
     overrides.rateLimitPrefix ?? config.redisPrefix,
     overrides.limits,
   );
@@ -365,6 +343,17 @@ export async function createDeps(
     invoicing: config.invoicing,
   });
   const serviceGroup = createServiceGroup(base, products, nodes, overrides.driverTiming);
+  const { publicUrl, demo } = config;
+  const webhooks = createWebhooks({
+    db,
+    secretKey,
+    clock,
+    mailer: base.mailer,
+    logger,
+    publicUrl,
+    demo,
+    overrides: overrides.webhooks ?? {},
+  });
   return {
     ...base,
     ...access,
@@ -378,11 +367,13 @@ export async function createDeps(
     search,
     sshKeys,
     orders,
+    webhooks,
   };
 }
 
 /** Stop what createDeps started. The database is closed by whoever opened it. */
 export async function closeDeps(deps: Deps): Promise<void> {
+  await deps.webhooks.dispatcher.stop();
   await deps.requestLog.close();
   deps.tokens.close();
   await deps.jobs.stop();

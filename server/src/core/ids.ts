@@ -1,11 +1,12 @@
 // Public identifiers (CONTRACT §3): `order_<base32>` for orders, `pay_<base32>` for wallet
-// transactions and deposits. 80 random bits in Crockford base32 (lower case, no i l o u).
+// transactions and deposits, `msg_<base32>` for webhook events (their `webhook-id`). 80 random
+// bits in Crockford base32 (lower case, no i l o u).
 
 import { randomBytes } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
-export type PublicIdPrefix = 'order' | 'pay';
+export type PublicIdPrefix = 'order' | 'pay' | 'msg';
 
 export function publicId(prefix: PublicIdPrefix): string {
   const bytes = randomBytes(10);

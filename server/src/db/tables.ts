@@ -36,6 +36,7 @@ import type {
   ServiceEventsTable,
   ServiceRequestsTable,
 } from './tables/operations.ts';
+import type { WebhookDeliveriesTable, WebhookEndpointsTable, WebhookEventsTable } from './tables/webhooks.ts';
 
 export type * from './tables/accounts.ts';
 export type * from './tables/activity.ts';
@@ -45,6 +46,7 @@ export type * from './tables/messages.ts';
 export type * from './tables/money.ts';
 export type * from './tables/operations.ts';
 export { JOB_TYPES } from './tables/operations.ts';
+export type * from './tables/webhooks.ts';
 
 /**
  * What the platform sells: the values of `plans.type` (and of `services.type`), in catalog order.
@@ -161,6 +163,9 @@ export interface DB {
   invoice_series: InvoiceSeriesTable;
   invoices: InvoicesTable;
   account_exports: AccountExportsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 export type Plan = Selectable<PlansTable>;

@@ -45,4 +45,6 @@ export async function startWorker(deps: Deps): Promise<void> {
   await deps.jobs.schedule('maintenance.sweep', '*/15 * * * *');
   await deps.jobs.schedule('billing.cycle', '*/5 * * * *');
   await deps.jobs.schedule('account.deletions', '7 * * * *');
+  // Webhook deliveries: a pass whenever an event commits and when the next retry falls due.
+  deps.webhooks.dispatcher.start(deps.bus);
 }

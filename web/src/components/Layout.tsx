@@ -16,7 +16,7 @@ const NAV: { to: string; label: string; end?: boolean; also?: string[] }[] = [
   { to: '/wallet', label: 'Wallet' },
   { to: '/invoices', label: 'Invoices' },
   { to: '/notifications', label: 'Notifications' },
-  { to: '/account', label: 'Account', also: ['/tokens', '/ssh-keys'] },
+  { to: '/account', label: 'Account', also: ['/tokens', '/ssh-keys', '/webhooks'] },
 ];
 
 export function Layout({ children }: { children: ReactNode }) {

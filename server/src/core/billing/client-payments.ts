@@ -13,6 +13,8 @@ import { recordEvent } from '../services/events.ts';
 import * as services from '../services/service.repository.ts';
 import { addMonth } from '../time.ts';
 import { balanceOf, lockWallet, post } from '../wallet/ledger.ts';
+import { emitWebhook } from '../webhooks/outbox.ts';
+import { orderData } from '../webhooks/payloads.ts';
 import * as repo from './billing.repository.ts';
 import { chargeFor } from './charge.ts';
 import { issueInvoice } from './invoices.ts';
@@ -156,6 +158,7 @@ async function buyNextMonth(
   });
   const renewed = await services.setPeriodEnd(trx, service.id, addMonth(from));
   const paid = await repo.setTransaction(trx, order.id, debit.id);
+  await emitWebhook(trx, service.account_id, ['order.created', 'order.paid'], orderData(paid), now);
   await issueInvoice(trx, options.invoicing, {
     accountId: service.account_id,
     orderId: order.id,

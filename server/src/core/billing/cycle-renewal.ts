@@ -7,6 +7,8 @@ import * as jobRepo from '../jobs/job.repository.ts';
 import { formatPaise } from '../money.ts';
 import { recordEvent } from '../services/events.ts';
 import { balanceOf } from '../wallet/ledger.ts';
+import { emitWebhook } from '../webhooks/outbox.ts';
+import { orderData } from '../webhooks/payloads.ts';
 import * as repo from './billing.repository.ts';
 import { chargeFor } from './charge.ts';
 import type { CycleStep } from './cycle-step.ts';
@@ -47,6 +49,7 @@ export async function billEndedPeriods(step: CycleStep, service: Service): Promi
     const order = await repo.insertRenewal(trx, current, charge.totalPaise, from);
     // Already billed (an earlier run, or one running now): the later phases see its unpaid order.
     if (!order) break;
+    await emitWebhook(trx, current.account_id, 'order.created', orderData(order), at);
     if (covered) {
       current = (await payOrder(options, trx, order, at)).service;
       did('renewed', `renewed from the wallet until ${day(current.period_end as Date)}`);

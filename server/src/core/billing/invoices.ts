@@ -11,6 +11,8 @@ import type { InvoicingConfig } from '../../config-invoicing.ts';
 import { pageOf } from '../../db/page.ts';
 import type { DB, Invoice, InvoiceLine, InvoiceParty } from '../../db/tables.ts';
 import { AppError } from '../errors.ts';
+import { emitWebhook } from '../webhooks/outbox.ts';
+import { invoiceData } from '../webhooks/payloads.ts';
 import { financialYear, invoiceNumber, placeOfSupply, stateName, type TaxSplit, taxSplit } from './gst.ts';
 
 /** SAC of "hosting and information technology infrastructure provisioning services". */
@@ -138,7 +140,7 @@ export async function issueInvoice(
     igst_paise: String(split.igstPaise),
     total_paise: String(split.totalPaise),
   };
-  return trx
+  const invoice = await trx
     .insertInto('invoices')
     .values({
       number: invoiceNumber(settings.invoicePrefix, fy, serial),
@@ -163,6 +165,8 @@ export async function issueInvoice(
     })
     .returningAll()
     .executeTakeFirstOrThrow();
+  await emitWebhook(trx, input.accountId, 'invoice.issued', invoiceData(invoice), input.at);
+  return invoice;
 }
 
 /** Reading issued invoices; nothing here writes (they are immutable once issued). */

@@ -29,6 +29,8 @@ import * as services from '../services/service.repository.ts';
 import { startJob } from '../services/service-jobs.ts';
 import { addMonth } from '../time.ts';
 import { balanceOf, lockWallet, post } from '../wallet/ledger.ts';
+import { emitWebhook } from '../webhooks/outbox.ts';
+import { orderData } from '../webhooks/payloads.ts';
 import * as repo from './billing.repository.ts';
 import { issueInvoice } from './invoices.ts';
 
@@ -134,6 +136,7 @@ export async function payOrder(
     at: now,
   });
   const paid = await repo.markPaid(trx, order.id, now, debit.id);
+  await emitWebhook(trx, order.account_id, 'order.paid', orderData(paid), now);
   const from = order.renews_from ?? service.period_end ?? now;
   const until = addMonth(from);
   await issueInvoice(trx, options.invoicing, {

@@ -15,6 +15,8 @@ import type { Mailer } from '../mail/mailer.ts';
 import { formatPaise, parsePaise } from '../money.ts';
 import { notify } from '../notifications/notification.service.ts';
 import { balanceOf, post } from '../wallet/ledger.ts';
+import { emitWebhook } from '../webhooks/outbox.ts';
+import { depositData } from '../webhooks/payloads.ts';
 import { keepUpload, type ReceivedUpload, uploadDirs } from './uploads.ts';
 
 /** The largest single deposit a client may report. */
@@ -173,6 +175,7 @@ export async function approve(
     .where('id', '=', deposit.id)
     .returningAll()
     .executeTakeFirstOrThrow();
+  await emitWebhook(trx, deposit.account_id, 'deposit.approved', depositData(updated), options.clock());
   // Unpaid renewal orders are paid from the deposit first (the billing cycle): the balance after.
   await options.afterCredit?.(trx, deposit.account_id);
   const balance = formatPaise(await balanceOf(trx, deposit.account_id));
@@ -219,6 +222,7 @@ export async function reject(
     .where('id', '=', deposit.id)
     .returningAll()
     .executeTakeFirstOrThrow();
+  await emitWebhook(trx, deposit.account_id, 'deposit.rejected', depositData(updated), options.clock());
   await notify(trx, account.id, {
     kind: 'deposit_rejected',
     title: `Deposit of ₹${amount} not approved`,

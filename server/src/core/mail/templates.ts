@@ -20,7 +20,9 @@ export type MailMessage =
   /** The billing cycle (CONTRACT §7): reminders, renewals, unpaid orders, suspensions, terminations. */
   | { template: 'billing'; name: string; subject: string; paragraphs: string[] }
   /** Data export and account deletion (CONTRACT §11): always with a link to the panel's privacy page. */
-  | { template: 'privacy'; name: string; subject: string; paragraphs: string[]; link: string; linkLabel: string };
+  | { template: 'privacy'; name: string; subject: string; paragraphs: string[]; link: string; linkLabel: string }
+  /** A webhook endpoint was disabled: it failed for 3 days, or answered 410 Gone (CONTRACT §13). */
+  | { template: 'webhook_disabled'; name: string; url: string; why: string; link: string };
 
 export interface RenderedMail {
   subject: string;
@@ -122,6 +124,17 @@ export function renderMail(message: MailMessage): RenderedMail {
           ...message.paragraphs.map(escapeHtml),
           button(message.link, message.linkLabel),
           `Or open this link: ${escapeHtml(message.link)}`,
+        ]),
+      };
+    case 'webhook_disabled':
+      return {
+        subject: 'A webhook endpoint was disabled',
+        text: `${hello}\n\nWe stopped sending webhooks to ${message.url}: ${message.why}\n\nWhen it answers again, enable it on ${message.link} (failed deliveries can be sent again from its log there).\n`,
+        html: page('A webhook endpoint was disabled', [
+          escapeHtml(hello),
+          `We stopped sending webhooks to <strong>${escapeHtml(message.url)}</strong>: ${escapeHtml(message.why)}`,
+          'When it answers again, enable it on the webhooks page (failed deliveries can be sent again from its log there):',
+          button(message.link, 'Open webhooks'),
         ]),
       };
     case 'two_factor_reset':

@@ -26,6 +26,8 @@ import * as services from '../services/service.repository.ts';
 import { startJob } from '../services/service-jobs.ts';
 import type { Clock } from '../time.ts';
 import { post } from '../wallet/ledger.ts';
+import { emitWebhook } from '../webhooks/outbox.ts';
+import { orderData } from '../webhooks/payloads.ts';
 import { checkOrderConfig, type OrderInput } from './order-input.ts';
 import { type CheckedConfig, type FieldNaming, OrderProblems } from './order-problems.ts';
 
@@ -239,6 +241,7 @@ async function place(
     .where('id', '=', order.id)
     .returningAll()
     .executeTakeFirstOrThrow();
+  await emitWebhook(trx, accountId, ['order.created', 'order.paid'], orderData(paidOrder), now);
   const { ipv4 } = await product.order.reserve(trx, service.id, location);
   const job = await startJob(trx, jobs, { accountId, serviceId: service.id, type: 'provision' });
   // Last, so the node row — shared by every order in the location — stays locked only until commit.

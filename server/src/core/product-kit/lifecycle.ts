@@ -16,6 +16,8 @@ import * as services from '../services/service.repository.ts';
 import { type Failure, finishJob } from '../services/service-jobs.ts';
 import { addMonth } from '../time.ts';
 import { lockWallet, post } from '../wallet/ledger.ts';
+import { emitWebhook } from '../webhooks/outbox.ts';
+import { jobData, serviceData } from '../webhooks/payloads.ts';
 import type { Product } from './product.ts';
 
 /** What every transition is about. */
@@ -34,6 +36,7 @@ export async function activated(trx: Transaction<DB>, t: Transition, plan: Pick<
   await services.markActive(trx, service.id, now, addMonth(now));
   await finishJob(trx, t.job.id, now, undefined, t.bus);
   await recordEvent(trx, service.id, 'active', `${service.label} is up`);
+  await emitWebhook(trx, service.account_id, 'service.active', serviceData(service, 'active'), now);
   await notify(trx, service.account_id, {
     kind: 'service_active',
     title: `${service.label} is ready`,
@@ -68,6 +71,7 @@ export async function failedAndRefunded(
   await services.markFailed(trx, service.id);
   await finishJob(trx, t.job.id, now, failure, t.bus);
   await recordEvent(trx, service.id, 'failed', `Provisioning failed: ${failure.message}`, { code: failure.code });
+  await emitWebhook(trx, service.account_id, 'job.failed', jobData(t.job, failure), now);
   let refunded = 0n;
   if (order.status === 'paid') {
     const refund = await refundOrder(trx, order, now, invoicing);
@@ -141,6 +145,7 @@ export async function suspended(trx: Transaction<DB>, t: Transition): Promise<vo
   await recordEvent(trx, service.id, 'suspended', `${SUSPENSIONS[reason].event}: it is stopped and cannot be started`, {
     reason,
   });
+  await emitWebhook(trx, service.account_id, 'service.suspended', serviceData(service, 'suspended', { reason }), now);
   await notify(trx, service.account_id, {
     kind: 'service_suspended',
     title: `${service.label} is suspended`,
@@ -154,6 +159,7 @@ export async function unsuspended(trx: Transaction<DB>, t: Transition): Promise<
   await services.markUnsuspended(trx, service.id);
   await finishJob(trx, t.job.id, now, undefined, t.bus);
   await recordEvent(trx, service.id, 'unsuspended', 'Suspension lifted; the server is starting');
+  await emitWebhook(trx, service.account_id, 'service.unsuspended', serviceData(service, 'active'), now);
   await notify(trx, service.account_id, {
     kind: 'service_unsuspended',
     title: `${service.label} is no longer suspended`,
@@ -184,6 +190,7 @@ export async function terminated(trx: Transaction<DB>, t: Transition): Promise<v
     'terminated',
     'Terminated: the server and its disks were deleted and its IPv4 address released',
   );
+  await emitWebhook(trx, service.account_id, 'service.terminated', serviceData(service, 'terminated'), now);
   await notify(trx, service.account_id, {
     kind: 'service_terminated',
     title: `${service.label} was terminated`,
@@ -205,6 +212,7 @@ export async function jobDone(
 /** A job gave up and the service stays as it was (reinstall, power, suspension, termination). */
 export async function jobFailed(trx: Transaction<DB>, t: Transition, failure: Failure): Promise<void> {
   await finishJob(trx, t.job.id, t.now, failure, t.bus);
+  await emitWebhook(trx, t.service.account_id, 'job.failed', jobData(t.job, failure), t.now);
   if (t.job.type === 'reinstall')
     await recordEvent(trx, t.service.id, 'reinstall_failed', `Reinstall failed: ${failure.message}`);
   else

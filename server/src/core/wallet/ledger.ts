@@ -10,6 +10,8 @@ import type { DB, LedgerKind, LedgerRow } from '../../db/tables.ts';
 import { AppError } from '../errors.ts';
 import { publicId } from '../ids.ts';
 import { formatPaise } from '../money.ts';
+import { emitWebhook } from '../webhooks/outbox.ts';
+import { lowBalanceData } from '../webhooks/payloads.ts';
 
 export interface LedgerEntry {
   kind: LedgerKind;
@@ -58,7 +60,7 @@ export async function post(trx: Transaction<DB>, accountId: number, entry: Ledge
     .set((eb) => ({ balance_paise: eb('balance_paise', '+', entry.amountPaise.toString()), updated_at: new Date() }))
     .where('account_id', '=', accountId)
     .where((eb) => eb(eb('balance_paise', '+', entry.amountPaise.toString()), '>=', '0'))
-    .returning('balance_paise')
+    .returning(['balance_paise', 'low_balance_threshold_paise'])
     .executeTakeFirst();
   if (!updated) {
     const balance = BigInt(await balanceOf(trx, accountId));
@@ -73,6 +75,7 @@ export async function post(trx: Transaction<DB>, accountId: number, entry: Ledge
       },
     });
   }
+  await lowBalance(trx, accountId, entry, updated);
   return trx
     .insertInto('wallet_transactions')
     .values({
@@ -88,6 +91,23 @@ export async function post(trx: Transaction<DB>, accountId: number, entry: Ledge
     })
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+/**
+ * wallet.low_balance (issue 37): a debit that takes the balance from at or above the account's
+ * threshold to below it; never again until money takes it back above (not every debit below it).
+ */
+async function lowBalance(
+  trx: Transaction<DB>,
+  accountId: number,
+  entry: LedgerEntry,
+  after: { balance_paise: string; low_balance_threshold_paise: string | null },
+): Promise<void> {
+  if (after.low_balance_threshold_paise === null || entry.amountPaise >= 0n) return;
+  const threshold = BigInt(after.low_balance_threshold_paise);
+  const balance = BigInt(after.balance_paise);
+  if (balance < threshold && balance - entry.amountPaise >= threshold)
+    await emitWebhook(trx, accountId, 'wallet.low_balance', lowBalanceData(balance, threshold), entry.at);
 }
 
 export async function balanceOf(db: Kysely<DB>, accountId: number): Promise<string> {

@@ -29,6 +29,7 @@ import * as m0026 from './0026_two_factor.ts';
 import * as m0027 from './0027_passkeys.ts';
 import * as m0029 from './0029_activity.ts';
 import * as m0030 from './0030_privacy.ts';
+import * as m0031 from './0031_webhooks.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_extensions': m0001,
@@ -60,4 +61,5 @@ export const migrations: Record<string, Migration> = {
   '0027_passkeys': m0027,
   '0029_activity': m0029,
   '0030_privacy': m0030,
+  '0031_webhooks': m0031,
 };

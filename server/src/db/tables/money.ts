@@ -7,6 +7,8 @@ export interface WalletsTable {
   account_id: number;
   balance_paise: ColumnType<string, bigint | string | undefined, bigint | string>;
   updated_at: CreatedAt;
+  /** A debit that takes the balance below this sends wallet.low_balance (migration 0031); null: never. */
+  low_balance_threshold_paise: ColumnType<string | null, bigint | string | null | undefined, bigint | string | null>;
 }
 
 /** `withdrawal`: money sent back out of the wallet (an online deposit refunded through the gateway). */

@@ -24,6 +24,7 @@ import { sshKeyRoutes } from './ssh-keys.routes.ts';
 import { tokenRoutes } from './tokens.routes.ts';
 import { twoFactorRoutes } from './two-factor.routes.ts';
 import { walletRoutes } from './wallet.routes.ts';
+import { webhookRoutes } from './webhooks.routes.ts';
 
 export async function clientSurface(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   useFastSerializer(app);
@@ -51,4 +52,5 @@ export async function clientSurface(app: FastifyInstance, { deps }: { deps: Deps
   }
   await app.register(tokenRoutes, { deps });
   await app.register(sshKeyRoutes, { deps });
+  await app.register(webhookRoutes, { deps });
 }

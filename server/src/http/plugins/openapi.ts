@@ -152,6 +152,7 @@ export function registerOpenApi(app: FastifyInstance, publicUrl: string, altBase
         { name: 'services', description: 'Session surface: services, power, metrics, renewals' },
         { name: 'vps', description: 'Session surface: virtual server management (snapshots)' },
         { name: 'ssh-keys', description: 'Session surface: SSH keys of the account' },
+        { name: 'webhooks', description: 'Session surface: signed outgoing webhooks (Standard Webhooks)' },
         {
           name: 'cloud: instances',
           description: `Second token surface (${altBasePath}/v1): KVM and bare-metal instances, power, jobs`,

@@ -1,7 +1,7 @@
 // The account's profile (name; the e-mail address and username are shown, they are not changed
 // here) and the password change, which needs the current password and signs out every other
 // session. AccountTabs is the account area's sub-navigation (profile, billing details, API
-// tokens, SSH keys, privacy), shared by its pages since the main navigation has only "Account".
+// tokens, SSH keys, webhooks, activity, privacy), shared by its pages since the main navigation has only "Account".
 
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useState } from 'react';
@@ -22,6 +22,7 @@ export function AccountTabs() {
       <NavLink to="/account/billing">Billing details</NavLink>
       <NavLink to="/tokens">API tokens</NavLink>
       <NavLink to="/ssh-keys">SSH keys</NavLink>
+      <NavLink to="/webhooks">Webhooks</NavLink>
       <NavLink to="/account/activity">Activity</NavLink>
       <NavLink to="/account/privacy">Privacy</NavLink>
     </nav>
