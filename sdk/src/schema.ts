@@ -184,6 +184,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/client/auth/passkey/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Options to sign in with a passkey (navigator.credentials.get)
+         * @description No allowCredentials: the authenticator offers the passkeys it holds for this site (discoverable credentials); user verification required. The challenge is valid 5 minutes, once, and only for this browser's session cookie (set here when there is none, as auth/csrf/ does); asking again replaces it. `csrf_token` is the session's token, for the POST.
+         */
+        get: operations["getPasskeySignInOptions"];
+        put?: never;
+        /**
+         * Sign in with a passkey alone
+         * @description `{response}`: PublicKeyCredential.toJSON() of navigator.credentials.get() with the options of GET auth/passkey/ (same session cookie; CSRF token as for login). A passkey with user verification is two factors: the session is signed in fully, with two-factor sign-in on too (no code asked). The session id is replaced; `remember` keeps it 30 days. A passkey that is unknown, deleted, or whose answer is wrong (other challenge, origin or RP id, a replayed or stale answer, no user verification) is 401 invalid_credentials, the same for all; failures of a known passkey count towards its account's lockout with wrong passwords (429 locked_out). 403 account_suspended for a suspended account.
+         */
+        post: operations["signInWithPasskey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/client/account/": {
         parameters: {
             query?: never;
@@ -212,8 +236,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Finish a sign-in with a code of the authenticator app, or a recovery code
-         * @description Only a half session (the answer `two_factor_required` of login or otp-login) may call it. `{code}` (6 digits; each code is accepted once) or `{recovery_code}` (each works once). A wrong one is 422 naming the field; wrong codes count with wrong passwords: 5 within 15 minutes lock the account (429 locked_out). The session id is replaced. A session already signed in gets 409 conflict.
+         * Finish a sign-in with a code of the authenticator app, a recovery code or a passkey
+         * @description Only a half session (the answer `two_factor_required` of login or otp-login) may call it. `{code}` (6 digits; each code is accepted once), `{recovery_code}` (each works once) or `{passkey}`: the answer of navigator.credentials.get() (PublicKeyCredential.toJSON()) to the options of `{action:"passkey_options"}`, which this route answers with `{options}` (the account's passkeys as allowCredentials; a challenge valid 5 minutes, once, for this session; 409 conflict when the account has no passkey). A wrong one is 422 naming the field; wrong ones count with wrong passwords: 5 within 15 minutes lock the account (429 locked_out). The session id is replaced. A session already signed in gets 409 conflict.
          */
         post: operations["completeTwoFactor"];
         delete?: never;
@@ -233,8 +257,8 @@ export interface paths {
         get: operations["getAccountSecurity"];
         put?: never;
         /**
-         * Turn two-factor sign-in on or off, or replace the recovery codes
-         * @description `{action:"totp_begin"}` → a new secret, its otpauth URL and QR code (SVG), pending until confirmed; `{action:"totp_enable", code}` confirms it with a code of the app and returns 10 recovery codes, shown once; `{action:"totp_disable", password, code | recovery_code}`; `{action:"recovery_regenerate", code}` replaces the recovery codes. A wrong code is 422 naming `code`; wrong codes and passwords of disable and regenerate count towards the sign-in lockout (429 locked_out).
+         * Turn two-factor sign-in on or off, replace the recovery codes, add or delete passkeys
+         * @description `{action:"totp_begin"}` → a new secret, its otpauth URL and QR code (SVG), pending until confirmed; `{action:"totp_enable", code}` confirms it with a code of the app and returns 10 recovery codes, shown once; `{action:"totp_disable", password, code | recovery_code}`; `{action:"recovery_regenerate", code}` replaces the recovery codes. A wrong code is 422 naming `code`; wrong codes and passwords of disable and regenerate count towards the sign-in lockout (429 locked_out). Passkeys: `{action:"passkey_begin"}` → `{options}` for navigator.credentials.create() (a discoverable credential, user verification preferred, the account's passkeys excluded; the challenge is valid 5 minutes, once, for this session); `{action:"passkey_finish", name, response}` (name 1–64 characters; response: PublicKeyCredential.toJSON() of the created credential) → `{passkey}`, or 422 naming `name` or `response`; `{action:"passkey_delete", id}` → the remaining `{passkeys}` (404 not_owner for an id not the account's). At most 10 passkeys (409 limit_reached). A passkey signs in alone (auth/passkey/) and, with two-factor sign-in on, is a second factor; it does not by itself add a second step to password sign-in.
          */
         post: operations["changeAccountSecurity"];
         delete?: never;
@@ -1568,8 +1592,8 @@ export interface operations {
                         message: string;
                         /** @enum {boolean} */
                         two_factor_required: true;
-                        /** @description totp: a code of the authenticator app; recovery: one of the recovery codes */
-                        methods: ("totp" | "recovery")[];
+                        /** @description totp: a code of the authenticator app; recovery: one of the recovery codes; passkey: one of the account's passkeys (listed only when it has one; options from POST auth/2fa/ {action:"passkey_options"}) */
+                        methods: ("totp" | "recovery" | "passkey")[];
                         /** @description CSRF token of the half session, for POST auth/2fa/ */
                         csrf_token: string;
                     };
@@ -1701,8 +1725,8 @@ export interface operations {
                         message: string;
                         /** @enum {boolean} */
                         two_factor_required: true;
-                        /** @description totp: a code of the authenticator app; recovery: one of the recovery codes */
-                        methods: ("totp" | "recovery")[];
+                        /** @description totp: a code of the authenticator app; recovery: one of the recovery codes; passkey: one of the account's passkeys (listed only when it has one; options from POST auth/2fa/ {action:"passkey_options"}) */
+                        methods: ("totp" | "recovery" | "passkey")[];
                         /** @description CSRF token of the half session, for POST auth/2fa/ */
                         csrf_token: string;
                     } | {
@@ -2160,6 +2184,220 @@ export interface operations {
             };
         };
     };
+    getPasskeySignInOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        /** @description PublicKeyCredentialRequestOptionsJSON, for navigator.credentials.get({publicKey}) */
+                        options: {
+                            /** @description the challenge (valid 5 minutes, once, for this session), base64url */
+                            challenge: string;
+                            /** @description PUBLIC_URL's host name */
+                            rpId?: string;
+                            /** @description milliseconds */
+                            timeout?: number;
+                            /** @description the account's passkeys (second factor); absent: any discoverable passkey (sign-in) */
+                            allowCredentials?: {
+                                /** @description credential id, base64url */
+                                id: string;
+                                /** @description public-key */
+                                type: string;
+                                /** @description how the browser can reach the authenticator (usb, nfc, ble, internal, hybrid) */
+                                transports?: string[];
+                            }[];
+                            /** @description required (sign-in with a passkey alone), preferred (second factor) */
+                            userVerification?: string;
+                            extensions?: {
+                                [key: string]: unknown;
+                            };
+                            hints?: string[];
+                        };
+                        csrf_token: string;
+                    };
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    signInWithPasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description PublicKeyCredential.toJSON() of navigator.credentials.get() */
+                    response: {
+                        /** @description credential id, base64url */
+                        id: string;
+                        /** @description credential id, base64url */
+                        rawId: string;
+                        /** @enum {string} */
+                        type: "public-key";
+                        response: {
+                            /** @description client data, base64url */
+                            clientDataJSON: string;
+                            /** @description authenticator data, base64url */
+                            authenticatorData: string;
+                            /** @description signature, base64url */
+                            signature: string;
+                            /** @description user handle, base64url */
+                            userHandle?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        authenticatorAttachment?: string;
+                        clientExtensionResults?: {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    remember?: boolean;
+                    /** @description or send the X-CSRF-Token header */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        account: {
+                            id: number;
+                            name: string;
+                            email: string;
+                            username: string;
+                            email_verified: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                        /** @description CSRF token of the new session */
+                        csrf_token: string;
+                        session: {
+                            /** Format: date-time */
+                            expires_at: string;
+                            remember: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
     getAccount: {
         parameters: {
             query?: never;
@@ -2338,10 +2576,42 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /**
+                     * @description ask for the options of a passkey (nothing else sent)
+                     * @enum {string}
+                     */
+                    action?: "passkey_options";
                     /** @description the 6 digits the authenticator app shows */
                     code?: string;
                     /** @description one of the recovery codes (xxxxx-xxxxx) */
                     recovery_code?: string;
+                    /** @description PublicKeyCredential.toJSON() of navigator.credentials.get() */
+                    passkey?: {
+                        /** @description credential id, base64url */
+                        id: string;
+                        /** @description credential id, base64url */
+                        rawId: string;
+                        /** @enum {string} */
+                        type: "public-key";
+                        response: {
+                            /** @description client data, base64url */
+                            clientDataJSON: string;
+                            /** @description authenticator data, base64url */
+                            authenticatorData: string;
+                            /** @description signature, base64url */
+                            signature: string;
+                            /** @description user handle, base64url */
+                            userHandle?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        authenticatorAttachment?: string;
+                        clientExtensionResults?: {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
                     /** @description or send the X-CSRF-Token header */
                     csrf_token?: string;
                 };
@@ -2373,6 +2643,34 @@ export interface operations {
                             /** Format: date-time */
                             expires_at: string;
                             remember: boolean;
+                        };
+                    } | {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        /** @description PublicKeyCredentialRequestOptionsJSON, for navigator.credentials.get({publicKey}) */
+                        options: {
+                            /** @description the challenge (valid 5 minutes, once, for this session), base64url */
+                            challenge: string;
+                            /** @description PUBLIC_URL's host name */
+                            rpId?: string;
+                            /** @description milliseconds */
+                            timeout?: number;
+                            /** @description the account's passkeys (second factor); absent: any discoverable passkey (sign-in) */
+                            allowCredentials?: {
+                                /** @description credential id, base64url */
+                                id: string;
+                                /** @description public-key */
+                                type: string;
+                                /** @description how the browser can reach the authenticator (usb, nfc, ble, internal, hybrid) */
+                                transports?: string[];
+                            }[];
+                            /** @description required (sign-in with a passkey alone), preferred (second factor) */
+                            userVerification?: string;
+                            extensions?: {
+                                [key: string]: unknown;
+                            };
+                            hints?: string[];
                         };
                     };
                 };
@@ -2525,12 +2823,46 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    action: "totp_begin" | "totp_enable" | "totp_disable" | "recovery_regenerate";
+                    action: "totp_begin" | "totp_enable" | "totp_disable" | "recovery_regenerate" | "passkey_begin" | "passkey_finish" | "passkey_delete";
                     /** @description the 6 digits the authenticator app shows */
                     code?: string;
                     /** @description one of the recovery codes (xxxxx-xxxxx) */
                     recovery_code?: string;
                     password?: string;
+                    /** @description passkey_finish: 1–64 characters */
+                    name?: string;
+                    /** @description PublicKeyCredential.toJSON() of navigator.credentials.create() */
+                    response?: {
+                        /** @description credential id, base64url */
+                        id: string;
+                        /** @description credential id, base64url */
+                        rawId: string;
+                        /** @enum {string} */
+                        type: "public-key";
+                        response: {
+                            /** @description client data, base64url */
+                            clientDataJSON: string;
+                            /** @description attestation object, base64url */
+                            attestationObject: string;
+                            /** @description authenticator data, base64url */
+                            authenticatorData?: string;
+                            /** @description how the browser can reach the authenticator (usb, nfc, ble, internal, hybrid) */
+                            transports?: string[];
+                            publicKeyAlgorithm?: number;
+                            /** @description public key (SPKI), base64url */
+                            publicKey?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        authenticatorAttachment?: string;
+                        clientExtensionResults?: {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    /** @description passkey_delete: the passkey */
+                    id?: number;
                     /** @description or send the X-CSRF-Token header */
                     csrf_token?: string;
                 };
@@ -2569,6 +2901,79 @@ export interface operations {
                             /** @description unused recovery codes (0 while two-factor sign-in is off) */
                             recovery_codes_left: number;
                         };
+                    } | {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        /** @description PublicKeyCredentialCreationOptionsJSON, for navigator.credentials.create({publicKey}) */
+                        options: {
+                            /** @description the challenge (valid 5 minutes, once, for this session), base64url */
+                            challenge: string;
+                            rp: {
+                                name: string;
+                                /** @description PUBLIC_URL's host name */
+                                id?: string;
+                            };
+                            user: {
+                                /** @description the user handle (opaque, stable per account), base64url */
+                                id: string;
+                                name: string;
+                                displayName: string;
+                            };
+                            pubKeyCredParams: {
+                                /** @description COSE algorithm */
+                                alg: number;
+                                /** @description public-key */
+                                type: string;
+                            }[];
+                            /** @description milliseconds */
+                            timeout?: number;
+                            /** @description the account's passkeys (not registered twice) */
+                            excludeCredentials?: {
+                                /** @description credential id, base64url */
+                                id: string;
+                                /** @description public-key */
+                                type: string;
+                                /** @description how the browser can reach the authenticator (usb, nfc, ble, internal, hybrid) */
+                                transports?: string[];
+                            }[];
+                            authenticatorSelection?: {
+                                /** @description required: a discoverable credential */
+                                residentKey?: string;
+                                requireResidentKey?: boolean;
+                                /** @description preferred */
+                                userVerification?: string;
+                                authenticatorAttachment?: string;
+                            };
+                            /** @description none */
+                            attestation?: string;
+                            extensions?: {
+                                [key: string]: unknown;
+                            };
+                            hints?: string[];
+                        };
+                    } | {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        passkey: {
+                            id: number;
+                            name: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            last_used_at: string | null;
+                        };
+                    } | {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        passkeys: {
+                            id: number;
+                            name: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            last_used_at: string | null;
+                        }[];
                     };
                 };
             };
@@ -2592,6 +2997,15 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not found (also for rows owned by another account) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

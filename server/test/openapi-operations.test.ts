@@ -39,6 +39,8 @@ const PUBLIC_SESSION_ROUTES = new Set(
     (p) => `/api/v1/client/${p}`,
   ),
 );
+/** Public reads whose POST is a CSRF-checked sign-in, as login's (GET auth/passkey/: the options). */
+const PUBLIC_SESSION_READS = new Set(['/api/v1/client/auth/passkey/']);
 
 describe('OpenAPI operations', () => {
   test('every operation has an operationId, unique across the document', () => {
@@ -62,7 +64,7 @@ describe('OpenAPI operations', () => {
       // Search answers a session or a bearer token (CONTRACT §8).
       else if (path.replace(/\/$/, '') === '/api/v1/search') expected = [{ session: [] }, { bearer: [] }];
       else if (path.startsWith('/api/v1/client/')) {
-        if (PUBLIC_SESSION_ROUTES.has(path)) expected = [];
+        if (PUBLIC_SESSION_ROUTES.has(path) || (method === 'GET' && PUBLIC_SESSION_READS.has(path))) expected = [];
         else if (method === 'GET') expected = [{ session: [] }];
         else expected = [{ session: [], csrf: [] }];
       } else expected = [{ bearer: [] }];

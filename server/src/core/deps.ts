@@ -7,8 +7,10 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { type AccountService, createAccountService } from './accounts/account.service.ts';
 import { type AuthService, createAuthService } from './auth/auth.service.ts';
+import { createPasskeys, type Passkeys } from './auth/passkeys.ts';
 import type { SessionCache } from './auth/sessions.ts';
 import { createTwoFactor, type TwoFactor } from './auth/two-factor.ts';
+import { relyingParty } from './auth/webauthn.ts';
 import { type Billing, createBilling } from './billing/billing.service.ts';
 import { type BillingProfileService, createBillingProfileService } from './billing/billing-profile.ts';
 import { type CreditNoteService, createCreditNoteService } from './billing/credit-notes.ts';
@@ -61,6 +63,8 @@ export interface Deps {
   auth: AuthService;
   /** Two-factor sign-in: TOTP and recovery codes (core/auth/two-factor.ts). */
   twoFactor: TwoFactor;
+  /** Passkeys: WebAuthn credentials, registered and listed (core/auth/passkeys.ts). */
+  passkeys: Passkeys;
   catalog: CatalogService;
   nodes: NodeService;
   wallet: WalletService;
@@ -185,9 +189,10 @@ async function createBase(config: Config, database: Database, logger: Logger, ov
 /** Who may do what: accounts, signing in, sessions between requests, API tokens and their request log. */
 function createAccess(
   base: Base,
-): Pick<Deps, 'accounts' | 'auth' | 'twoFactor' | 'sessionCache' | 'tokens' | 'requestLog'> {
+): Pick<Deps, 'accounts' | 'auth' | 'twoFactor' | 'passkeys' | 'sessionCache' | 'tokens' | 'requestLog'> {
   const { config, logger, database, clock, secretKey, limits, bus, mailer } = base;
   const db = database.db;
+  const rp = relyingParty(config.publicUrl);
   const accounts = createAccountService({ db, clock, mailer, publicUrl: config.publicUrl, logger, bus });
   const auth = createAuthService({
     db,
@@ -199,8 +204,10 @@ function createAccess(
     publicUrl: config.publicUrl,
     logger,
     bus,
+    rp,
   });
   const twoFactor = createTwoFactor({ db, clock, secretKey, limits, mailer, bus });
+  const passkeys = createPasskeys({ db, clock, secretKey, rp });
   const sessionCache: SessionCache = createReadCache({
     bus,
     writes: database.writes,
@@ -210,7 +217,7 @@ function createAccess(
   });
   const tokens = createTokenService({ db, clock, bus });
   const requestLog = createRequestLog(db, logger.child({ component: 'request-log' }));
-  return { accounts, auth, twoFactor, sessionCache, tokens, requestLog };
+  return { accounts, auth, twoFactor, passkeys, sessionCache, tokens, requestLog };
 }
 
 /** Money: the billing cycle, the wallet, deposits and billing profiles. */

@@ -19,7 +19,7 @@ const CATALOGUE = {
   invalid_credentials: { status: 401, message: 'The identifier or password is wrong.' },
   two_factor_required: {
     status: 401,
-    message: 'Finish signing in with your authenticator app or a recovery code (POST auth/2fa/).',
+    message: 'Finish signing in with your authenticator app, a recovery code or a passkey (POST auth/2fa/).',
   },
   csrf_failed: { status: 403, message: 'The CSRF token is missing or wrong.' },
   insufficient_scope: { status: 403, message: 'The API token lacks the scope this route needs.' },

@@ -13,10 +13,12 @@ import type {
   ApiRequestLogTable,
   ApiTokensTable,
   LoginCodesTable,
+  PasskeysTable,
   RecoveryCodesTable,
   SessionsTable,
   SshKeysTable,
   TwoFactorTable,
+  WebauthnChallengesTable,
 } from './tables/accounts.ts';
 import type { BillingProfilesTable, InvoiceSeriesTable, InvoicesTable } from './tables/billing.ts';
 import type { CreatedAt, NullableTimestamp, Paise } from './tables/columns.ts';
@@ -126,6 +128,8 @@ export interface DB {
   login_codes: LoginCodesTable;
   two_factor: TwoFactorTable;
   recovery_codes: RecoveryCodesTable;
+  passkeys: PasskeysTable;
+  webauthn_challenges: WebauthnChallengesTable;
   mail_outbox: MailOutboxTable;
   locations: LocationsTable;
   ipv4_addresses: Ipv4AddressesTable;

@@ -1,60 +1,34 @@
 // Signing in and out: password login with per-account lockout, one-time e-mail codes,
 // forgotten-password links. Answers that could tell whether an account exists (otp request,
 // forgot) are the same either way, and a password check against an unknown identifier costs
-// the same time as against a known one.
+// the same time as against a known one. Sessions start, and the second steps (and passkeys)
+// complete them, in ./sign-in.ts.
 
-import type { Kysely } from 'kysely';
-import type { Logger } from 'pino';
-import type { Account, DB } from '../../db/tables.ts';
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
+import type { Account } from '../../db/tables.ts';
 import * as accounts from '../accounts/account.repository.ts';
-import type { AccountService } from '../accounts/account.service.ts';
 import { hashPassword, verifyPassword } from '../accounts/password.ts';
 import { normalizeIdentifier, passwordProblem } from '../accounts/rules.ts';
-import type { Bus } from '../bus.ts';
 import { AppError } from '../errors.ts';
-import type { Mailer } from '../mail/mailer.ts';
 import { rateKeyIp } from '../net/ip.ts';
-import type { LimitState, RateLimits } from '../ratelimit/rate-limits.ts';
+import type { LimitState } from '../ratelimit/rate-limits.ts';
 import { LIMITS } from '../ratelimit/rate-limits.ts';
-import type { Clock } from '../time.ts';
 import { consumeLinkToken, issueLinkToken } from './link-tokens.ts';
 import { checkLoginCode, issueLoginCode, LOGIN_CODE_TTL_SECONDS } from './login-codes.ts';
-import { createSession, destroyAccountSessions, destroySession, type NewSession } from './sessions.ts';
+import { destroyAccountSessions, destroySession } from './sessions.ts';
 import {
-  accountLockKey,
-  checkSecondFactor,
-  countedGuess,
-  type SecondFactor,
-  secondFactorProblems,
-  twoFactorOn,
-} from './two-factor.ts';
+  type AuthServiceOptions,
+  assertMaySignIn,
+  type ClientInfo,
+  completeTwoFactor,
+  type SecondStep,
+  type SignedIn,
+  signInWithPasskey,
+  startSession,
+} from './sign-in.ts';
+import { accountLockKey } from './two-factor.ts';
 
-export interface AuthServiceOptions {
-  db: Kysely<DB>;
-  clock: Clock;
-  secretKey: Buffer;
-  mailer: Mailer;
-  limits: RateLimits;
-  accounts: AccountService;
-  publicUrl: string;
-  logger: Logger;
-  bus: Bus;
-}
-
-export interface ClientInfo {
-  ip: string | null;
-  userAgent: string | null;
-}
-
-export interface SignedIn {
-  session: NewSession;
-  account: Account;
-  /**
-   * The account signs in with a second factor: `session` is a half session that may only
-   * complete the sign-in (POST auth/2fa/) or log out (CONTRACT §11).
-   */
-  twoFactorRequired: boolean;
-}
+export type { AuthServiceOptions, ClientInfo, SignedIn, TwoFactorMethod } from './sign-in.ts';
 
 /**
  * The key lockout counts against: the account when it exists (the key wrong second factors
@@ -62,74 +36,6 @@ export interface SignedIn {
  */
 function lockKey(identifier: string, account: Account | undefined): string {
   return account ? accountLockKey(account.id) : `identifier:${identifier}`;
-}
-
-async function startSession(
-  options: AuthServiceOptions,
-  account: Account,
-  remember: boolean,
-  client: ClientInfo,
-  previous?: string,
-): Promise<SignedIn> {
-  // A new id at every sign-in (no session fixation); the session it replaces ends. With
-  // two-factor sign-in on, the new session is a half one until the second factor.
-  if (previous !== undefined) await destroySession(options.db, previous);
-  const twoFactorRequired = await twoFactorOn(options.db, account.id);
-  const session = await createSession(options.db, options.clock, account.id, {
-    remember,
-    ...client,
-    twoFactorPending: twoFactorRequired,
-  });
-  return { session, account, twoFactorRequired };
-}
-
-/**
- * The second step of a sign-in (POST auth/2fa/): a TOTP code or a recovery code, one guess against
- * the account's lockout (shared with wrong passwords). When right, the code is spent and the half
- * session is replaced by a signed-in one with a new id, in one transaction: of two concurrent
- * completions of one half session only one gets a session.
- */
-async function completeTwoFactor(
-  options: AuthServiceOptions,
-  pending: { idHash: string; accountId: number; remember: boolean },
-  input: SecondFactor,
-  client: ClientInfo,
-): Promise<SignedIn> {
-  const problems = secondFactorProblems(input);
-  if (Object.keys(problems).length > 0) throw AppError.fields(problems);
-  const { db, clock, secretKey } = options;
-  const done = { session: null as NewSession | null };
-  const ok = await countedGuess(options.limits, pending.accountId, () =>
-    db.transaction().execute(async (trx) => {
-      if (!(await checkSecondFactor(trx, secretKey, clock, pending.accountId, input))) return false;
-      const ended = await trx
-        .deleteFrom('sessions')
-        .where('id_hash', '=', pending.idHash)
-        .where('two_factor_pending', '=', true)
-        .executeTakeFirst();
-      // Completed (or ended) meanwhile: nothing is spent, the caller signs in again.
-      if (Number(ended.numDeletedRows) !== 1) throw new AppError('unauthenticated');
-      done.session = await createSession(trx, clock, pending.accountId, { remember: pending.remember, ...client });
-      return true;
-    }),
-  );
-  if (!ok || done.session === null) {
-    throw input.code
-      ? AppError.fields({ code: 'is wrong or was already used' }, 'The code is wrong or was already used.')
-      : AppError.fields(
-          { recovery_code: 'is wrong or was already used' },
-          'The recovery code is wrong or was already used.',
-        );
-  }
-  const account = await accounts.findById(db, pending.accountId);
-  if (!account) throw new AppError('unauthenticated');
-  return { session: done.session, account, twoFactorRequired: false };
-}
-
-/** Whether this (correctly identified) account may have a session at all. */
-function assertMaySignIn(account: Account): void {
-  if (account.suspended_at !== null) throw new AppError('account_suspended');
-  if (account.email_verified_at === null) throw new AppError('email_unverified');
 }
 
 /** The account an identifier names, as typed by the client (none for an empty one). */
@@ -325,9 +231,16 @@ export function createAuthService(options: AuthServiceOptions) {
     /** The second step of a sign-in with two-factor on (see `completeTwoFactor`). */
     completeTwoFactor: (
       pending: { idHash: string; accountId: number; remember: boolean },
-      input: SecondFactor,
+      input: SecondStep,
       client: ClientInfo,
     ): Promise<SignedIn> => completeTwoFactor(options, pending, input, client),
+
+    /** Sign in with a passkey alone, answering this session's challenge (see `signInWithPasskey`). */
+    signInWithPasskey: (
+      input: { response: AuthenticationResponseJSON; remember: boolean },
+      client: ClientInfo,
+      sessionId: string,
+    ): Promise<SignedIn> => signInWithPasskey(options, input, client, sessionId),
 
     logout: (sessionId: string) => destroySession(options.db, sessionId),
   };

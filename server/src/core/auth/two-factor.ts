@@ -73,6 +73,27 @@ export function secondFactorProblems(input: { code?: unknown; recovery_code?: un
     : { recovery_code: 'must be one of your recovery codes (10 letters and digits)' };
 }
 
+/**
+ * The same for the second step of a sign-in, which may also be a passkey's answer (`passkey`, an
+ * object: navigator.credentials.get()'s, as JSON): exactly one of the three.
+ */
+export function secondStepProblems(input: {
+  code?: unknown;
+  recovery_code?: unknown;
+  passkey?: unknown;
+}): Record<string, string> {
+  const { passkey } = input;
+  if (passkey === undefined || passkey === null) {
+    const problems = secondFactorProblems(input);
+    return problems.code?.startsWith('is required') ? { code: 'is required (or recovery_code, or passkey)' } : problems;
+  }
+  const other = [input.code, input.recovery_code].some((v) => v !== undefined && v !== null && v !== '');
+  if (other) return { passkey: 'send a passkey, a code or a recovery code, only one' };
+  return typeof passkey === 'object' && !Array.isArray(passkey)
+    ? {}
+    : { passkey: "must be the passkey's answer (navigator.credentials.get(), as JSON)" };
+}
+
 function recoveryHash(secretKey: Buffer, accountId: number, code: string): string {
   return hmacHex(secretKey, 'recovery-code', `${accountId}:${normaliseRecoveryCode(code)}`);
 }

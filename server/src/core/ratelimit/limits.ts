@@ -14,7 +14,7 @@ export interface LimitSpec {
 
 /** Every limit the platform enforces. Keys are normalised by the caller (see keys.ts). */
 export const LIMITS = {
-  csrf_ip: { points: 60, duration: 60, description: 'CSRF bootstrap, per IP' },
+  csrf_ip: { points: 60, duration: 60, description: 'CSRF bootstrap and passkey sign-in options, per IP' },
   register_ip: { points: 5, duration: 3600, description: 'registrations, per IP' },
   login_ip: { points: 30, duration: 60, description: 'login attempts, per IP' },
   login_fail_ip: { points: 50, duration: 3600, description: 'failed logins, per IP' },
@@ -36,7 +36,7 @@ export const LIMITS = {
   account_security: {
     points: 20,
     duration: 900,
-    description: 'two-factor changes (POST account/security/), per account',
+    description: 'two-factor and passkey changes (POST account/security/), per account',
   },
   verify_resend: { points: 1, duration: 600, description: 'verification mail re-sent on login, per account' },
   deposit_account: { points: 5, duration: 3600, description: 'deposit submissions, per account' },

@@ -26,6 +26,7 @@ import * as m0023 from './0023_invoices.ts';
 import * as m0024 from './0024_razorpay_deposits.ts';
 import * as m0025 from './0025_credit_notes.ts';
 import * as m0026 from './0026_two_factor.ts';
+import * as m0027 from './0027_passkeys.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_extensions': m0001,
@@ -54,4 +55,5 @@ export const migrations: Record<string, Migration> = {
   '0024_razorpay_deposits': m0024,
   '0025_credit_notes': m0025,
   '0026_two_factor': m0026,
+  '0027_passkeys': m0027,
 };

@@ -55,6 +55,38 @@ export interface RecoveryCodesTable {
   used_at: NullableTimestamp;
 }
 
+/** An account's passkeys, WebAuthn credentials (migration 0027). */
+export interface PasskeysTable {
+  /** The public id the API names it by. */
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  /** The authenticator's credential id, base64url. */
+  credential_id: string;
+  /** The credential's COSE public key, base64url. */
+  public_key: string;
+  /** The WebAuthn user handle it was made for, base64url. */
+  user_handle: string;
+  /** The signature counter last seen (bigint: a string from pg). */
+  counter: ColumnType<string, number | string | undefined, number | string>;
+  transports: ColumnType<string[], string[] | undefined, string[]>;
+  backed_up: Generated<boolean>;
+  created_at: CreatedAt;
+  last_used_at: NullableTimestamp;
+}
+
+/** The challenge of a WebAuthn ceremony under way, bound to the session that asked (migration 0027). */
+export interface WebauthnChallengesTable {
+  /** sha256 of the session's cookie id (an anonymous session's too). */
+  session_hash: string;
+  purpose: 'register' | 'sign_in' | 'second_factor';
+  /** base64url, as sent in the options. */
+  challenge: string;
+  /** The account it is for (register, second_factor); null for a sign-in with a passkey alone. */
+  account_id: number | null;
+  expires_at: Timestamp;
+}
+
 export interface AccountTokensTable {
   id: Generated<number>;
   account_id: number;

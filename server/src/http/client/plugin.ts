@@ -14,6 +14,7 @@ import { invoiceRoutes } from './invoices.routes.ts';
 import { notificationRoutes } from './notifications.routes.ts';
 import { orderRoutes } from './orders.routes.ts';
 import { panelRoutes } from './panel.routes.ts';
+import { passkeyRoutes } from './passkey.routes.ts';
 import { serviceControlRoutes } from './service-control.routes.ts';
 import { serviceRoutes } from './services.routes.ts';
 import { sessionListRoutes } from './sessions.routes.ts';
@@ -26,6 +27,7 @@ export async function clientSurface(app: FastifyInstance, { deps }: { deps: Deps
   useFastSerializer(app);
   await app.register(sessionAuth, { deps });
   await app.register(authRoutes, { deps, prefix: '/auth' });
+  await app.register(passkeyRoutes, { deps, prefix: '/auth' });
   await app.register(accountRoutes, { deps });
   await app.register(twoFactorRoutes, { deps });
   await app.register(sessionListRoutes, { deps });

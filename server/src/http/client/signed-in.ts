@@ -1,4 +1,4 @@
-// The answers of a sign-in (auth/login/, auth/otp-login/ verify, auth/2fa/): a signed-in session,
+// The answers of a sign-in (auth/login/, auth/otp-login/ verify, auth/2fa/, auth/passkey/): a signed-in session,
 // or, when the account has two-factor sign-in on, a half session and the methods that complete it
 // (CONTRACT §11). Shared by the route files that sign in.
 
@@ -12,9 +12,6 @@ import { AccountSchema, accountView } from '../views/account.view.ts';
 import { setSessionCookie } from './context.ts';
 import { okSchema } from './envelopes.ts';
 
-/** Ways to complete a half session (a passkey comes later). */
-export const TWO_FACTOR_METHODS = ['totp', 'recovery'] as const;
-
 export const SignedInSchema = okSchema({
   account: AccountSchema,
   csrf_token: Type.String({ description: 'CSRF token of the new session' }),
@@ -23,8 +20,10 @@ export const SignedInSchema = okSchema({
 
 export const TwoFactorRequiredSchema = okSchema({
   two_factor_required: Type.Literal(true),
-  methods: Type.Array(Type.Union([Type.Literal('totp'), Type.Literal('recovery')]), {
-    description: 'totp: a code of the authenticator app; recovery: one of the recovery codes',
+  methods: Type.Array(Type.Union([Type.Literal('totp'), Type.Literal('recovery'), Type.Literal('passkey')]), {
+    description:
+      'totp: a code of the authenticator app; recovery: one of the recovery codes; passkey: one of the ' +
+      'account\'s passkeys (listed only when it has one; options from POST auth/2fa/ {action:"passkey_options"})',
   }),
   csrf_token: Type.String({ description: 'CSRF token of the half session, for POST auth/2fa/' }),
 });
@@ -53,9 +52,11 @@ export function signedInAnswer(deps: Deps, reply: FastifyReply, signedIn: Signed
   setSessionCookie(deps, reply, signedIn.session.id, signedIn.session.remember);
   return {
     success: true as const,
-    message: 'Enter the code from your authenticator app, or a recovery code.',
+    message: signedIn.methods.includes('passkey')
+      ? 'Enter the code from your authenticator app or a recovery code, or use a passkey.'
+      : 'Enter the code from your authenticator app, or a recovery code.',
     two_factor_required: true as const,
-    methods: [...TWO_FACTOR_METHODS],
+    methods: [...signedIn.methods],
     csrf_token: csrfTokenFor(deps.secretKey, signedIn.session.id),
   };
 }
