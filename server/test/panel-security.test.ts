@@ -11,6 +11,7 @@
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { Secret, TOTP } from 'otpauth';
 import type { Browser, Page } from 'playwright-core';
@@ -33,12 +34,28 @@ let t: TestApp;
 let browser: Browser;
 let base: string;
 
+/** A port nobody listens on now: PUBLIC_URL (the passkeys' relying party) must be known before the app starts. */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const address = probe.address();
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return typeof address === 'object' && address ? address.port : 0;
+}
+
 before(async () => {
   if (skip) return;
+  // Passkeys belong to PUBLIC_URL's host name and origin, and a browser refuses an IP address as a
+  // relying party: the panel is browsed at http://localhost:<port>, which PUBLIC_URL names.
+  const port = await freePort();
+  base = `http://localhost:${port}`;
   // Each browser comes from an address of its own (X-Forwarded-For from the local proxy), as
   // customers do: the sessions list tells them apart, and per-IP sign-in limits stay per browser.
-  t = await createTestApp({ overrides: { clock: clock.now }, env: { TRUST_PROXY: '127.0.0.1' } });
-  base = (await t.app.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1');
+  t = await createTestApp({
+    overrides: { clock: clock.now },
+    env: { TRUST_PROXY: '127.0.0.1,::1', PUBLIC_URL: base },
+  });
+  await t.app.listen({ port, host: '127.0.0.1' });
   browser = await launchChromium();
 });
 after(async () => {
@@ -72,6 +89,30 @@ async function openBrowser(viewport: Viewport): Promise<PanelPage & { ip: string
   const panel = await openPanel(browser, base, viewport);
   await panel.context.setExtraHTTPHeaders({ 'X-Forwarded-For': ip });
   return { ...panel, ip };
+}
+
+/**
+ * Chromium's virtual authenticator on the page (DevTools protocol): a platform authenticator that
+ * keeps discoverable credentials and verifies its user, as a phone's or laptop's does.
+ */
+async function virtualAuthenticator(panel: PanelPage): Promise<{ count(): Promise<number> }> {
+  const cdp = await panel.context.newCDPSession(panel.page);
+  await cdp.send('WebAuthn.enable');
+  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+    },
+  });
+  return {
+    async count() {
+      const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
+      return credentials.length;
+    },
+  };
 }
 
 /** Into the next 30-second step: a code is accepted once, so each sign-in needs a new one. */
@@ -116,6 +157,7 @@ async function accountTab(page: Page, name: string): Promise<void> {
 for (const viewport of [DESKTOP, PHONE] as Viewport[]) {
   describe(`account security at ${viewport.width} px`, { skip: skip ?? false }, () => {
     let panel: PanelPage & { ip: string };
+    let accountId = 0;
     let username = '';
     let password = '';
     let secret = '';
@@ -123,6 +165,7 @@ for (const viewport of [DESKTOP, PHONE] as Viewport[]) {
     before(async () => {
       panel = await openBrowser(viewport);
       const made = await createAccount(t, { name: `Asha ${viewport.name}` });
+      accountId = made.account.id;
       username = made.account.username;
       password = made.password;
       await passwordStep(panel.page, username, password);
@@ -242,7 +285,7 @@ for (const viewport of [DESKTOP, PHONE] as Viewport[]) {
       nextStep();
       await page.getByLabel('Email or username', { exact: true }).fill(username);
       await page.getByLabel('Password', { exact: true }).fill(password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.getByLabel('Authentication code', { exact: true }).fill(codeOf(secret));
       await page.getByRole('button', { name: 'Verify and sign in' }).click();
       await page.waitForURL((url) => url.pathname === '/account/security');
@@ -365,6 +408,74 @@ for (const viewport of [DESKTOP, PHONE] as Viewport[]) {
       await passwordStep(page, username, password);
       await page.waitForURL((url) => url.pathname === '/');
       panel.assertClean([/status of 4(01|22)/]);
+    });
+
+    test('adds a passkey, then signs in with the passkey alone', async () => {
+      const { page } = panel;
+      const authenticator = await virtualAuthenticator(panel);
+      await page.goto('/account/security');
+      await page.getByRole('heading', { name: 'Passkeys', exact: true }).waitFor();
+      await page.getByText('No passkeys yet').waitFor();
+      // A name first (the server checks it only after the browser's prompt).
+      await page.getByRole('button', { name: 'Add a passkey' }).click();
+      await page.locator('.field.has-error', { hasText: 'Passkey name' }).waitFor();
+      const name = page.getByLabel('Passkey name', { exact: true });
+      await name.fill('Work laptop');
+      await name.press('Enter');
+      await page.getByRole('status').filter({ hasText: 'Passkey “Work laptop” added.' }).waitFor();
+      const list = page.getByRole('list', { name: 'Your passkeys' });
+      await list.getByText('Work laptop').waitFor();
+      assert.match((await list.textContent()) ?? '', /Last used\s*Never/);
+      assert.equal(await authenticator.count(), 1, 'the authenticator holds one discoverable credential');
+      await audit(panel, 'security-passkeys');
+
+      await signOut(page);
+      await page.getByRole('button', { name: 'Sign in with a passkey' }).waitFor();
+      await audit(panel, 'login-with-passkey');
+      await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+      // Back to the page signed out from.
+      await page.waitForURL((url) => url.pathname === '/account/security');
+      await list.getByText('Work laptop').waitFor();
+      assert.doesNotMatch((await list.textContent()) ?? '', /Last used\s*Never/, 'its last use is shown');
+      panel.assertClean([/status of 401/]);
+    });
+
+    test('with two-factor sign-in on, the passkey is offered as the second step', async () => {
+      const { page } = panel;
+      // Turned on through the service: the panel's way of turning it on was walked above.
+      const begun = await t.deps.twoFactor.begin(accountId, username);
+      await t.deps.twoFactor.enable(accountId, codeOf(begun.secret));
+      nextStep();
+      await signOut(page);
+      await passwordStep(page, username, password);
+      await page.getByRole('heading', { name: 'Two-factor sign-in' }).waitFor();
+      // The passkey is offered first, with the app and the recovery codes a click away.
+      await page.waitForFunction("document.activeElement?.textContent === 'Use a passkey'");
+      await page.getByRole('button', { name: 'Use your authenticator app' }).waitFor();
+      await page.getByRole('button', { name: 'Use a recovery code' }).waitFor();
+      await audit(panel, 'login-two-factor-passkey');
+      await page.keyboard.press('Enter');
+      await page.waitForURL((url) => url.pathname === '/');
+      panel.assertClean([/status of 401/]);
+    });
+
+    test('removes the passkey after a confirmation, and it no longer signs in', async () => {
+      const { page } = panel;
+      await page.goto('/account/security');
+      const list = page.getByRole('list', { name: 'Your passkeys' });
+      await list.getByRole('button', { name: 'Remove' }).click();
+      await page.waitForFunction("document.activeElement?.textContent?.includes('Remove passkey')");
+      await audit(panel, 'security-passkey-remove');
+      await page.keyboard.press('Enter');
+      await page.getByText('No passkeys yet').waitFor();
+
+      await signOut(page);
+      await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+      // The authenticator still offers it; the server no longer knows it.
+      await page.getByRole('alert').filter({ hasText: 'This passkey could not be verified.' }).waitFor();
+      assert.equal(new URL(page.url()).pathname, '/login');
+      await audit(panel, 'login-passkey-refused');
+      panel.assertClean([/status of 401/]);
     });
   });
 }

@@ -1,5 +1,5 @@
-// Account → Security (CONTRACT §11): two-factor sign-in (off: turn it on; on: the recovery codes
-// left, new recovery codes, turn it off). Turning it off needs the password and a code (or a
+// Account → Security (CONTRACT §11): passkeys (PasskeysCard) and two-factor sign-in (off: turn it
+// on; on: the recovery codes left, new recovery codes, turn it off). Turning it off needs the password and a code (or a
 // recovery code); new recovery codes need a code. Codes are shown once (RecoveryCodes).
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -18,6 +18,7 @@ import {
 import { ApiError, api, unwrap } from '../../lib/api.ts';
 import { useAccount } from '../../lib/session.tsx';
 import { AccountTabs } from './AccountPage.tsx';
+import { PasskeysCard } from './PasskeysCard.tsx';
 import { RecoveryCodes } from './RecoveryCodes.tsx';
 import { TwoFactorSetup } from './TwoFactorSetup.tsx';
 import '../dashboard/pages.css';
@@ -40,7 +41,8 @@ export default function SecurityPage() {
       <PageHeader title="Account" />
       <AccountTabs />
       <p className="acct-intro">
-        Protect your account with a second step at sign-in, so a stolen password alone is not enough.
+        Sign in with a passkey instead of a password, and protect your account with a second step at sign-in, so a
+        stolen password alone is not enough.
       </p>
       {security.isPending || !account.data ? <Loading what="Loading your security settings" /> : null}
       {security.isError ? <ErrorAlert error={security.error} /> : null}
@@ -50,6 +52,9 @@ export default function SecurityPage() {
           left={security.data.two_factor.recovery_codes_left}
           email={account.data.email}
         />
+      ) : null}
+      {security.data && account.data ? (
+        <PasskeysCard passkeys={security.data.passkeys} securityKey={SECURITY_KEY} />
       ) : null}
     </div>
   );

@@ -16,6 +16,7 @@ import {
   useSessionChanged,
   useSessionState,
 } from '../../lib/session.tsx';
+import { PasskeySignIn } from './PasskeySignIn.tsx';
 import { TwoFactorStep } from './TwoFactorStep.tsx';
 
 function useRedirectWhenSignedIn() {
@@ -149,6 +150,7 @@ function FirstStep() {
           {mode === 'password' ? 'Sign in' : codeSent ? 'Sign in with the code' : 'E-mail me a code'}
         </Button>
       </form>
+      <PasskeySignIn remember={remember} onSignedIn={() => done({})} />
       <p className="auth-links">
         <Link to="/forgot">Forgot your password?</Link> · <Link to="/register">Create an account</Link>
       </p>
