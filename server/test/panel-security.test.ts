@@ -272,11 +272,16 @@ for (const viewport of [DESKTOP, PHONE] as Viewport[]) {
       panel.assertClean([/status of 4(01|22)/]);
     });
 
-    test('cancel on the second step signs the half session out', async () => {
+    test('a half-signed-in browser stays on the second step; cancel signs it out', async () => {
       const { page } = panel;
       await signOut(page);
       await passwordStep(page, username, password);
       await page.getByRole('heading', { name: 'Two-factor sign-in' }).waitFor();
+      // A page of the account, or a reload, opens the second step again (not the password form).
+      await page.goto('/wallet');
+      await page.waitForURL('**/login?next=%2Fwallet');
+      await page.getByRole('heading', { name: 'Two-factor sign-in' }).waitFor();
+      await page.getByRole('button', { name: 'Use a recovery code' }).waitFor();
       await page.getByRole('button', { name: 'Cancel and sign out' }).click();
       await page.getByRole('heading', { name: 'Sign in' }).waitFor();
       // Nothing of the account opens without signing in again.
