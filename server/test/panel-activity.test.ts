@@ -40,10 +40,10 @@ for (const viewport of [DESKTOP, PHONE]) {
       await page.goto('/login');
       await page.getByLabel('Email or username', { exact: true }).fill(made.account.username);
       await page.getByLabel('Password', { exact: true }).fill(`${made.password}x`);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.getByRole('alert').waitFor();
       await page.getByLabel('Password', { exact: true }).fill(made.password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.waitForURL((url) => url.pathname === '/');
 
       await page.goto('/tokens');

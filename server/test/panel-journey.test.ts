@@ -129,10 +129,10 @@ async function signUpAndIn(panel: PanelPage, person: ReturnType<typeof newPerson
   await page.getByRole('link', { name: 'Sign in' }).click();
   await page.getByLabel('Email or username', { exact: true }).fill(person.username);
   await page.getByLabel('Password', { exact: true }).fill(`${person.password}x`);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByRole('alert').waitFor();
   await page.getByLabel('Password', { exact: true }).fill(person.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.waitForURL((url) => url.pathname === '/');
 }
 
@@ -158,7 +158,7 @@ for (const viewport of [DESKTOP, PHONE]) {
         await other.page.waitForURL('**/login?next=%2Fwallet');
         await other.page.getByLabel('Email or username', { exact: true }).fill(person.email);
         await other.page.getByLabel('Password', { exact: true }).fill(person.password);
-        await other.page.getByRole('button', { name: 'Sign in' }).click();
+        await other.page.getByRole('button', { name: 'Sign in', exact: true }).click();
         await other.page.waitForURL((url) => url.pathname === '/wallet');
       } finally {
         await other.context.close();

@@ -61,7 +61,7 @@ async function signIn(panel: PanelPage, username: string, password: string) {
   await page.goto('/login');
   await page.getByLabel('Email or username', { exact: true }).fill(username);
   await page.getByLabel('Password', { exact: true }).fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.waitForURL((url) => url.pathname === '/');
 }
 

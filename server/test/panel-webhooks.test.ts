@@ -53,7 +53,7 @@ for (const viewport of [DESKTOP, PHONE]) {
       await page.goto('/login');
       await page.getByLabel('Email or username', { exact: true }).fill(account.username);
       await page.getByLabel('Password', { exact: true }).fill(password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.waitForURL((url) => url.pathname === '/');
     });
     after(() => panel?.context.close());

@@ -1,14 +1,14 @@
 // The client panel. Signed-out pages are in the entry chunk (the sign-in route stays small);
 // every signed-in area is a lazy chunk of its own.
 
-import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { lazy, StrictMode, Suspense } from 'react';
 import { createRoot } from 'react-dom/client';
 import { BrowserRouter, Route, Routes } from 'react-router';
 import { Layout } from './components/Layout.tsx';
 import { Loading } from './components/ui.tsx';
 import { ApiError } from './lib/api.ts';
-import { RequireAccount } from './lib/session.tsx';
+import { ACCOUNT_KEY, RequireAccount } from './lib/session.tsx';
 import { ForgotPage, LoginPage, NotFoundPage, RegisterPage, ResetPage, VerifyPage } from './pages/auth/AuthPages.tsx';
 import './styles.css';
 
@@ -18,6 +18,8 @@ const ServicePage = lazy(() => import('./pages/services/ServicePage.tsx'));
 const OrderPage = lazy(() => import('./pages/order/OrderPage.tsx'));
 const WalletPage = lazy(() => import('./pages/wallet/WalletPage.tsx'));
 const AccountPage = lazy(() => import('./pages/account/AccountPage.tsx'));
+const SecurityPage = lazy(() => import('./pages/account/SecurityPage.tsx'));
+const SessionsPage = lazy(() => import('./pages/account/SessionsPage.tsx'));
 const TokensPage = lazy(() => import('./pages/account/TokensPage.tsx'));
 const SshKeysPage = lazy(() => import('./pages/account/SshKeysPage.tsx'));
 const NotificationsPage = lazy(() => import('./pages/account/NotificationsPage.tsx'));
@@ -29,7 +31,22 @@ const InvoicesPage = lazy(() => import('./pages/billing/InvoicesPage.tsx'));
 const InvoicePage = lazy(() => import('./pages/billing/InvoicePage.tsx'));
 const RazorpayReturnPage = lazy(() => import('./pages/wallet/RazorpayReturnPage.tsx'));
 
-const queryClient = new QueryClient({
+/**
+ * A 401 from any page means the session ended under it (signed out elsewhere, ended from the
+ * sessions list, expired): the account is asked again, and RequireAccount goes to sign-in.
+ */
+function onRefusal(error: unknown): void {
+  if (error instanceof ApiError && error.status === 401) void queryClient.invalidateQueries({ queryKey: ACCOUNT_KEY });
+}
+
+const queryClient: QueryClient = new QueryClient({
+  queryCache: new QueryCache({ onError: onRefusal }),
+  // A form that explains a 401 itself (the second step of sign-in) says so with meta.ownRefusal.
+  mutationCache: new MutationCache({
+    onError: (error, _variables, _context, mutation) => {
+      if (!mutation.meta?.ownRefusal) onRefusal(error);
+    },
+  }),
   defaultOptions: {
     queries: {
       // A refusal (401, 404, 422) will not change by asking again; a network error or a 5xx may.
@@ -158,6 +175,22 @@ function App() {
         element={
           <SignedIn>
             <AccountPage />
+          </SignedIn>
+        }
+      />
+      <Route
+        path="/account/security"
+        element={
+          <SignedIn>
+            <SecurityPage />
+          </SignedIn>
+        }
+      />
+      <Route
+        path="/account/sessions"
+        element={
+          <SignedIn>
+            <SessionsPage />
           </SignedIn>
         }
       />

@@ -6,9 +6,12 @@ import {
   type ButtonHTMLAttributes,
   type InputHTMLAttributes,
   type ReactNode,
+  type Ref,
   type SelectHTMLAttributes,
   type TextareaHTMLAttributes,
+  useEffect,
   useId,
+  useRef,
   useState,
 } from 'react';
 import { ApiError } from '../lib/api.ts';
@@ -19,6 +22,7 @@ export function Button({
   children,
   ...rest
 }: ButtonHTMLAttributes<HTMLButtonElement> & {
+  ref?: Ref<HTMLButtonElement>;
   busy?: boolean;
   variant?: 'primary' | 'secondary' | 'danger' | 'ghost';
 }) {
@@ -43,7 +47,12 @@ interface FieldProps {
   hint?: ReactNode;
 }
 
-export function TextField({ label, error, hint, ...input }: FieldProps & InputHTMLAttributes<HTMLInputElement>) {
+export function TextField({
+  label,
+  error,
+  hint,
+  ...input
+}: FieldProps & InputHTMLAttributes<HTMLInputElement> & { ref?: Ref<HTMLInputElement> }) {
   const id = useId();
   const hintId = `${id}-hint`;
   const errorId = `${id}-error`;
@@ -160,9 +169,16 @@ export function ErrorAlert({ error, fields = [] }: { error: unknown; fields?: st
           ))}
         </ul>
       ) : null}
-      {error instanceof ApiError && error.retryAfter ? <p>Try again in {error.retryAfter} s.</p> : null}
+      {error instanceof ApiError && error.retryAfter ? <p>Try again in {waitWords(error.retryAfter)}.</p> : null}
     </div>
   );
+}
+
+/** A Retry-After in words: "45 seconds", "15 minutes". */
+export function waitWords(seconds: number): string {
+  if (seconds < 90) return `${Math.ceil(seconds)} second${Math.ceil(seconds) === 1 ? '' : 's'}`;
+  const minutes = Math.ceil(seconds / 60);
+  return `${minutes} minute${minutes === 1 ? '' : 's'}`;
 }
 
 export function Alert({
@@ -271,6 +287,22 @@ export function TypedConfirm({
       </div>
     </fieldset>
   );
+}
+
+/**
+ * Focus for an inline confirmation: when it opens, its first button takes the focus; when it
+ * closes, the button that opened it gets it back (a keyboard user keeps their place).
+ */
+export function useConfirmFocus(open: boolean) {
+  const confirm = useRef<HTMLButtonElement>(null);
+  const trigger = useRef<HTMLButtonElement>(null);
+  const wasOpen = useRef(open);
+  useEffect(() => {
+    if (open) confirm.current?.focus();
+    else if (wasOpen.current) trigger.current?.focus();
+    wasOpen.current = open;
+  }, [open]);
+  return { confirm, trigger };
 }
 
 export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {

@@ -1,16 +1,17 @@
 // The account's profile (name; the e-mail address and username are shown, they are not changed
 // here) and the password change, which needs the current password and signs out every other
-// session. AccountTabs is the account area's sub-navigation (profile, billing details, API
-// tokens, SSH keys, webhooks, activity, privacy), shared by its pages since the main navigation has only "Account".
+// session. AccountTabs is the account area's sub-navigation (profile, security, sessions, billing
+// details, API tokens, SSH keys, webhooks, activity, privacy), shared by its pages since the main
+// navigation has only "Account".
 
-import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useMutation } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useState } from 'react';
 import { Link, NavLink } from 'react-router';
 import { useTitle } from '../../components/Layout.tsx';
 import { Alert, Button, ErrorAlert, fieldError, Loading, PageHeader, TextField } from '../../components/ui.tsx';
 import { api, unwrap } from '../../lib/api.ts';
 import { day } from '../../lib/format.ts';
-import { ACCOUNT_KEY, type Account, useAccount } from '../../lib/session.tsx';
+import { type Account, useAccount, useSetAccount } from '../../lib/session.tsx';
 import '../dashboard/pages.css';
 
 export function AccountTabs() {
@@ -19,6 +20,8 @@ export function AccountTabs() {
       <NavLink to="/account" end>
         Profile
       </NavLink>
+      <NavLink to="/account/security">Security</NavLink>
+      <NavLink to="/account/sessions">Sessions</NavLink>
       <NavLink to="/account/billing">Billing details</NavLink>
       <NavLink to="/tokens">API tokens</NavLink>
       <NavLink to="/ssh-keys">SSH keys</NavLink>
@@ -49,12 +52,12 @@ export default function AccountPage() {
 }
 
 function ProfileCard({ account }: { account: NonNullable<Account> }) {
-  const client = useQueryClient();
+  const setAccount = useSetAccount();
   const [name, setName] = useState(account.name);
   useEffect(() => setName(account.name), [account.name]);
   const save = useMutation({
     mutationFn: () => unwrap(api.POST('/api/v1/client/account/', { body: { name: name.trim() } })),
-    onSuccess: (data) => client.setQueryData(ACCOUNT_KEY, data.account),
+    onSuccess: (data) => setAccount(data.account),
   });
   const submit = (event: FormEvent) => {
     event.preventDefault();

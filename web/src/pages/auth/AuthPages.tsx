@@ -8,7 +8,16 @@ import { Link, useLocation, useNavigate } from 'react-router';
 import { AuthLayout } from '../../components/Layout.tsx';
 import { Alert, Button, Checkbox, ErrorAlert, fieldError, TextField } from '../../components/ui.tsx';
 import { ApiError, api, unwrap } from '../../lib/api.ts';
-import { nextPath, useAccount, useSessionChanged } from '../../lib/session.tsx';
+import {
+  nextPath,
+  type SecondFactorMethod,
+  useAccount,
+  useSecondStepStarted,
+  useSessionChanged,
+  useSessionState,
+} from '../../lib/session.tsx';
+import { PasskeySignIn } from './PasskeySignIn.tsx';
+import { TwoFactorStep } from './TwoFactorStep.tsx';
 
 function useRedirectWhenSignedIn() {
   const account = useAccount();
@@ -22,6 +31,13 @@ function useRedirectWhenSignedIn() {
 
 export function LoginPage() {
   useRedirectWhenSignedIn();
+  const session = useSessionState();
+  const secondStep = session.data?.secondStep;
+  if (secondStep) return <TwoFactorStep methods={secondStep.methods} />;
+  return <FirstStep />;
+}
+
+function FirstStep() {
   const [mode, setMode] = useState<'password' | 'code'>('password');
   const [identifier, setIdentifier] = useState('');
   const [password, setPassword] = useState('');
@@ -29,10 +45,16 @@ export function LoginPage() {
   const [remember, setRemember] = useState(false);
   const [codeSent, setCodeSent] = useState(false);
   const sessionChanged = useSessionChanged();
+  const secondStepStarted = useSecondStepStarted();
   const navigate = useNavigate();
   const location = useLocation();
 
-  const done = async () => {
+  // A sign-in answers the account, or (two-factor sign-in on) a half session and its methods.
+  const done = async (answer: object) => {
+    if ('two_factor_required' in answer) {
+      secondStepStarted('methods' in answer ? (answer.methods as SecondFactorMethod[]) : ['totp', 'recovery']);
+      return;
+    }
     await sessionChanged();
     navigate(nextPath(location.search), { replace: true });
   };
@@ -128,6 +150,7 @@ export function LoginPage() {
           {mode === 'password' ? 'Sign in' : codeSent ? 'Sign in with the code' : 'E-mail me a code'}
         </Button>
       </form>
+      <PasskeySignIn remember={remember} onSignedIn={() => done({})} />
       <p className="auth-links">
         <Link to="/forgot">Forgot your password?</Link> · <Link to="/register">Create an account</Link>
       </p>
