@@ -1,19 +1,19 @@
 // Shown on every signed-in page while the account is scheduled for deletion (CONTRACT §11): the date,
 // and a button that cancels it at once. The privacy page (Account → Privacy) says more.
 
-import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useMutation } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { api, unwrap } from '../lib/api.ts';
 import { when } from '../lib/format.ts';
-import { ACCOUNT_KEY, useAccount } from '../lib/session.tsx';
+import { useAccount, useSetAccount } from '../lib/session.tsx';
 import { Button, ErrorAlert } from './ui.tsx';
 
 /** Cancel a scheduled deletion and put the answer's account in the cache. */
 export function useCancelDeletion() {
-  const client = useQueryClient();
+  const setAccount = useSetAccount();
   return useMutation({
     mutationFn: () => unwrap(api.POST('/api/v1/client/account/', { body: { action: 'cancel_deletion' } })),
-    onSuccess: (data) => client.setQueryData(ACCOUNT_KEY, data.account),
+    onSuccess: (data) => setAccount(data.account),
   });
 }
 

@@ -25,7 +25,7 @@ import {
 } from '../../components/ui.tsx';
 import { ApiError, api, unwrap } from '../../lib/api.ts';
 import { bytes, when } from '../../lib/format.ts';
-import { ACCOUNT_KEY, type Account, useAccount } from '../../lib/session.tsx';
+import { type Account, useAccount, useSetAccount } from '../../lib/session.tsx';
 import { AccountTabs } from './AccountPage.tsx';
 import '../dashboard/pages.css';
 import './privacy.css';
@@ -214,7 +214,7 @@ function reasonsOf(error: unknown): Reason[] {
 }
 
 function DeleteCard({ account }: { account: NonNullable<Account> }) {
-  const client = useQueryClient();
+  const setAccount = useSetAccount();
   const cancel = useCancelDeletion();
   const [open, setOpen] = useState(false);
   const [password, setPassword] = useState('');
@@ -223,7 +223,7 @@ function DeleteCard({ account }: { account: NonNullable<Account> }) {
     onSuccess: (data) => {
       setPassword('');
       setOpen(false);
-      client.setQueryData(ACCOUNT_KEY, data.account);
+      setAccount(data.account);
     },
   });
   const submit = (event: FormEvent) => {
