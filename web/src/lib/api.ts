@@ -51,10 +51,24 @@ export class ApiError extends Error {
 
 export const api = createClient<paths>({ baseUrl: window.location.origin, credentials: 'same-origin' });
 
+/**
+ * The session's token when a form is sent before the page has it: a page just loaded asks for it
+ * (the account or the anonymous csrf answer), and an Enter pressed sooner must not go without it.
+ */
+async function fetchCsrfToken(): Promise<void> {
+  try {
+    const res = await fetch('/api/v1/client/auth/csrf/', { credentials: 'same-origin' });
+    if (res.ok) setCsrfToken(((await res.json()) as { csrf_token?: string }).csrf_token);
+  } catch {
+    // Unreachable: the form's request fails the same way and says so.
+  }
+}
+
 api.use({
-  onRequest({ request }) {
-    if (request.method !== 'GET' && request.method !== 'HEAD' && csrfToken !== null) {
-      request.headers.set('X-CSRF-Token', csrfToken);
+  async onRequest({ request }) {
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      if (csrfToken === null) await fetchCsrfToken();
+      if (csrfToken !== null) request.headers.set('X-CSRF-Token', csrfToken);
     }
     return request;
   },
