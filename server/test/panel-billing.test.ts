@@ -9,7 +9,6 @@
 // and saved as screenshots (test-results/panel/).
 
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { type RazorpayEmulator, startRazorpayEmulator } from '../../emulators/src/razorpay/index.ts';
@@ -25,6 +24,7 @@ import {
   type Viewport,
 } from './support/chromium.ts';
 import { createAccount } from './support/factories.ts';
+import { freePort } from './support/process.ts';
 import { createUpstreamApp, type UpstreamApp } from './support/upstreams.ts';
 
 const skip = chromiumMissing();
@@ -32,15 +32,6 @@ let u: UpstreamApp;
 let rzp: RazorpayEmulator;
 let browser: Browser;
 let base: string;
-
-/** A port nobody listens on now: PUBLIC_URL (checkout's way back) must be known before the app starts. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const address = probe.address();
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return typeof address === 'object' && address ? address.port : 0;
-}
 
 before(async () => {
   if (skip) return;

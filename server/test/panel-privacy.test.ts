@@ -10,7 +10,6 @@
 
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import {
@@ -25,20 +24,13 @@ import {
 } from './support/chromium.ts';
 import { createAccount } from './support/factories.ts';
 import { adminJson } from './support/privacy.ts';
+import { freePort } from './support/process.ts';
 import { createUpstreamApp, type UpstreamApp } from './support/upstreams.ts';
 
 const skip = chromiumMissing();
 let u: UpstreamApp;
 let browser: Browser;
 let base: string;
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const address = probe.address();
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return typeof address === 'object' && address ? address.port : 0;
-}
 
 before(async () => {
   if (skip) return;

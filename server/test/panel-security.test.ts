@@ -11,7 +11,6 @@
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { Secret, TOTP } from 'otpauth';
 import type { Browser, Page } from 'playwright-core';
@@ -27,21 +26,13 @@ import {
 } from './support/chromium.ts';
 import { createAccount } from './support/factories.ts';
 import { createTestApp, ManualClock, type TestApp } from './support/harness.ts';
+import { freePort } from './support/process.ts';
 
 const skip = chromiumMissing();
 const clock = new ManualClock();
 let t: TestApp;
 let browser: Browser;
 let base: string;
-
-/** A port nobody listens on now: PUBLIC_URL (the passkeys' relying party) must be known before the app starts. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const address = probe.address();
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return typeof address === 'object' && address ? address.port : 0;
-}
 
 before(async () => {
   if (skip) return;

@@ -20,3 +20,16 @@ export function addMonth(from: Date): Date {
   next.setUTCDate(Math.min(day, lastDay));
   return next;
 }
+
+/** A time as a customer in India reads it: "5 December 2026, 2:30 pm IST". */
+export function istTime(date: Date): string {
+  const text = new Intl.DateTimeFormat('en-IN', {
+    timeZone: 'Asia/Kolkata',
+    day: 'numeric',
+    month: 'long',
+    year: 'numeric',
+    hour: 'numeric',
+    minute: '2-digit',
+  }).format(date);
+  return `${text} IST`;
+}

@@ -11,7 +11,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB } from '../../db/tables.ts';
 import { byClient, recordActivity } from '../activity/activity.ts';
 import type { Mailer } from '../mail/mailer.ts';
-import type { Clock } from '../time.ts';
+import { type Clock, istTime } from '../time.ts';
 import { deviceOf } from './device.ts';
 
 /**
@@ -41,15 +41,7 @@ const METHOD_WORDS: Record<SignInMethod, string> = {
 
 /** How the mail writes the time: in India's zone, which every account is billed in, and UTC. */
 function mailTime(at: Date): string {
-  const ist = new Intl.DateTimeFormat('en-IN', {
-    timeZone: 'Asia/Kolkata',
-    day: 'numeric',
-    month: 'short',
-    year: 'numeric',
-    hour: 'numeric',
-    minute: '2-digit',
-  }).format(at);
-  return `${ist} IST (${at.toISOString().slice(0, 16).replace('T', ' ')} UTC)`;
+  return `${istTime(at)} (${at.toISOString().slice(0, 16).replace('T', ' ')} UTC)`;
 }
 
 /**

@@ -5,6 +5,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/tables.ts';
 import type { Mailer } from '../mail/mailer.ts';
+import { istTime } from '../time.ts';
 
 export const PRIVACY_PAGE = '/account/privacy';
 
@@ -18,19 +19,6 @@ export interface MailTarget {
   id: number;
   name: string;
   email: string;
-}
-
-/** A time as a customer in India reads it: "5 December 2026, 2:30 pm IST". */
-export function istTime(date: Date): string {
-  const text = new Intl.DateTimeFormat('en-IN', {
-    timeZone: 'Asia/Kolkata',
-    day: 'numeric',
-    month: 'long',
-    year: 'numeric',
-    hour: 'numeric',
-    minute: '2-digit',
-  }).format(date);
-  return `${text} IST`;
 }
 
 async function send(
