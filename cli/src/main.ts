@@ -7,14 +7,18 @@ import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { accountCommands } from './commands/account.ts';
 import { authCommands } from './commands/auth.ts';
+import { completionCommands, recordCommands } from './commands/completion.ts';
 import { instanceCommands } from './commands/instances.ts';
 import { invoiceCommands } from './commands/invoices.ts';
+import { searchCommands } from './commands/search.ts';
+import { webhookCommands } from './commands/webhooks.ts';
 import { CliError, UsageError } from './errors.ts';
 import { err, jsonSafe, msg, note, paint } from './output.ts';
 import { DEFAULT_URL, type GlobalArgs, VERSION } from './session.ts';
 
-function parser(argv: string[]) {
-  const base: Argv<GlobalArgs> = yargs(argv)
+/** The whole CLI on `root` (yargs; `completion fish` passes a recorder to read the command table). */
+function parser(argv: string[], root: Argv = yargs(argv)): Argv<GlobalArgs> {
+  const base: Argv<GlobalArgs> = root
     .scriptName('hostplane')
     .usage('$0 <command> [options]\n\nManage your Hostplane instances from the terminal.')
     .option('output', {
@@ -35,10 +39,10 @@ function parser(argv: string[]) {
         'Exit codes: 0 done, 1 API or connection error, 2 bad usage.',
     );
   const withCommands = invoiceCommands(accountCommands(instanceCommands(authCommands(base))));
-  return withCommands
+  const products = webhookCommands(searchCommands(withCommands));
+  return completionCommands(products, () => recordCommands((recorder) => parser([], recorder)))
     .demandCommand(1, 'Name a command.')
     .strict()
-    .completion('completion', 'Print the bash/zsh completion script (hostplane completion >> ~/.bashrc)')
     .help()
     .alias('help', 'h')
     .version(VERSION)
@@ -49,6 +53,8 @@ function parser(argv: string[]) {
       throw new UsageError(message);
     });
 }
+
+const USAGE = 'Run `hostplane --help` for usage.';
 
 function report(error: unknown, json: boolean): number {
   const label = paint(err.red, 'error:');
@@ -67,12 +73,16 @@ function report(error: unknown, json: boolean): number {
     note(`${msg`${label} ${error.message}`.text}${where}${id}${hint}`);
     return 1;
   }
-  if (error instanceof UsageError) {
-    note(`${label} ${error.message}\nRun \`hostplane --help\` for usage.`);
-    return 2;
-  }
   if (error instanceof CliError) {
-    note(`${label} ${error.message}`);
+    const usage = error instanceof UsageError;
+    if (json) {
+      // The shape of an API error's, so that a script reads one kind of object on stderr.
+      const code = usage ? 'bad_usage' : 'failed';
+      const body = { status: 0, code, message: error.message, request_id: null };
+      process.stderr.write(`${jsonSafe(JSON.stringify({ error: usage ? { ...body, usage: USAGE } : body }))}\n`);
+      return error.exitCode;
+    }
+    note(usage ? `${label} ${error.message}\n${USAGE}` : `${label} ${error.message}`);
     return error.exitCode;
   }
   note(`${label} ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);

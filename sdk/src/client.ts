@@ -170,6 +170,7 @@ export async function* paginate<P extends { pagination: Pagination }, T>(
 }
 
 export type PowerAction = 'shutdown' | 'reboot' | 'power_cycle';
+export type ServicePowerAction = 'start' | 'stop' | 'restart' | 'kill';
 export type DeployBody = NonNullable<
   paths['/cloud/v1/instances']['post']['requestBody']
 >['content']['application/json'];
@@ -335,6 +336,56 @@ export class Hostplane {
       .job;
   }
 
+  // Services of every type (/api/v1/instances: vps, baremetal, game and web).
+
+  /** One page of your services, every type, with their live power state. */
+  listServices(query: { page?: number; per_page?: number } = {}) {
+    return unwrap(this.raw.GET('/api/v1/instances', { params: { query } }));
+  }
+
+  /** Every service, page by page. */
+  services(options: { perPage?: number } = {}): AsyncGenerator<Service, void, undefined> {
+    const per_page = options.perPage ?? 50;
+    return paginate(
+      (page) => this.listServices({ page, per_page }),
+      (result) => result.instances,
+    );
+  }
+
+  /** One service of any type, with its credentials (null while it has none) and last job. */
+  async getService(id: number) {
+    return (await unwrap(this.raw.GET('/api/v1/instances/{id}', { params: { path: { id } } }))).instance;
+  }
+
+  /** Live power, CPU, memory and uptime (web hosting has none: 422 not_supported). */
+  async serviceStats(id: number) {
+    return (await unwrap(this.raw.GET('/api/v1/instances/{id}/stats', { params: { path: { id } } }))).stats;
+  }
+
+  /**
+   * start, stop, restart or kill, on any service that has power (a game server's signals, a
+   * virtual server's start, ACPI stop, reboot and hard stop): the job.
+   */
+  async powerService(id: number, action: ServicePowerAction) {
+    const result = await unwrap(
+      this.raw.POST('/api/v1/instances/{id}/{action}', { params: { path: { id, action } }, body: {} }),
+    );
+    if (!('job' in result)) throw new Error(`${action} answered without a job`);
+    return result.job;
+  }
+
+  // Search and webhooks.
+
+  /** Your services, IPs, orders, transactions and deposits matching `q` (operators type: status: loc: node:). */
+  search(q: string, options: { type?: string; limit?: number } = {}) {
+    return unwrap(this.raw.GET('/api/v1/search/', { params: { query: { q, ...options } } }));
+  }
+
+  /** Your webhook endpoints (read-only here; they are managed on the session surface). */
+  listWebhooks() {
+    return unwrap(this.raw.GET('/api/v1/webhooks'));
+  }
+
   // Jobs.
 
   async getJob(id: number) {
@@ -439,3 +490,8 @@ export type Snapshot = Ok<paths['/cloud/v1/instances/{id}/snapshots']['get']>['s
 export type Billing = Ok<paths['/api/v1/billing']['get']>;
 export type Invoice = Ok<paths['/api/v1/invoices']['get']>['invoices'][number];
 export type Quote = Ok<paths['/api/v1/quote']['post']>;
+export type Service = Ok<paths['/api/v1/instances']['get']>['instances'][number];
+export type ServiceDetail = Ok<paths['/api/v1/instances/{id}']['get']>['instance'];
+export type ServiceStats = Ok<paths['/api/v1/instances/{id}/stats']['get']>['stats'];
+export type SearchResult = Ok<paths['/api/v1/search/']['get']>;
+export type WebhookEndpoint = Ok<paths['/api/v1/webhooks']['get']>['endpoints'][number];

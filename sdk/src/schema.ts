@@ -1066,6 +1066,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your webhook endpoints (read-only; manage them on the session surface)
+         * @description The same endpoint objects as GET /api/v1/client/webhooks/ (the secret only as secret_hint). Adding, changing, testing, rotating and the delivery log are on the session surface.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/cloud/v1/instances": {
         parameters: {
             query?: never;
@@ -10033,6 +10053,86 @@ export interface operations {
                             status: string;
                             power: string | null;
                         }[];
+                    };
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        endpoints: {
+                            id: number;
+                            url: string;
+                            description: string;
+                            events: string[];
+                            enabled: boolean;
+                            disabled_reason: string | null;
+                            disabled_at: string | null;
+                            /** @description the first characters of the signing secret */
+                            secret_hint: string;
+                            /** @description after a rotation: until when the previous secret signs too */
+                            previous_secret_expires_at: string | null;
+                            /** @description the first failure since the last success; 3 days of it disables the endpoint */
+                            failing_since: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                        event_types: string[];
+                        max_endpoints: number;
                     };
                 };
             };

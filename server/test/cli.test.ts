@@ -275,10 +275,10 @@ describe('hostplane instances', () => {
     assert.ok(id > 0);
 
     const table = ok(await hostplane(dir, ['instances', 'list'])).stdout;
-    assert.match(table, /^ID\s+LABEL\s+TYPE\s+STATUS\s+POWER\s+IPV4\s+REGION\s+PLAN$/m);
+    assert.match(table, /^ID\s+LABEL\s+TYPE\s+STATUS\s+POWER\s+ADDRESS\s+REGION\s+PLAN$/m);
     assert.match(
       table,
-      new RegExp(`^${id}\\s+cli-web1\\s+kvm\\s+active\\s+\\S+\\s+\\d+\\.\\d+\\.\\d+\\.\\d+\\s+\\w+\\s+vps-1c-1g$`, 'm'),
+      new RegExp(`^${id}\\s+cli-web1\\s+vps\\s+active\\s+\\S+\\s+\\d+\\.\\d+\\.\\d+\\.\\d+\\s+\\w+\\s+vps-1c-1g$`, 'm'),
     );
     assert.equal(table.includes('\u001b['), false, 'no colour when stdout is not a terminal');
 
@@ -286,7 +286,8 @@ describe('hostplane instances', () => {
     const mine = list.find((i: { id: number }) => i.id === id);
     assert.equal(mine.label, 'cli-web1');
     assert.equal(mine.status, 'active');
-    assert.equal(mine.type, 'kvm');
+    // Every type's list (GET /api/v1/instances): a KVM instance is a vps there.
+    assert.equal(mine.type, 'vps');
 
     const shown = JSON.parse(ok(await hostplane(dir, ['instances', 'show', String(id), '-o', 'json'])).stdout);
     assert.equal(shown.id, id);
@@ -398,7 +399,7 @@ describe('hostplane against a server that rate-limits', () => {
   before(async () => {
     // In front of the real server: the first list is answered 429 with Retry-After: 1.
     stub = createServer((req, res) => {
-      if (req.url?.startsWith('/cloud/v1/instances') && limited === 0) {
+      if (req.url?.startsWith('/api/v1/instances') && limited === 0) {
         limited++;
         res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1', 'x-request-id': 'stub-1' });
         res.end(

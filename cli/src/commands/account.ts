@@ -247,8 +247,8 @@ export function accountCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
     )
     .command(
       'billing',
-      'Wallet balance, monthly run-rate, unpaid orders and the next renewals',
-      (c) => c,
+      'Wallet balance, monthly run-rate, unpaid orders and the next renewals (GET /api/v1/billing)',
+      (c) => c.example('$0 billing -o json', 'the answer of GET /api/v1/billing'),
       async (argv) => {
         const { client } = session(argv);
         const b = await client.billing();
@@ -260,6 +260,22 @@ export function accountCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
             ['unpaid', `${rupees(b.unpaid_total.amount)} (${b.unpaid_orders.length} orders)`],
           ]),
         );
+        const unpaid = b.billing.unpaid.orders;
+        if (unpaid.length > 0) {
+          write('');
+          write(
+            table(
+              ['UNPAID ORDER', 'INSTANCE', 'AMOUNT', 'RENEWS FROM', 'CREATED'],
+              unpaid.map((o) => [
+                o.public_id,
+                `${o.service.id} ${o.service.label}`,
+                rupees(o.amount),
+                o.renews_from,
+                o.created_at,
+              ]),
+            ),
+          );
+        }
         const renewals = b.billing.next_renewals;
         if (renewals.length > 0) {
           write('');

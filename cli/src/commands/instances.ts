@@ -1,14 +1,27 @@
-// instances list|show|create|power|delete: KVM and bare-metal instances (the second surface).
+// instances list|show|create|power|delete. list and show cover every type (vps, baremetal, game,
+// web: GET /api/v1/instances); create, delete and shutdown/reboot/power_cycle are the second
+// surface's (KVM and bare metal); start/stop/restart/kill are /api/v1's actions (game servers too).
 
-import type { Instance, InstanceDetail, Job } from '@hostplane/sdk';
+import {
+  HostplaneError,
+  type Instance,
+  type InstanceDetail,
+  type Job,
+  type Service,
+  type ServicePowerAction,
+} from '@hostplane/sdk';
 import type { Argv } from 'yargs';
 import { CliError, UsageError } from '../errors.ts';
-import { type Cell, fields, json, msg, note, out, paint, rupees, type Safe, state, table, write } from '../output.ts';
+import { type Cell, fields, json, msg, note, rupees, type Safe, state, write } from '../output.ts';
 import { follow } from '../progress.ts';
 import { ask } from '../prompt.ts';
 import { type GlobalArgs, session } from '../session.ts';
+import { SERVICE_TYPES, serviceFields, serviceTable } from './service-views.ts';
 
-const POWER = ['start', 'shutdown', 'reboot', 'power_cycle'] as const;
+/** On every service with power (/api/v1), then the second surface's KVM and bare-metal ones. */
+const POWER = ['start', 'stop', 'restart', 'kill', 'shutdown', 'reboot', 'power_cycle'] as const;
+const isServicePower = (a: (typeof POWER)[number]): a is ServicePowerAction =>
+  a === 'start' || a === 'stop' || a === 'restart' || a === 'kill';
 
 function memory(bytes: number | null | undefined): string | null {
   return bytes === null || bytes === undefined ? null : `${(bytes / 2 ** 30).toFixed(1)} GiB`;
@@ -51,55 +64,48 @@ export function printJob(argv: GlobalArgs, job: Job, done: Safe): void {
 }
 
 export function instanceCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
-  return y.command(['instances', 'instance'], 'KVM and bare-metal instances', (c) =>
+  return y.command(['instances', 'instance'], 'Your services: vps, bare metal, game and web', (c) =>
     c
       .command(
         ['list', 'ls'],
-        'Your instances with their power and utilisation',
-        (cc) => cc,
+        'Your services of every type (vps, baremetal, game, web) with their power state',
+        (cc) =>
+          cc
+            .option('type', {
+              alias: 't',
+              choices: SERVICE_TYPES,
+              describe: 'only this type (kvm is vps)',
+            })
+            .example('$0 instances list --type game', '')
+            .example('$0 instances list -o json', 'the objects of GET /api/v1/instances'),
         async (argv) => {
           const { client } = session(argv);
-          const all: Instance[] = [];
-          for await (const instance of client.instances()) all.push(instance);
+          const type = argv.type === 'kvm' ? 'vps' : argv.type;
+          const all: Service[] = [];
+          for await (const service of client.services()) if (!type || service.type === type) all.push(service);
           if (argv.output === 'json') return json(all);
-          if (all.length === 0) return note('No instances: create one with `hostplane instances create`.');
-          write(
-            table(
-              ['ID', 'LABEL', 'TYPE', 'STATUS', 'POWER', 'IPV4', 'REGION', 'PLAN'],
-              all.map((i) => [
-                i.id,
-                i.label,
-                i.type,
-                state(i.status),
-                state(i.power),
-                i.ipv4,
-                i.region.code,
-                i.plan.label,
-              ]),
-            ),
-          );
+          if (all.length === 0) {
+            return note(
+              type
+                ? msg`No ${type} services.`
+                : 'No services: create one with `hostplane instances create` (or order one in the panel).',
+            );
+          }
+          write(serviceTable(all, type));
         },
       )
       .command(
         'show <id>',
-        'One instance, with its login details',
+        'One service of any type, with its login details and live figures',
         (cc) =>
           cc
-            .positional('id', { type: 'number', demandOption: true, describe: 'instance id' })
-            .option('show-password', { type: 'boolean', default: false, describe: 'print the root password' }),
+            .positional('id', { type: 'number', demandOption: true, describe: 'its id (the ID column)' })
+            .option('show-password', { type: 'boolean', default: false, describe: 'print the password' }),
         async (argv) => {
           const { client } = session(argv);
-          const instance = await client.getInstance(argv.id);
-          if (argv.output === 'json') return json(instance);
-          const c = instance.credentials;
-          write(
-            fields([
-              ...instanceFields(instance),
-              ['last job', instance.last_job ? jobLine(instance.last_job) : null],
-              ['username', c?.username ?? null],
-              ['password', c ? (argv.showPassword ? c.password : paint(out.dim, '(hidden: --show-password)')) : null],
-            ]),
-          );
+          const service = await client.getService(argv.id);
+          if (argv.output === 'json') return json(service);
+          write(fields(await serviceFields(client, service, argv.showPassword)));
         },
       )
       .command(
@@ -166,18 +172,29 @@ export function instanceCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       )
       .command(
         'power <id> <action>',
-        'start, shutdown (ACPI), reboot (graceful) or power_cycle (hard)',
+        'start, stop, restart or kill (any service with power: vps, bare metal, game); shutdown (ACPI), ' +
+          'reboot (graceful) or power_cycle (hard): KVM and bare metal',
         (cc) =>
           cc
             .positional('id', { type: 'number', demandOption: true })
             .positional('action', { choices: POWER, demandOption: true })
-            .option('wait', { type: 'boolean', default: true, describe: 'follow the job (--no-wait: return at once)' }),
+            .option('wait', { type: 'boolean', default: true, describe: 'follow the job (--no-wait: return at once)' })
+            .example('$0 instances power 42 restart', 'a game server: stop, then start'),
         async (argv) => {
           const { client } = session(argv);
-          let job =
-            argv.action === 'start'
-              ? await client.startInstance(argv.id)
-              : await client.powerInstance(argv.id, argv.action);
+          let job: Job;
+          if (isServicePower(argv.action)) job = await client.powerService(argv.id, argv.action);
+          else {
+            try {
+              job = await client.powerInstance(argv.id, argv.action);
+            } catch (error) {
+              // The second surface knows KVM and bare metal only: a game server is not found there.
+              if (error instanceof HostplaneError && error.code === 'not_owner') {
+                error.message += ` (${argv.action} is for KVM and bare metal; a game server takes start, stop, restart or kill)`;
+              }
+              throw error;
+            }
+          }
           if (argv.wait) job = await follow(client, job, `${argv.action} ${argv.id}`);
           printJob(argv, job, msg`Instance ${argv.id}: ${argv.action} done.`);
         },

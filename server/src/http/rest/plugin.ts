@@ -10,6 +10,7 @@ import { accountRoutes } from './account.routes.ts';
 import { billingRoutes } from './billing.routes.ts';
 import { catalogRoutes } from './catalog.routes.ts';
 import { instanceRoutes } from './instances.routes.ts';
+import { webhookListRoutes } from './webhooks.routes.ts';
 
 export async function restSurface(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   useFastSerializer(app);
@@ -21,4 +22,5 @@ export async function restSurface(app: FastifyInstance, { deps }: { deps: Deps }
   await app.register(catalogRoutes, { deps });
   await app.register(instanceRoutes, { deps });
   await app.register(billingRoutes, { deps });
+  await app.register(webhookListRoutes, { deps });
 }
