@@ -74,6 +74,7 @@ describe('scope matrix', () => {
       'GET /api/v1/os read',
       'GET /api/v1/plans read',
       'GET /api/v1/status read',
+      'GET /api/v1/webhooks read',
       'POST /api/v1/instances orders.write',
       'POST /api/v1/instances/{id}/{action} instances.write',
       'POST /api/v1/quote read',
