@@ -489,8 +489,8 @@ export interface paths {
         get: operations["getServices"];
         put?: never;
         /**
-         * renew (charged to the wallet), request_suspend or request_terminate (reviewed by staff)
-         * @description renew pays the service's unpaid renewal orders first, oldest first (422 insufficient_funds with `details.unpaid_orders` when the wallet does not cover them all; nothing is charged then); with nothing owed, one more month from paid_until. 409 not_renewable when the service is not active or suspended, or while its termination is queued or running.
+         * renew (charged to the wallet), request_suspend or request_terminate (reviewed by staff), resize
+         * @description renew pays the service's unpaid renewal orders first, oldest first (422 insufficient_funds with `details.unpaid_orders` when the wallet does not cover them all; nothing is charged then); with nothing owed, one more month from paid_until. 409 not_renewable when the service is not active or suspended, or while its termination is queued or running. resize: {plan_id | plan}: move to a larger plan of the same location (no fewer cores, no less memory, no smaller disk); the price difference for the rest of the paid period is charged now (pro rata, with GST; 402 insufficient_funds when the wallet is short), then the server is stopped, resized and started; 202 with the job. A smaller, equal, other-type, other-region or retired plan is 422 saying why. What resizing to each plan charges now: GET /api/v1/client/vps/?service=<id>&action=resize_options.
          */
         post: operations["updateService"];
         delete?: never;
@@ -561,11 +561,13 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * vps management, read actions: snapshots
+         * vps management, read actions: snapshots, resize_options
          * @description `GET /api/v1/client/vps/?service=<id>&action=<name>&<parameters>`. Parameters go in the query. A POST action sent as GET is 405.
          *
          *     **snapshots**
          *     - `snapshots`: the server's disk snapshots, oldest first, with the plan's limit. Parameters: no parameters.
+         *     **resize**
+         *     - `resize_options`: the larger plans this server may move to, each with what resizing to it charges now (the pro-rata difference for the rest of the paid period, GST included). Parameters: no parameters.
          */
         get: operations["vpsRead"];
         put?: never;
@@ -965,8 +967,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * start | stop | restart | kill | power_cycle | reinstall ({os, confirm = label}) | vnc | console | reinstall; 202
-         * @description start: power on. stop: graceful ACPI shutdown, forced off if the guest is still up after 60 s. restart: ACPI reboot, hard reset if the guest ignores it. kill: hard power-off at once (the server stays off). power_cycle: hard power cycle: reset at once, no shutdown asked of the guest (the server runs again). reinstall: {os, confirm = the label}; both required, the disk is replaced and a new root password set. Power actions and reinstall answer with the job; vnc and console with a one-time ticket (60 s) for the WebSocket URL. Tickets: 6 a minute per instance, 20 per account, and at most 4 consoles open per account (50 per node); past any of these, 429.
+         * start | stop | restart | kill | power_cycle | reinstall ({os, confirm = label}) | vnc | console | resize ({plan_id | plan}) | reinstall; 202
+         * @description start: power on. stop: graceful ACPI shutdown, forced off if the guest is still up after 60 s. restart: ACPI reboot, hard reset if the guest ignores it. kill: hard power-off at once (the server stays off). power_cycle: hard power cycle: reset at once, no shutdown asked of the guest (the server runs again). reinstall: {os, confirm = the label}; both required, the disk is replaced and a new root password set. Power actions, reinstall and resize answer with the job; vnc and console with a one-time ticket (60 s) for the WebSocket URL. Tickets: 6 a minute per instance, 20 per account, and at most 4 consoles open per account (50 per node); past any of these, 429. resize `{plan}` (a larger plan: its label or id) charges the pro-rata difference for the rest of the paid period at once: 402 insufficient_funds (details: balance, required, shortfall) when the wallet is short, nothing changed.
          */
         post: operations["runInstanceAction"];
         delete?: never;
@@ -4970,7 +4972,7 @@ export interface operations {
                             id: number;
                             /** @description order_… */
                             public_id: string;
-                            /** @description new or renewal */
+                            /** @description new, renewal or resize (the pro-rata difference of a move to a larger plan) */
                             kind: string;
                             /** @description unpaid, paid, refunded or cancelled */
                             status: string;
@@ -5000,7 +5002,7 @@ export interface operations {
                             id: number;
                             /** @description order_… */
                             public_id: string;
-                            /** @description new or renewal */
+                            /** @description new, renewal or resize (the pro-rata difference of a move to a larger plan) */
                             kind: string;
                             /** @description unpaid, paid, refunded or cancelled */
                             status: string;
@@ -5102,7 +5104,7 @@ export interface operations {
                             id: number;
                             /** @description order_… */
                             public_id: string;
-                            /** @description new or renewal */
+                            /** @description new, renewal or resize (the pro-rata difference of a move to a larger plan) */
                             kind: string;
                             /** @description unpaid, paid, refunded or cancelled */
                             status: string;
@@ -5139,7 +5141,7 @@ export interface operations {
                             id: number;
                             /** @description order_… */
                             public_id: string;
-                            /** @description new or renewal */
+                            /** @description new, renewal or resize (the pro-rata difference of a move to a larger plan) */
                             kind: string;
                             /** @description unpaid, paid, refunded or cancelled */
                             status: string;
@@ -5198,8 +5200,8 @@ export interface operations {
                             activated_at: string | null;
                             last_job?: {
                                 id: number;
-                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                                 /** @description queued, running, succeeded or failed */
                                 status: string;
                                 progress: number;
@@ -5223,8 +5225,8 @@ export interface operations {
                         };
                         job: {
                             id: number;
-                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                             /** @description queued, running, succeeded or failed */
                             status: string;
                             progress: number;
@@ -5407,8 +5409,8 @@ export interface operations {
                             activated_at: string | null;
                             last_job?: {
                                 id: number;
-                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                                 /** @description queued, running, succeeded or failed */
                                 status: string;
                                 progress: number;
@@ -5483,8 +5485,8 @@ export interface operations {
                             activated_at: string | null;
                             last_job?: {
                                 id: number;
-                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                                 /** @description queued, running, succeeded or failed */
                                 status: string;
                                 progress: number;
@@ -5628,9 +5630,13 @@ export interface operations {
             content: {
                 "application/json": {
                     id: number;
-                    action: "renew" | "request_suspend" | "request_terminate";
+                    action: "renew" | "request_suspend" | "request_terminate" | "resize";
                     /** @description why (for staff); line breaks allowed, other control characters are 422 */
                     note?: string;
+                    /** @description resize: the larger plan */
+                    plan_id?: number;
+                    /** @description resize: the larger plan, its label or id */
+                    plan?: string;
                     /** @description or send the X-CSRF-Token header */
                     csrf_token?: string;
                 };
@@ -5651,7 +5657,7 @@ export interface operations {
                             id: number;
                             /** @description order_… */
                             public_id: string;
-                            /** @description new or renewal */
+                            /** @description new, renewal or resize (the pro-rata difference of a move to a larger plan) */
                             kind: string;
                             /** @description unpaid, paid, refunded or cancelled */
                             status: string;
@@ -5681,6 +5687,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        job: {
+                            id: number;
+                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
+                            /** @description queued, running, succeeded or failed */
+                            status: string;
+                            progress: number;
+                            step: string | null;
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            started_at: string | null;
+                            finished_at: string | null;
+                            resource: {
+                                /** @enum {string} */
+                                type: "service";
+                                id: number;
+                            };
+                        };
+                    };
+                };
+            };
             /** @description Malformed request */
             400: {
                 headers: {
@@ -5692,6 +5733,15 @@ export interface operations {
             };
             /** @description Not authenticated */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Payment required: the wallet cannot cover the price */
+            402: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5755,6 +5805,15 @@ export interface operations {
             };
             /** @description Internal error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6011,8 +6070,8 @@ export interface operations {
                         message: string;
                         job: {
                             id: number;
-                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                             /** @description queued, running, succeeded or failed */
                             status: string;
                             progress: number;
@@ -8646,8 +8705,8 @@ export interface operations {
                             activated_at: string | null;
                             last_job?: {
                                 id: number;
-                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                                 /** @description queued, running, succeeded or failed */
                                 status: string;
                                 progress: number;
@@ -8771,7 +8830,7 @@ export interface operations {
                             id: number;
                             /** @description order_… */
                             public_id: string;
-                            /** @description new or renewal */
+                            /** @description new, renewal or resize (the pro-rata difference of a move to a larger plan) */
                             kind: string;
                             /** @description unpaid, paid, refunded or cancelled */
                             status: string;
@@ -8830,8 +8889,8 @@ export interface operations {
                             activated_at: string | null;
                             last_job?: {
                                 id: number;
-                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                                 /** @description queued, running, succeeded or failed */
                                 status: string;
                                 progress: number;
@@ -8855,8 +8914,8 @@ export interface operations {
                         };
                         job: {
                             id: number;
-                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                             /** @description queued, running, succeeded or failed */
                             status: string;
                             progress: number;
@@ -9033,8 +9092,8 @@ export interface operations {
                             activated_at: string | null;
                             last_job?: {
                                 id: number;
-                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                                 /** @description queued, running, succeeded or failed */
                                 status: string;
                                 progress: number;
@@ -9158,8 +9217,8 @@ export interface operations {
                         ok: true;
                         job: {
                             id: number;
-                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                             /** @description queued, running, succeeded or failed */
                             status: string;
                             progress: number;
@@ -9407,6 +9466,10 @@ export interface operations {
                 "application/json": {
                     os?: string;
                     confirm?: string;
+                    /** @description resize: the larger plan */
+                    plan_id?: number;
+                    /** @description resize: the larger plan, its label or id */
+                    plan?: string;
                 };
             };
         };
@@ -9422,8 +9485,8 @@ export interface operations {
                         ok: true;
                         job: {
                             id: number;
-                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                             /** @description queued, running, succeeded or failed */
                             status: string;
                             progress: number;
@@ -9470,6 +9533,15 @@ export interface operations {
             };
             /** @description Not authenticated */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Payment required: the wallet cannot cover the price */
+            402: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9582,8 +9654,8 @@ export interface operations {
                         ok: true;
                         job: {
                             id: number;
-                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                             /** @description queued, running, succeeded or failed */
                             status: string;
                             progress: number;
@@ -9702,7 +9774,7 @@ export interface operations {
                             id: number;
                             /** @description order_… */
                             public_id: string;
-                            /** @description new or renewal */
+                            /** @description new, renewal or resize (the pro-rata difference of a move to a larger plan) */
                             kind: string;
                             /** @description unpaid, paid, refunded or cancelled */
                             status: string;
@@ -9821,7 +9893,7 @@ export interface operations {
                             id: number;
                             /** @description order_… */
                             public_id: string;
-                            /** @description new or renewal */
+                            /** @description new, renewal or resize (the pro-rata difference of a move to a larger plan) */
                             kind: string;
                             /** @description unpaid, paid, refunded or cancelled */
                             status: string;
@@ -10138,8 +10210,8 @@ export interface operations {
                             activated_at: string | null;
                             last_job?: {
                                 id: number;
-                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                                 /** @description queued, running, succeeded or failed */
                                 status: string;
                                 progress: number;
@@ -10311,8 +10383,8 @@ export interface operations {
                             activated_at: string | null;
                             last_job?: {
                                 id: number;
-                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                                 /** @description queued, running, succeeded or failed */
                                 status: string;
                                 progress: number;
@@ -10351,7 +10423,7 @@ export interface operations {
                             id: number;
                             /** @description order_… */
                             public_id: string;
-                            /** @description new or renewal */
+                            /** @description new, renewal or resize (the pro-rata difference of a move to a larger plan) */
                             kind: string;
                             /** @description unpaid, paid, refunded or cancelled */
                             status: string;
@@ -10369,8 +10441,8 @@ export interface operations {
                         };
                         job: {
                             id: number;
-                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                             /** @description queued, running, succeeded or failed */
                             status: string;
                             progress: number;
@@ -10547,8 +10619,8 @@ export interface operations {
                             activated_at: string | null;
                             last_job?: {
                                 id: number;
-                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                                 /** @description queued, running, succeeded or failed */
                                 status: string;
                                 progress: number;
@@ -10685,8 +10757,8 @@ export interface operations {
                         ok: true;
                         job: {
                             id: number;
-                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                             /** @description queued, running, succeeded or failed */
                             status: string;
                             progress: number;
@@ -10828,8 +10900,8 @@ export interface operations {
                         ok: true;
                         job: {
                             id: number;
-                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                             /** @description queued, running, succeeded or failed */
                             status: string;
                             progress: number;
@@ -10974,8 +11046,8 @@ export interface operations {
                         ok: true;
                         job: {
                             id: number;
-                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                             /** @description queued, running, succeeded or failed */
                             status: string;
                             progress: number;
@@ -11212,8 +11284,8 @@ export interface operations {
                         ok: true;
                         job: {
                             id: number;
-                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                             /** @description queued, running, succeeded or failed */
                             status: string;
                             progress: number;
@@ -11359,8 +11431,8 @@ export interface operations {
                         ok: true;
                         job: {
                             id: number;
-                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                             /** @description queued, running, succeeded or failed */
                             status: string;
                             progress: number;
