@@ -318,6 +318,42 @@ describe('resize through the session surface', () => {
   });
 });
 
+describe('the node and the driver', () => {
+  test("the node refuses to shrink a disk (500, PVE's words); the driver never asks it to", async () => {
+    const service = await serviceRow(a.id);
+    const vm = vmOf(service);
+    const res = await fetch(`${u.pve.url}/api2/json/nodes/${u.pve.node}/qemu/${vm.vmid}/resize`, {
+      method: 'PUT',
+      headers: {
+        authorization: `PVEAPIToken=${u.pve.tokenId}=${u.pve.tokenSecret}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: 'disk=scsi0&size=10G',
+    });
+    assert.equal(res.status, 500);
+    assert.match(`${res.statusText} ${await res.text()}`, /shrinking disks is not supported/);
+    const node = await db()
+      .selectFrom('nodes')
+      .selectAll()
+      .where('id', '=', service.node_id as number)
+      .executeTakeFirstOrThrow();
+    const hv = u.t.deps.drivers.driverFor(node, 'hypervisor');
+    const ref = { node: u.pve.node, vmid: vm.vmid, name: vm.name };
+    const resizes = u.pve.calls.get('PUT /nodes/:/qemu/:/resize') ?? 0;
+    // Smaller disk asked: CPU and memory change, the disk stays, and /resize is not called.
+    await hv.resize(ref, { cores: 3, memoryMb: 6144, diskGb: 10 });
+    assert.equal(vm.config.cores, '3');
+    assert.equal(vm.config.memory, '6144');
+    assert.equal(vm.diskGb, 160);
+    assert.equal(u.pve.calls.get('PUT /nodes/:/qemu/:/resize') ?? 0, resizes);
+    // Again, as the plan says: a repeat is a no-op on the node.
+    await hv.resize(ref, { cores: 4, memoryMb: 8192, diskGb: 160 });
+    await hv.resize(ref, { cores: 4, memoryMb: 8192, diskGb: 160 });
+    assert.equal(vm.config.cores, '4');
+    assert.equal(u.pve.calls.get('PUT /nodes/:/qemu/:/resize') ?? 0, resizes);
+  });
+});
+
 describe('resize through the token surface', () => {
   test('scope instances.write: a read token is 403 insufficient_scope, nothing changed', async () => {
     await u.t.deps.wallet.credit(poor.account.id, '3000', 'top up');
