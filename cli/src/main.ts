@@ -10,6 +10,7 @@ import { authCommands } from './commands/auth.ts';
 import { completionCommands, recordCommands } from './commands/completion.ts';
 import { instanceCommands } from './commands/instances.ts';
 import { invoiceCommands } from './commands/invoices.ts';
+import { resizeCommands } from './commands/resize.ts';
 import { searchCommands } from './commands/search.ts';
 import { webhookCommands } from './commands/webhooks.ts';
 import { CliError, UsageError } from './errors.ts';
@@ -39,7 +40,7 @@ function parser(argv: string[], root: Argv = yargs(argv)): Argv<GlobalArgs> {
         'Exit codes: 0 done, 1 API or connection error, 2 bad usage.',
     );
   const withCommands = invoiceCommands(accountCommands(instanceCommands(authCommands(base))));
-  const products = webhookCommands(searchCommands(withCommands));
+  const products = resizeCommands(webhookCommands(searchCommands(withCommands)));
   return completionCommands(products, () => recordCommands((recorder) => parser([], recorder)))
     .demandCommand(1, 'Name a command.')
     .strict()

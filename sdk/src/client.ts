@@ -330,6 +330,22 @@ export class Hostplane {
     return result.job;
   }
 
+  /**
+   * Move a KVM instance to a larger plan (its label or id): the pro-rata difference for the rest of
+   * the paid period is charged at once (402 insufficient_funds when the wallet is short), then the
+   * server is stopped, resized and started. The job.
+   */
+  async resizeInstance(id: number, plan: string | number) {
+    const result = await unwrap(
+      this.raw.POST('/api/v1/instances/{id}/{action}', {
+        params: { path: { id, action: 'resize' } },
+        body: { plan: String(plan) },
+      }),
+    );
+    if (!('job' in result)) throw new Error('resize answered without a job');
+    return result.job;
+  }
+
   /** Delete the instance and its disks; `confirm` must equal its label. The job. */
   async deleteInstance(id: number, confirm: string) {
     return (await unwrap(this.raw.DELETE('/cloud/v1/instances/{id}', { params: { path: { id } }, body: { confirm } })))

@@ -489,8 +489,8 @@ export interface paths {
         get: operations["getServices"];
         put?: never;
         /**
-         * renew (charged to the wallet), request_suspend or request_terminate (reviewed by staff)
-         * @description renew pays the service's unpaid renewal orders first, oldest first (422 insufficient_funds with `details.unpaid_orders` when the wallet does not cover them all; nothing is charged then); with nothing owed, one more month from paid_until. 409 not_renewable when the service is not active or suspended, or while its termination is queued or running.
+         * renew (charged to the wallet), request_suspend or request_terminate (reviewed by staff), resize
+         * @description renew pays the service's unpaid renewal orders first, oldest first (422 insufficient_funds with `details.unpaid_orders` when the wallet does not cover them all; nothing is charged then); with nothing owed, one more month from paid_until. 409 not_renewable when the service is not active or suspended, or while its termination is queued or running. resize: {plan_id | plan}: move to a larger plan of the same location (no fewer cores, no less memory, no smaller disk); the price difference for the rest of the paid period is charged now (pro rata, with GST; 402 insufficient_funds when the wallet is short), then the server is stopped, resized and started; 202 with the job. A smaller, equal, other-type, other-region or retired plan is 422 saying why. What resizing to each plan charges now: GET /api/v1/client/vps/?service=<id>&action=resize_options.
          */
         post: operations["updateService"];
         delete?: never;
@@ -561,11 +561,13 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * vps management, read actions: snapshots
+         * vps management, read actions: snapshots, resize_options
          * @description `GET /api/v1/client/vps/?service=<id>&action=<name>&<parameters>`. Parameters go in the query. A POST action sent as GET is 405.
          *
          *     **snapshots**
          *     - `snapshots`: the server's disk snapshots, oldest first, with the plan's limit. Parameters: no parameters.
+         *     **resize**
+         *     - `resize_options`: the larger plans this server may move to, each with what resizing to it charges now (the pro-rata difference for the rest of the paid period, GST included). Parameters: no parameters.
          */
         get: operations["vpsRead"];
         put?: never;
@@ -965,8 +967,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * start | stop | restart | kill | power_cycle | reinstall ({os, confirm = label}) | vnc | console | reinstall; 202
-         * @description start: power on. stop: graceful ACPI shutdown, forced off if the guest is still up after 60 s. restart: ACPI reboot, hard reset if the guest ignores it. kill: hard power-off at once (the server stays off). power_cycle: hard power cycle: reset at once, no shutdown asked of the guest (the server runs again). reinstall: {os, confirm = the label}; both required, the disk is replaced and a new root password set. Power actions and reinstall answer with the job; vnc and console with a one-time ticket (60 s) for the WebSocket URL. Tickets: 6 a minute per instance, 20 per account, and at most 4 consoles open per account (50 per node); past any of these, 429.
+         * start | stop | restart | kill | power_cycle | reinstall ({os, confirm = label}) | vnc | console | resize ({plan_id | plan}) | reinstall; 202
+         * @description start: power on. stop: graceful ACPI shutdown, forced off if the guest is still up after 60 s. restart: ACPI reboot, hard reset if the guest ignores it. kill: hard power-off at once (the server stays off). power_cycle: hard power cycle: reset at once, no shutdown asked of the guest (the server runs again). reinstall: {os, confirm = the label}; both required, the disk is replaced and a new root password set. Power actions, reinstall and resize answer with the job; vnc and console with a one-time ticket (60 s) for the WebSocket URL. Tickets: 6 a minute per instance, 20 per account, and at most 4 consoles open per account (50 per node); past any of these, 429. resize `{plan}` (a larger plan: its label or id) charges the pro-rata difference for the rest of the paid period at once: 402 insufficient_funds (details: balance, required, shortfall) when the wallet is short, nothing changed.
          */
         post: operations["runInstanceAction"];
         delete?: never;
@@ -4990,7 +4992,7 @@ export interface operations {
                             id: number;
                             /** @description order_… */
                             public_id: string;
-                            /** @description new or renewal */
+                            /** @description new, renewal or resize (the pro-rata difference of a move to a larger plan) */
                             kind: string;
                             /** @description unpaid, paid, refunded or cancelled */
                             status: string;
@@ -5020,7 +5022,7 @@ export interface operations {
                             id: number;
                             /** @description order_… */
                             public_id: string;
-                            /** @description new or renewal */
+                            /** @description new, renewal or resize (the pro-rata difference of a move to a larger plan) */
                             kind: string;
                             /** @description unpaid, paid, refunded or cancelled */
                             status: string;
@@ -5122,7 +5124,7 @@ export interface operations {
                             id: number;
                             /** @description order_… */
                             public_id: string;
-                            /** @description new or renewal */
+                            /** @description new, renewal or resize (the pro-rata difference of a move to a larger plan) */
                             kind: string;
                             /** @description unpaid, paid, refunded or cancelled */
                             status: string;
@@ -5159,7 +5161,7 @@ export interface operations {
                             id: number;
                             /** @description order_… */
                             public_id: string;
-                            /** @description new or renewal */
+                            /** @description new, renewal or resize (the pro-rata difference of a move to a larger plan) */
                             kind: string;
                             /** @description unpaid, paid, refunded or cancelled */
                             status: string;
@@ -5218,8 +5220,8 @@ export interface operations {
                             activated_at: string | null;
                             last_job?: {
                                 id: number;
-                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                                 /** @description queued, running, succeeded or failed */
                                 status: string;
                                 progress: number;
@@ -5243,8 +5245,8 @@ export interface operations {
                         };
                         job: {
                             id: number;
-                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                             /** @description queued, running, succeeded or failed */
                             status: string;
                             progress: number;
@@ -5427,8 +5429,8 @@ export interface operations {
                             activated_at: string | null;
                             last_job?: {
                                 id: number;
-                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                                 /** @description queued, running, succeeded or failed */
                                 status: string;
                                 progress: number;
@@ -5503,8 +5505,8 @@ export interface operations {
                             activated_at: string | null;
                             last_job?: {
                                 id: number;
-                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                                 /** @description queued, running, succeeded or failed */
                                 status: string;
                                 progress: number;
@@ -5648,9 +5650,13 @@ export interface operations {
             content: {
                 "application/json": {
                     id: number;
-                    action: "renew" | "request_suspend" | "request_terminate";
+                    action: "renew" | "request_suspend" | "request_terminate" | "resize";
                     /** @description why (for staff); line breaks allowed, other control characters are 422 */
                     note?: string;
+                    /** @description resize: the larger plan */
+                    plan_id?: number;
+                    /** @description resize: the larger plan, its label or id */
+                    plan?: string;
                     /** @description or send the X-CSRF-Token header */
                     csrf_token?: string;
                 };
@@ -5671,7 +5677,7 @@ export interface operations {
                             id: number;
                             /** @description order_… */
                             public_id: string;
-                            /** @description new or renewal */
+                            /** @description new, renewal or resize (the pro-rata difference of a move to a larger plan) */
                             kind: string;
                             /** @description unpaid, paid, refunded or cancelled */
                             status: string;
@@ -5701,6 +5707,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        job: {
+                            id: number;
+                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
+                            /** @description queued, running, succeeded or failed */
+                            status: string;
+                            progress: number;
+                            step: string | null;
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            started_at: string | null;
+                            finished_at: string | null;
+                            resource: {
+                                /** @enum {string} */
+                                type: "service";
+                                id: number;
+                            };
+                        };
+                    };
+                };
+            };
             /** @description Malformed request */
             400: {
                 headers: {
@@ -5712,6 +5753,15 @@ export interface operations {
             };
             /** @description Not authenticated */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Payment required: the wallet cannot cover the price */
+            402: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5775,6 +5825,15 @@ export interface operations {
             };
             /** @description Internal error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6031,8 +6090,8 @@ export interface operations {
                         message: string;
                         job: {
                             id: number;
-                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                             /** @description queued, running, succeeded or failed */
                             status: string;
                             progress: number;
@@ -8666,8 +8725,8 @@ export interface operations {
                             activated_at: string | null;
                             last_job?: {
                                 id: number;
-                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                                 /** @description queued, running, succeeded or failed */
                                 status: string;
                                 progress: number;
@@ -8791,7 +8850,7 @@ export interface operations {
                             id: number;
                             /** @description order_… */
                             public_id: string;
-                            /** @description new or renewal */
+                            /** @description new, renewal or resize (the pro-rata difference of a move to a larger plan) */
                             kind: string;
                             /** @description unpaid, paid, refunded or cancelled */
                             status: string;
@@ -8850,8 +8909,8 @@ export interface operations {
                             activated_at: string | null;
                             last_job?: {
                                 id: number;
-                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                                 /** @description queued, running, succeeded or failed */
                                 status: string;
                                 progress: number;
@@ -8875,8 +8934,8 @@ export interface operations {
                         };
                         job: {
                             id: number;
-                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                             /** @description queued, running, succeeded or failed */
                             status: string;
                             progress: number;
@@ -9053,8 +9112,8 @@ export interface operations {
                             activated_at: string | null;
                             last_job?: {
                                 id: number;
-                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                                 /** @description queued, running, succeeded or failed */
                                 status: string;
                                 progress: number;
@@ -9178,8 +9237,8 @@ export interface operations {
                         ok: true;
                         job: {
                             id: number;
-                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                             /** @description queued, running, succeeded or failed */
                             status: string;
                             progress: number;
@@ -9427,6 +9486,10 @@ export interface operations {
                 "application/json": {
                     os?: string;
                     confirm?: string;
+                    /** @description resize: the larger plan */
+                    plan_id?: number;
+                    /** @description resize: the larger plan, its label or id */
+                    plan?: string;
                 };
             };
         };
@@ -9442,8 +9505,8 @@ export interface operations {
                         ok: true;
                         job: {
                             id: number;
-                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                             /** @description queued, running, succeeded or failed */
                             status: string;
                             progress: number;
@@ -9490,6 +9553,15 @@ export interface operations {
             };
             /** @description Not authenticated */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Payment required: the wallet cannot cover the price */
+            402: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9602,8 +9674,8 @@ export interface operations {
                         ok: true;
                         job: {
                             id: number;
-                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                             /** @description queued, running, succeeded or failed */
                             status: string;
                             progress: number;
@@ -9722,7 +9794,7 @@ export interface operations {
                             id: number;
                             /** @description order_… */
                             public_id: string;
-                            /** @description new or renewal */
+                            /** @description new, renewal or resize (the pro-rata difference of a move to a larger plan) */
                             kind: string;
                             /** @description unpaid, paid, refunded or cancelled */
                             status: string;
@@ -9841,7 +9913,7 @@ export interface operations {
                             id: number;
                             /** @description order_… */
                             public_id: string;
-                            /** @description new or renewal */
+                            /** @description new, renewal or resize (the pro-rata difference of a move to a larger plan) */
                             kind: string;
                             /** @description unpaid, paid, refunded or cancelled */
                             status: string;
@@ -10238,8 +10310,8 @@ export interface operations {
                             activated_at: string | null;
                             last_job?: {
                                 id: number;
-                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                                 /** @description queued, running, succeeded or failed */
                                 status: string;
                                 progress: number;
@@ -10411,8 +10483,8 @@ export interface operations {
                             activated_at: string | null;
                             last_job?: {
                                 id: number;
-                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                                 /** @description queued, running, succeeded or failed */
                                 status: string;
                                 progress: number;
@@ -10451,7 +10523,7 @@ export interface operations {
                             id: number;
                             /** @description order_… */
                             public_id: string;
-                            /** @description new or renewal */
+                            /** @description new, renewal or resize (the pro-rata difference of a move to a larger plan) */
                             kind: string;
                             /** @description unpaid, paid, refunded or cancelled */
                             status: string;
@@ -10469,8 +10541,8 @@ export interface operations {
                         };
                         job: {
                             id: number;
-                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                             /** @description queued, running, succeeded or failed */
                             status: string;
                             progress: number;
@@ -10647,8 +10719,8 @@ export interface operations {
                             activated_at: string | null;
                             last_job?: {
                                 id: number;
-                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                                /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                                type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                                 /** @description queued, running, succeeded or failed */
                                 status: string;
                                 progress: number;
@@ -10785,8 +10857,8 @@ export interface operations {
                         ok: true;
                         job: {
                             id: number;
-                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                             /** @description queued, running, succeeded or failed */
                             status: string;
                             progress: number;
@@ -10928,8 +11000,8 @@ export interface operations {
                         ok: true;
                         job: {
                             id: number;
-                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                             /** @description queued, running, succeeded or failed */
                             status: string;
                             progress: number;
@@ -11074,8 +11146,8 @@ export interface operations {
                         ok: true;
                         job: {
                             id: number;
-                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                             /** @description queued, running, succeeded or failed */
                             status: string;
                             progress: number;
@@ -11312,8 +11384,8 @@ export interface operations {
                         ok: true;
                         job: {
                             id: number;
-                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                             /** @description queued, running, succeeded or failed */
                             status: string;
                             progress: number;
@@ -11459,8 +11531,8 @@ export interface operations {
                         ok: true;
                         job: {
                             id: number;
-                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
-                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot";
+                            /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
+                            type: "provision" | "power" | "reinstall" | "suspend" | "unsuspend" | "terminate" | "snapshot" | "resize";
                             /** @description queued, running, succeeded or failed */
                             status: string;
                             progress: number;

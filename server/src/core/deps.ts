@@ -278,6 +278,7 @@ function createServiceGroup(
     publicUrl: config.publicUrl,
     secretKey,
     products,
+    invoicing: config.invoicing,
     nodeCache: createReadCache({ bus, writes: database.writes, tables: ['nodes'], sharedTopics: ['nodes'] }),
   });
   const serviceStaff = createServiceStaff({ db, jobs, nodes, drivers, clock });

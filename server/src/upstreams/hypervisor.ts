@@ -54,6 +54,14 @@ export interface VmSpec {
   tags: string[];
 }
 
+/** What a resize gives a VM (Hypervisor.resize): its CPU cores, memory and boot-disk size. */
+export interface VmResize {
+  cores: number;
+  memoryMb: number;
+  /** GiB; the boot disk grows to it and is never shrunk. */
+  diskGb: number;
+}
+
 /**
  * The live state of one machine. What runs inside it (CPU and memory in use, uptime, network
  * counters) is null where the one asked cannot know it (a bare-metal BMC sees the hardware, not
@@ -185,6 +193,15 @@ export interface Hypervisor extends NodeDriver {
    * The answer carries the new clone's MAC addresses.
    */
   reinstall(vm: VmRef, spec: VmSpec): Promise<VmRef>;
+
+  /**
+   * Give the VM `target`'s CPU cores and memory and grow its boot disk to `target.diskGb`, waiting
+   * for its lock and for each task. Meant for a stopped VM (a running one takes the new CPU and
+   * memory at its next start). A boot disk already that large or larger is left as it is: the
+   * disk only grows (a node asked to shrink one refuses, `rejected`). Safe to repeat: settings in
+   * place are not written again and the disk size is absolute, so again is a no-op.
+   */
+  resize(vm: VmRef, target: VmResize): Promise<void>;
 
   /** Stop if running, wait for its lock, delete it with its disks (purge). Already gone is success. */
   destroy(vm: VmRef): Promise<void>;

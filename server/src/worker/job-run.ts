@@ -17,6 +17,7 @@ import * as lifecycle from '../core/product-kit/lifecycle.ts';
 import type { Product } from '../core/product-kit/product.ts';
 import { type Step, stepRun } from '../core/product-kit/steps.ts';
 import { recordEvent } from '../core/services/events.ts';
+import { planChangeFailed } from '../core/services/plan-change.ts';
 import * as services from '../core/services/service.repository.ts';
 import { describeFailure, type Failure, finishJob, setProgress } from '../core/services/service-jobs.ts';
 import type { DB, Job, NodeRow, Plan, Service } from '../db/tables.ts';
@@ -64,7 +65,10 @@ export async function noteRetry(deps: Deps, loaded: LoadedJob, error: unknown, c
   );
 }
 
-/** How one job type runs: its steps, and how it settles. Provisioning gives up by undoing its steps and refunding; every other job leaves the service as it was. */
+/**
+ * How one job type runs: its steps, and how it settles. Provisioning and resizing give up by
+ * undoing their steps and refunding; every other job leaves the service as it was.
+ */
 interface JobPlan<C> {
   steps: readonly Step<C>[];
   done(trx: Parameters<typeof lifecycle.activated>[0], t: lifecycle.Transition, c: C): Promise<void>;
@@ -103,6 +107,14 @@ function planOf(product: Product, loaded: LoadedJob): JobPlan<any> {
         done: (trx, t) => lifecycle.jobDone(trx, t, { kind: `snapshot_${action}`, message: change.done }),
       };
     }
+    case 'resize': {
+      const resize = jobs.resize;
+      if (!resize) throw new AppError('not_supported', { message: `A ${product.type} service cannot be resized.` });
+      return {
+        steps: resize.steps,
+        done: (trx, t) => lifecycle.jobDone(trx, t, { kind: 'resized', message: `${resize.done} ${plan.name}` }),
+      };
+    }
     case 'suspend':
       return { steps: [{ name: job.type, progress: 10, run: jobs.suspend }], done: lifecycle.suspended };
     case 'unsuspend':
@@ -137,6 +149,8 @@ export async function runServiceJob(deps: Deps, jobId: number, context: JobConte
   const env: JobEnv = { ...deps.productEnv, ...loaded };
   const transition = (): lifecycle.Transition => ({ ...loaded, now: deps.clock(), bus: deps.bus, product });
   const refunds = loaded.job.type === 'provision';
+  // A resize that gives up is undone on the node and refunded too, the service kept (plan-change.ts).
+  const reverts = loaded.job.type === 'resize';
   const recorder = { reached: (progress: number, step: string) => setProgress(db, jobId, progress, step) };
   // biome-ignore lint/suspicious/noExplicitAny: the product's own context type
   let run: ReturnType<typeof stepRun<any>> | null = null;
@@ -167,6 +181,12 @@ export async function runServiceJob(deps: Deps, jobId: number, context: JobConte
         // What is left on the node is removed later by the worker's cleanup pass (./cleanup.ts).
         if (!undone) await markCleanupPending(trx, loaded.service.id);
       });
+    } else if (reverts) {
+      context.logger.warn({ err: error, job: jobId, detail: failure.detail }, 'resize failed; reverting');
+      await run?.undo((step, cleanup) =>
+        deps.logger.warn({ err: cleanup, service: loaded.service.id, step: step.name }, 'could not undo a step'),
+      );
+      await db.transaction().execute((trx) => planChangeFailed(trx, transition(), failure, deps.config.invoicing));
     } else {
       context.logger.warn({ err: error, job: jobId, detail: failure.detail }, 'service job failed');
       await db.transaction().execute((trx) => lifecycle.jobFailed(trx, transition(), failure));

@@ -12,9 +12,10 @@
 
 import type { Kysely } from 'kysely';
 import type { TObject } from 'typebox';
-import type { DB, Job, JobType, NodeRow, Service, ServiceStatus } from '../../db/tables.ts';
+import type { DB, Invoice, Job, JobType, NodeRow, Order, Plan, Service, ServiceStatus } from '../../db/tables.ts';
 import type { UpstreamConsoleTicket } from '../../upstreams/driver.ts';
 import type { MetricPoint, VmStatus } from '../../upstreams/hypervisor.ts';
+import type { Proration } from '../billing/proration.ts';
 import type { AppError } from '../errors.ts';
 import type { RateLimits } from '../ratelimit/rate-limits.ts';
 import type { Drivers } from '../services/drivers.ts';
@@ -22,7 +23,7 @@ import type { LiveTarget } from './live.ts';
 
 export type ActionMethod = 'read' | 'mutate';
 
-export type SessionRoute = 'action' | 'status' | 'graph' | 'panel';
+export type SessionRoute = 'action' | 'status' | 'graph' | 'panel' | 'services';
 
 /** The session routes that expose an action. */
 export function sessionRoutes(action: ProductAction): readonly SessionRoute[] {
@@ -37,7 +38,8 @@ export interface ActionSurfaces {
    * Session surface: in POST /services/action/ ('action'), its own GET route ('status',
    * 'graph'), or the product's multiplexed management route ('panel': /api/v1/client/game/ and
    * /web/, CONTRACT §6: a read is a GET with its parameters in the query, a mutation a POST with
-   * a JSON body).
+   * a JSON body), or the service's own POST /services/ ('services': `{action, id, …}` beside
+   * renew and the staff requests; CONTRACT §13 resize), answered 202 with the job.
    */
   session?: SessionRoute | readonly SessionRoute[];
   /** Token surface: in POST /instances/{id}/{action} ('action'), or GET /instances/{id}/stats. */
@@ -68,6 +70,34 @@ export interface ActionContext {
   /** Seals credentials the action changes (web: the account password). Never sent anywhere. */
   secretKey: Buffer;
   clock: () => Date;
+  /** Moving the service to another plan of its product: what it costs now, and doing it (resize). */
+  planChange: PlanChanges;
+}
+
+/** What moving a service to `plan` costs at this moment (core/services/plan-change.ts). */
+export interface PlanChangeQuote {
+  plan: Plan;
+  /** The pro-rata difference before tax (core/billing/proration.ts). */
+  proration: Proration;
+  /** What the wallet is debited now, with GST as every charge is (billing/charge.ts); 0: nothing. */
+  totalPaise: bigint;
+  /** The GST in `totalPaise`. */
+  taxPaise: bigint;
+}
+
+export interface PlanChanges {
+  /** The quote for `plan` now; 409 when the service owes a renewal or has no paid period. */
+  quote(plan: Plan): Promise<PlanChangeQuote>;
+  /**
+   * In one transaction: charge the quote (402 insufficient_funds when the wallet cannot pay; the
+   * order of kind `resize` with its tax invoice), move the service to `plan` and its price for
+   * future renewals, and queue `job` (409 locked while another job runs). Nothing changes unless
+   * all of it does. The job's params gain what undoing it takes (`from_plan_id`, …).
+   */
+  apply(
+    plan: Plan,
+    job: { type: JobType; params?: Record<string, unknown> },
+  ): Promise<{ job: Job; quote: PlanChangeQuote; order: Order | null; invoice: Invoice | null }>;
 }
 
 /** One of our console tickets, as a client receives it (CONTRACT §6). */

@@ -32,6 +32,13 @@ export interface ProductJobs<C> {
    * the step its job shows and the event that says it was done. Absent: the product has none.
    */
   readonly snapshot?: Readonly<Record<string, { step: string; run(c: C): Promise<void>; done: string }>>;
+  /**
+   * Move the service to the plan the job names (`resize`, CONTRACT §13): the plan is already the
+   * service's when the job runs (env.plan) and was paid for; steps with undo, as provisioning's.
+   * When the job gives up the steps reached are undone and the charge refunded
+   * (core/services/plan-change.ts). Absent: the product cannot be resized.
+   */
+  readonly resize?: { steps: readonly Step<C>[]; done: string };
   /** The upstream part of each lifecycle transition; the database part is ./lifecycle.ts. */
   suspend(c: C): Promise<void>;
   unsuspend(c: C): Promise<void>;

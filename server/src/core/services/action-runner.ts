@@ -9,6 +9,7 @@
 // would wait too long for its node is 429 rate_limited with Retry-After, whatever the product.
 
 import type { Kysely } from 'kysely';
+import type { InvoicingConfig } from '../../config-invoicing.ts';
 import type { DB, Service } from '../../db/tables.ts';
 import { onBehalfOfClient } from '../../upstreams/budgets.ts';
 import { recordActivity, type Who } from '../activity/activity.ts';
@@ -24,6 +25,7 @@ import type { RateLimits } from '../ratelimit/rate-limits.ts';
 import { startJob } from '../services/service-jobs.ts';
 import type { Drivers } from './drivers.ts';
 import type { LiveStates } from './live-states.ts';
+import { planChangesOf } from './plan-change.ts';
 import type { ServiceScope } from './service.repository.ts';
 import type { ServiceDirectory } from './service-directory.ts';
 
@@ -68,6 +70,8 @@ export interface RunnerOptions {
   secretKey: Buffer;
   products: ProductRegistry;
   lives: LiveStates;
+  /** The seller and series of the invoice a plan change's charge gets (./plan-change.ts). */
+  invoicing: InvoicingConfig;
 }
 
 /** The activity log's `sso` event: never the URL, which is a session of the panel. */
@@ -108,11 +112,10 @@ export async function authorisePanel(
 }
 
 export function createActionRunner(options: RunnerOptions) {
-  const { db, jobs, drivers, services, limits, clock, publicUrl, secretKey, products, lives } = options;
+  const { db, jobs, drivers, services, limits, clock, publicUrl, secretKey, products, lives, invoicing } = options;
 
-  async function nodeOf(service: Service) {
-    return service.node_id === null ? null : ((await nodes.findById(db, service.node_id)) ?? null);
-  }
+  const nodeOf = async (service: Service) =>
+    service.node_id === null ? null : ((await nodes.findById(db, service.node_id)) ?? null);
 
   /** What runs the service, to be asked live; 409 when it has nothing running. */
   async function live(product: Product, service: Service): Promise<LiveTarget> {
@@ -142,6 +145,7 @@ export function createActionRunner(options: RunnerOptions) {
       publicUrl,
       secretKey,
       clock,
+      planChange: planChangesOf({ db, jobs, invoicing, clock }, accountId, service.id),
       upload: opts.upload ?? null,
       ...(opts.gate ? { gate: opts.gate } : {}),
       ...(opts.mintConsole ? { mintConsole: opts.mintConsole } : {}),

@@ -70,8 +70,8 @@ async function approveRequest(
 }
 
 /**
- * Hand a job to the queue again: a failed one (not a provisioning, whose order was refunded:
- * the client orders again), or one stuck queued/running for STUCK_AFTER_MINUTES.
+ * Hand a job to the queue again: a failed one (not a provisioning or a resize, whose charge was
+ * refunded: the client orders or resizes again), or one stuck queued/running for STUCK_AFTER_MINUTES.
  */
 async function retryJob({ db, jobs, clock }: ServiceStaffOptions, jobId: number): Promise<Job> {
   return db.transaction().execute(async (trx) => {
@@ -81,9 +81,12 @@ async function retryJob({ db, jobs, clock }: ServiceStaffOptions, jobId: number)
       (job.status === 'queued' || job.status === 'running') &&
       job.created_at.getTime() < clock().getTime() - STUCK_AFTER_MINUTES * 60_000;
     if (job.status === 'succeeded') throw new AppError('conflict', { message: `Job ${jobId} already succeeded.` });
-    if (job.status === 'failed' && job.type === 'provision') {
+    if (job.status === 'failed' && (job.type === 'provision' || job.type === 'resize')) {
       throw new AppError('conflict', {
-        message: 'A failed provisioning was refunded; the client can simply order again.',
+        message:
+          job.type === 'resize'
+            ? 'A failed resize was refunded and the old plan kept; the client can simply resize again.'
+            : 'A failed provisioning was refunded; the client can simply order again.',
       });
     }
     if (job.status !== 'failed' && !stuck)

@@ -71,7 +71,8 @@ export interface OrdersTable {
   account_id: number;
   plan_id: number;
   service_id: number | null;
-  kind: 'new' | 'renewal';
+  /** `resize`: the pro-rata difference of a move to a larger plan (migration 0033). */
+  kind: 'new' | 'renewal' | 'resize';
   status: OrderStatus;
   amount_paise: Paise;
   config: ColumnType<Record<string, unknown>, string | undefined, string>;

@@ -4,8 +4,20 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { CreatedAt, NullableTimestamp, Timestamp } from './columns.ts';
 
-/** Every job type (CONTRACT §3; the jobs.type check, migration 0014): `snapshot` changes a VPS's snapshots. */
-export const JOB_TYPES = ['provision', 'power', 'reinstall', 'suspend', 'unsuspend', 'terminate', 'snapshot'] as const;
+/**
+ * Every job type (CONTRACT §3; the jobs.type check, migrations 0014 and 0033): `snapshot` changes a
+ * VPS's snapshots, `resize` moves it to a larger plan.
+ */
+export const JOB_TYPES = [
+  'provision',
+  'power',
+  'reinstall',
+  'suspend',
+  'unsuspend',
+  'terminate',
+  'snapshot',
+  'resize',
+] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed';
 

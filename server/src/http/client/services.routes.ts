@@ -8,6 +8,8 @@ import { Type } from 'typebox';
 import { freeTextProblem } from '../../core/accounts/rules.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
+import { actionParams, actionsOn, describeActions } from '../../core/product-kit/action-routes.ts';
+import { sessionRoutes } from '../../core/product-kit/actions.ts';
 import type { ServiceDetail } from '../../core/services/service-directory.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import { jsonList } from '../list-body.ts';
@@ -15,7 +17,7 @@ import { whoOf } from '../request-context.ts';
 import { sessionErrors } from '../schemas.ts';
 import { sendAsIs } from '../surfaces.ts';
 import { OrderSchema, orderView } from '../views/order.view.ts';
-import { listedServiceView, ServiceSchema, serviceView } from '../views/service.view.ts';
+import { JobSchema, jobView, listedServiceView, ServiceSchema, serviceView } from '../views/service.view.ts';
 import { PAGE_QUERY, PaginationSchema, pageOf, pagination, signedIn } from './context.ts';
 import { mutationBody, okSchema } from './envelopes.ts';
 
@@ -42,6 +44,8 @@ const CredentialsSchema = Type.Object({
 
 export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
+  // The product actions exposed on POST /services/ beside renew and the requests (resize).
+  const productActions = [...new Set(actionsOn(deps.products, 'session', 'services').map((a) => a.name))];
   const listed = jsonList<ReturnType<typeof listedServiceView>>(
     ServiceSchema,
     '"success":true,"message":"Services loaded."',
@@ -220,18 +224,20 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
       schema: {
         tags,
         operationId: 'updateService',
-        summary: 'renew (charged to the wallet), request_suspend or request_terminate (reviewed by staff)',
+        summary: `renew (charged to the wallet), request_suspend or request_terminate (reviewed by staff), ${productActions.join(', ')}`,
         description:
           "renew pays the service's unpaid renewal orders first, oldest first (422 insufficient_funds with " +
           '`details.unpaid_orders` when the wallet does not cover them all; nothing is charged then); with nothing ' +
           'owed, one more month from paid_until. 409 not_renewable when the service is not active or suspended, ' +
-          'or while its termination is queued or running.',
+          `or while its termination is queued or running. ${describeActions(deps.products, 'session', 'services')} ` +
+          'What resizing to each plan charges now: GET /api/v1/client/vps/?service=<id>&action=resize_options.',
         body: mutationBody({
           id: Type.Integer({ minimum: 1 }),
           action: Type.Union([
             Type.Literal('renew'),
             Type.Literal('request_suspend'),
             Type.Literal('request_terminate'),
+            ...productActions.map((name) => Type.Literal(name)),
           ]),
           note: Type.Optional(
             Type.String({
@@ -239,6 +245,7 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
               description: 'why (for staff); line breaks allowed, other control characters are 422',
             }),
           ),
+          ...actionParams(deps.products, 'session', 'services'),
         }),
         response: {
           200: Type.Union([
@@ -252,13 +259,23 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
               }),
             }),
           ]),
-          ...sessionErrors(401, 403, 404, 409, 422),
+          202: okSchema({ job: JobSchema }),
+          ...sessionErrors(401, 402, 403, 404, 409, 422, 503),
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const session = signedIn(request);
       const body = request.body;
+      if (productActions.includes(body.action)) {
+        const { id, action, csrf_token: _csrf, note: _note, ...params } = body;
+        const { result } = await deps.serviceActions.run(session.account.id, id, action, params, {
+          unknown: () => AppError.fields({ action: 'is not an action of this service' }),
+          exposed: (a) => sessionRoutes(a).includes('services'),
+        });
+        if (result.kind !== 'job') throw new Error(`${action} answered ${result.kind}`);
+        return reply.code(202).send({ success: true as const, message: result.message, job: jobView(result.job) });
+      }
       const noteProblem = body.note === undefined ? null : freeTextProblem(body.note, { multiline: true });
       if (noteProblem) throw AppError.fields({ note: noteProblem });
       if (body.action === 'renew') {

@@ -250,9 +250,12 @@ export async function instanceRoutes(root: FastifyInstance, { deps }: { deps: De
         operationId: 'runInstanceAction',
         summary: `${listActions(deps.products, 'token', 'action', ' | ')}; 202`,
         description:
-          `${powerDescription(deps.products)} Power actions and reinstall answer with the job; vnc and console with a one-time ` +
+          `${powerDescription(deps.products)} Power actions, ` +
+          'reinstall and resize answer with the job; vnc and console with a one-time ' +
           'ticket (60 s) for the WebSocket URL. Tickets: 6 a minute per instance, 20 per account, and at most 4 ' +
-          'consoles open per account (50 per node); past any of these, 429.',
+          'consoles open per account (50 per node); past any of these, 429. resize `{plan}` (a larger plan: its ' +
+          'label or id) charges the pro-rata difference for the rest of the paid period at once: 402 ' +
+          'insufficient_funds (details: balance, required, shortfall) when the wallet is short, nothing changed.',
         params: Type.Object(
           { id: Type.Integer({ minimum: 1 }), action: Type.String({ maxLength: 32 }) },
           { additionalProperties: false },
@@ -260,7 +263,7 @@ export async function instanceRoutes(root: FastifyInstance, { deps }: { deps: De
         body: Type.Object(actionParams(deps.products, 'token', 'action'), { additionalProperties: false }),
         response: {
           202: Type.Union([okSchema({ job: JobSchema }), okSchema({ console: TicketSchema })]),
-          ...tokenErrors(404, 409, 422, 503),
+          ...tokenErrors(402, 404, 409, 422, 503),
         },
       },
     },

@@ -8,7 +8,7 @@ import type { Order } from '../../db/tables.ts';
 export const OrderSchema = Type.Object({
   id: Type.Integer(),
   public_id: Type.String({ description: 'order_…' }),
-  kind: Type.String({ description: 'new or renewal' }),
+  kind: Type.String({ description: 'new, renewal or resize (the pro-rata difference of a move to a larger plan)' }),
   status: Type.String({ description: 'unpaid, paid, refunded or cancelled' }),
   plan_id: Type.Integer(),
   service_id: Type.Union([Type.Integer(), Type.Null()]),

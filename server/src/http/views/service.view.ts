@@ -22,8 +22,12 @@ export const JobSchema = Type.Object({
       Type.Literal('unsuspend'),
       Type.Literal('terminate'),
       Type.Literal('snapshot'),
+      Type.Literal('resize'),
     ],
-    { description: 'what the job does; snapshot: a snapshot taken, restored or deleted' },
+    {
+      description:
+        'what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start)',
+    },
   ),
   status: Type.String({ description: 'queued, running, succeeded or failed' }),
   progress: Type.Integer({ minimum: 0, maximum: 100 }),

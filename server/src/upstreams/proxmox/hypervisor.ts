@@ -11,6 +11,7 @@ import {
   type Timeframe,
   type VmListed,
   type VmRef,
+  type VmResize,
   type VmSpec,
   type VmStatus,
 } from '../hypervisor.ts';
@@ -20,6 +21,7 @@ import { openProxmoxConsole } from './console.ts';
 import { type QemuStatus, toPoints, toStatus } from './mapping.ts';
 import * as power from './power.ts';
 import * as provision from './provision.ts';
+import { resize } from './resize.ts';
 import * as snapshot from './snapshots.ts';
 import { currentOf, findByName, nodePath, vmPath } from './vm.ts';
 
@@ -124,6 +126,7 @@ export function createProxmoxHypervisor(config: ProxmoxConfig): Hypervisor {
       return openProxmoxConsole(config, ticket, events, options);
     },
     reinstall: (vm: VmRef, spec: VmSpec) => provision.reinstall(client, vm, spec),
+    resize: (vm: VmRef, target: VmResize) => resize(client, vm, target),
     destroy: (vm: VmRef) => provision.destroy(client, vm),
     snapshots: (vm: VmRef) => snapshot.list(client, vm),
     createSnapshot: (vm: VmRef, name: string, description: string) => snapshot.create(client, vm, name, description),

@@ -87,4 +87,5 @@ export const JOB_NAMES: Record<Job['type'], string> = {
   unsuspend: 'Unsuspension',
   terminate: 'Termination',
   snapshot: 'Snapshot',
+  resize: 'Resize',
 };

@@ -171,9 +171,10 @@ export const vpsJobs: ProductJobs<VpsJob> = {
   open(env) {
     const vm = vmRefOf(env.service);
     // A service that never got a VM (failed provisioning) can still be suspended or terminated.
-    const needsNode = vm !== null || ['provision', 'reinstall', 'power', 'snapshot'].includes(env.job.type);
+    const needsNode = vm !== null || ['provision', 'reinstall', 'power', 'snapshot', 'resize'].includes(env.job.type);
     const hv = needsNode ? env.drivers.driverFor(env.node, 'hypervisor') : null;
-    if (env.job.type === 'reinstall' && !vm) throw new Error('the service has no VM to reinstall');
+    if ((env.job.type === 'reinstall' || env.job.type === 'resize') && !vm)
+      throw new Error(`the service has no VM to ${env.job.type}`);
     return { env, vm, hv };
   },
   provision: provisionSteps,

@@ -1,0 +1,131 @@
+// Resize a VPS to a larger plan (CONTRACT §13): the plans it may move to, each with what it costs
+// now — the server computes it (GET /api/v1/client/vps/?service=&action=resize_options: the pro-rata
+// difference for the rest of the paid period, GST included) — then a confirmation, and
+// POST /api/v1/client/services/ {action: "resize", id, plan_id}. The job it answers becomes the
+// service's last job, whose progress the page shows at the top (stop, resize, start).
+
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Link } from 'react-router';
+import { Alert, Button, ErrorAlert, Loading } from '../../../components/ui.tsx';
+import { ApiError, api, unwrap } from '../../../lib/api.ts';
+import { day, rupees } from '../../../lib/format.ts';
+import { type Job, jobRunning, type Service, serviceKey } from '../common.ts';
+
+interface Specs {
+  vcpu: number;
+  ram_mb: number;
+  disk_gb: number;
+}
+
+interface Option {
+  id: number;
+  label: string;
+  name: string;
+  specs: Specs;
+  price: { monthly: string };
+  charge_now: { amount: string; tax: string };
+}
+
+interface Options {
+  current: { name: string; specs: Specs; price: { monthly: string } };
+  paid_until: string | null;
+  plans: Option[];
+}
+
+const sizes = (s: Specs) => `${s.vcpu} vCPU · ${s.ram_mb / 1024} GB RAM · ${s.disk_gb} GB disk`;
+
+export function ResizeCard({ service }: { service: Service }) {
+  const client = useQueryClient();
+  const [chosen, setChosen] = useState<Option | null>(null);
+  const busy = jobRunning(service.last_job);
+
+  const options = useQuery({
+    queryKey: ['vps-resize', service.id, service.plan.label],
+    queryFn: async () =>
+      (await unwrap(
+        api.GET('/api/v1/client/vps/', { params: { query: { service: service.id, action: 'resize_options' } } }),
+      )) as unknown as Options,
+    enabled: service.status === 'active',
+    retry: false,
+  });
+
+  const resize = useMutation({
+    mutationFn: (plan: Option) =>
+      unwrap(api.POST('/api/v1/client/services/', { body: { action: 'resize', id: service.id, plan_id: plan.id } })),
+    onSuccess: (data) => {
+      const job = (data as { job?: Job }).job;
+      if (job) client.setQueryData<Service>(serviceKey(service.id), (old) => (old ? { ...old, last_job: job } : old));
+      setChosen(null);
+      client.invalidateQueries({ queryKey: serviceKey(service.id) });
+      client.invalidateQueries({ queryKey: ['vps-resize', service.id] });
+    },
+  });
+
+  if (service.status !== 'active') return null;
+  const data = options.data;
+  const short = resize.error instanceof ApiError && resize.error.status === 402;
+
+  return (
+    <section className="card" aria-labelledby="resize-h">
+      <h2 id="resize-h">Resize</h2>
+      <p className="muted">
+        Move this server to a larger plan. You pay the difference for the rest of the period now
+        {data?.paid_until ? ` (until ${day(data.paid_until)})` : ''}; renewals then charge the new plan’s price. The
+        server is stopped, resized and started again; the disk only grows.
+      </p>
+      {options.isPending ? <Loading what="Loading the larger plans" /> : null}
+      {options.isError ? <ErrorAlert error={options.error} /> : null}
+      {data ? (
+        <p>
+          Now: <strong>{data.current.name}</strong> ({sizes(data.current.specs)}), {rupees(data.current.price.monthly)}
+          /month.
+        </p>
+      ) : null}
+      {data && data.plans.length === 0 ? <p>No larger plan is sold in this server’s region.</p> : null}
+      {data && data.plans.length > 0 ? (
+        <ul className="list">
+          {data.plans.map((p) => (
+            <li key={p.id}>
+              <div className="snap-row">
+                <div>
+                  <strong>{p.name}</strong> · {rupees(p.price.monthly)}/month
+                  <br />
+                  <small className="muted">
+                    {sizes(p.specs)} · pay now {rupees(p.charge_now.amount)} (GST {rupees(p.charge_now.tax)})
+                  </small>
+                </div>
+                <Button variant="secondary" disabled={busy || resize.isPending} onClick={() => setChosen(p)}>
+                  Resize<span className="sr-only"> to {p.name}</span>
+                </Button>
+              </div>
+              {chosen?.id === p.id ? (
+                <fieldset className="confirm">
+                  <legend className="sr-only">Resize to {p.name}</legend>
+                  <p>
+                    Pay {rupees(p.charge_now.amount)} from your wallet now and resize to {p.name}? The server restarts.
+                  </p>
+                  <div className="row">
+                    <Button busy={resize.isPending} onClick={() => resize.mutate(p)}>
+                      Pay {rupees(p.charge_now.amount)} and resize
+                    </Button>
+                    <Button variant="secondary" onClick={() => setChosen(null)}>
+                      Cancel
+                    </Button>
+                  </div>
+                </fieldset>
+              ) : null}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      {resize.isError ? <ErrorAlert error={resize.error} fields={['plan_id']} /> : null}
+      {short ? (
+        <p>
+          <Link to="/wallet">Top up the wallet</Link>, then resize.
+        </p>
+      ) : null}
+      {resize.isSuccess ? <Alert kind="success">{resize.data.message}</Alert> : null}
+    </section>
+  );
+}
