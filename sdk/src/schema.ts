@@ -466,7 +466,7 @@ export interface paths {
         put?: never;
         /**
          * Order a plan, paid from the wallet (provisioning starts at once); or {action: "pay", id} an unpaid renewal
-         * @description Body: `plan_id`, `config` (every key optional — vps: hostname (default: the label), os (default: ubuntu-24.04 while active, else the oldest active template), server_name, region, ssh_keys; game: server_name, region, eula (must be true); web: server_name, region), `domain` (web plans), `idempotency_key` (or the Idempotency-Key header; if both, they must match). server_name defaults to the hostname's first label, else the domain, else `<type>-<6 characters>`; region to the plan's first open one. The debit, the order, the service, the job and the idempotency record commit together. Every failing field is reported at once. Errors: 422 insufficient_funds / domain_required / bad_domain / bad_config_<field> (the first failing field), 409 unavailable:<reason> / idempotency_conflict / idempotency_in_progress, 429 after 10 orders in an hour per account, counted with deploys on the token surface (decided before any charge; refused orders and replays do not count).
+         * @description Body: `plan_id`, `config` (every key optional — vps: hostname (default: the label), os (default: ubuntu-24.04 while active, else the oldest active template), server_name, region, ssh_keys, user_data (cloud-init user data, at most 64 KiB of UTF-8; sealed until provisioning used it, never shown); game: server_name, region, eula (must be true); web: server_name, region), `domain` (web plans), `idempotency_key` (or the Idempotency-Key header; if both, they must match). server_name defaults to the hostname's first label, else the domain, else `<type>-<6 characters>`; region to the plan's first open one. The debit, the order, the service, the job and the idempotency record commit together. Every failing field is reported at once. Errors: 422 insufficient_funds / domain_required / bad_domain / bad_config_<field> (the first failing field), 409 unavailable:<reason> / idempotency_conflict / idempotency_in_progress, 429 after 10 orders in an hour per account, counted with deploys on the token surface (decided before any charge; refused orders and replays do not count).
          */
         post: operations["placeOrder"];
         delete?: never;
@@ -913,7 +913,7 @@ export interface paths {
         put?: never;
         /**
          * Deploy: order and pay from the wallet; 201 with order, instance and job (Location: the job)
-         * @description Required: plan, server_name, eula, idempotency_key (or the Idempotency-Key header). 402 insufficient_funds (details: balance, required, shortfall, deposit_url); 409 unavailable:<reason>, idempotency_conflict, idempotency_in_progress; 422 bad_config_<field> (the first failing field; details.fields names every one as this body names it), domain_required, bad_domain, domain_taken (also the job's error, refunded, when the web server holds the domain under an account that is not ours); 429 after 10 deploys in an hour (decided before any charge).
+         * @description Required: plan, server_name, eula, idempotency_key (or the Idempotency-Key header). 402 insufficient_funds (details: balance, required, shortfall, deposit_url); 409 unavailable:<reason>, idempotency_conflict, idempotency_in_progress; 422 bad_config_<field> (the first failing field; bad_config_user_data: over 64 KiB, or given for a plan that is not vps; details.fields names every one as this body names it), domain_required, bad_domain, domain_taken (also the job's error, refunded, when the web server holds the domain under an account that is not ours); 429 after 10 deploys in an hour (decided before any charge).
          */
         post: operations["deployInstance"];
         delete?: never;
@@ -5098,8 +5098,11 @@ export interface operations {
                     id?: number;
                     /** @description required to place an order */
                     plan_id?: number;
-                    /** @description The plan's options: at most 20 keys, each a string, number, boolean or null, or a list of at most 50 of those (ssh_keys) */
+                    /** @description The plan's options: at most 20 keys, each a string, number, boolean or null, or a list of at most 50 of those (ssh_keys); user_data (vps) a longer string */
                     config?: {
+                        /** @description vps (kvm): cloud-init user data (#cloud-config, a #! script, …), at most 65536 bytes (64 KiB) of UTF-8; run on the first boot after the platform’s own settings (root password, SSH keys, hostname), which a key it sets replaces. Never shown again. */
+                        user_data?: string;
+                    } & {
                         [key: string]: string | number | boolean | null | (string | number | boolean | null)[];
                     };
                     domain?: string | null;
@@ -8833,6 +8836,8 @@ export interface operations {
                     ssh_key_ids?: number[];
                     /** @description web plans */
                     domain?: string;
+                    /** @description vps (kvm): cloud-init user data (#cloud-config, a #! script, …), at most 65536 bytes (64 KiB) of UTF-8; run on the first boot after the platform’s own settings (root password, SSH keys, hostname), which a key it sets replaces. Never shown again. */
+                    user_data?: string;
                 };
             };
         };
@@ -10427,6 +10432,8 @@ export interface operations {
                     ssh_keys?: string[];
                     /** @description or the Idempotency-Key header (required one way) */
                     idempotency_key?: string;
+                    /** @description kvm only (422 for baremetal). vps (kvm): cloud-init user data (#cloud-config, a #! script, …), at most 65536 bytes (64 KiB) of UTF-8; run on the first boot after the platform’s own settings (root password, SSH keys, hostname), which a key it sets replaces. Never shown again. */
+                    user_data?: string;
                 };
             };
         };

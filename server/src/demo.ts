@@ -61,6 +61,9 @@ export async function startDemoUpstreams(deps: Deps): Promise<DemoUpstreams> {
     tokenId: 'hostplane@pve!demo',
     tokenSecret: demoSecret(deps.secretKey, 'proxmox'),
     stateFile: join(dir, 'proxmox.json'),
+    // Its `local` storage: the demo's nodes write cloud-init snippets there, as a real
+    // installation writes them to a snippets storage shared with its nodes.
+    storageDir: join(dir, 'proxmox-local'),
     taskDelayMs: 400,
   });
   const pterodactyl = await startPterodactylEmulator({
@@ -91,7 +94,7 @@ export async function startDemoUpstreams(deps: Deps): Promise<DemoUpstreams> {
       locationId: location.id,
       endpoint: proxmox.url,
       credentials: { token_id: proxmox.tokenId, token_secret: proxmox.tokenSecret },
-      settings: { node: proxmox.node, demo: true },
+      settings: { node: proxmox.node, snippets_storage: 'local', snippets_dir: proxmox.storageDir, demo: true },
     });
     await upsertNode(deps, {
       name: `demo-ptero-${location.code}`,

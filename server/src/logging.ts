@@ -17,6 +17,9 @@ const SECRET_KEYS = [
   'key_secret',
   'webhookSecret',
   'webhook_secret',
+  // Cloud-init user data may hold passwords and tokens (core/services/user-data.ts).
+  'user_data',
+  'userData',
 ];
 
 /** Query parameters whose values never reach a log line. */

@@ -217,6 +217,12 @@ for (const viewport of [DESKTOP, PHONE]) {
 
       ids.vps = await orderThrough(panel, 'vps', /^Cloud VPS 1 GB/, async () => {
         await page.getByLabel('Server name (optional)').fill(`vps-${people}`);
+        // Cloud-init user data is folded under "Advanced", with its byte counter.
+        await page.getByText('Advanced', { exact: true }).click();
+        await page
+          .getByLabel('Cloud-init user data (optional)')
+          .fill('#cloud-config\nruncmd:\n  - echo from-the-panel\n');
+        await page.getByText(/46 of 65,536 bytes/).waitFor();
       });
       ids.game = await orderThrough(panel, 'game', /^Minecraft Java 2 GB/, async () => {
         await page.getByLabel('I accept the Minecraft End User Licence Agreement').check();
@@ -225,6 +231,13 @@ for (const viewport of [DESKTOP, PHONE]) {
         await page.getByLabel('Domain', { exact: true }).fill(domain);
       });
 
+      const vps = await u.t.deps.database.db
+        .selectFrom('services')
+        .select('external')
+        .where('id', '=', ids.vps)
+        .executeTakeFirstOrThrow();
+      const vm = u.pve.state.vms.get((vps.external as { vmid: number }).vmid);
+      assert.match(vm?.cloudinit?.user ?? '', /echo from-the-panel/, 'the user data reached the VM');
       for (const [type, id] of Object.entries(ids)) {
         await page.goto(`/services/${id}`);
         await activeHeader(page);

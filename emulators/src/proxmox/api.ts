@@ -2,6 +2,7 @@
 // returns `data` or throws PveError; paths it does not know are 501 "not implemented", as on a
 // real node.
 
+import { storageContent } from './cloudinit.ts';
 import { rrdData } from './metrics.ts';
 import { currentStatus, powerAction } from './power.ts';
 import { createSnapshot, deleteSnapshot, listSnapshots, rollbackSnapshot } from './snapshots.ts';
@@ -43,6 +44,7 @@ const ROUTES: [string, RegExp, Handler][] = [
     (ctx, m, p) => deleteSnapshot(ctx, m[1] ?? '', m[2] ?? '', p),
   ],
   ['DELETE', new RegExp(`^${Q}/(\\d+)$`), (ctx, m, p) => destroyVm(ctx, m[1] ?? '', p)],
+  ['GET', /^\/nodes\/[^/]+\/storage\/([^/]+)\/content$/, (ctx, m, p) => storageContent(ctx, m[1] ?? '', p)],
   ['GET', /^\/nodes\/[^/]+\/tasks\/([^/]+)\/status$/, (ctx, m) => taskStatus(ctx, m[1] ?? '')],
   ['GET', /^\/nodes\/[^/]+\/tasks\/([^/]+)\/log$/, (ctx, m, p) => taskLog(ctx, m[1] ?? '', p)],
 ];

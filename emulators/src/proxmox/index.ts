@@ -4,9 +4,12 @@
 // sets them over HTTP and shows the node's state and per-route call counters.
 
 import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { handle } from './api.ts';
 import { type ConsoleKnobs, consoleKnobs, consoleUpgrade } from './console.ts';
 import { type FaultKnobs, NO_FAULTS, parseFaults, takeError, takeLoss } from './faults.ts';
@@ -31,6 +34,12 @@ export interface ProxmoxEmulatorOptions {
   stateFile?: string | null;
   /** Serve HTTPS with this key and certificate (PEM), as a real node does; plain HTTP without. */
   tls?: { key: string; cert: string };
+  /**
+   * The directory of the `local` storage (/var/lib/vz on a real node); cloud-init snippets are
+   * read from its `snippets/` subdirectory (./cloudinit.ts). Default: a fresh temporary one,
+   * removed when the emulator stops.
+   */
+  storageDir?: string;
 }
 
 export interface ProxmoxEmulator {
@@ -42,6 +51,8 @@ export interface ProxmoxEmulator {
   /** The live knobs; change them with setFaults (or directly). */
   faults: FaultKnobs;
   state: NodeState;
+  /** The `local` storage's directory: snippets are written to its `snippets/` by whoever shares it. */
+  storageDir: string;
   /** API calls received, by `METHOD /path` with ids replaced by `:` (e.g. `POST /nodes/:/qemu/:/clone`). */
   calls: Map<string, number>;
   /** Console test knobs: hold upgrades, flood VNC consoles (console.ts). */
@@ -73,6 +84,9 @@ export async function startProxmoxEmulator(options: ProxmoxEmulatorOptions = {})
   const tokenId = options.tokenId ?? 'hostplane@pve!provision';
   const tokenSecret = options.tokenSecret ?? randomUUID();
   const templates = options.templates ?? DEFAULT_TEMPLATES;
+  const ownDir = options.storageDir === undefined;
+  const storageDir = options.storageDir ?? mkdtempSync(join(tmpdir(), 'pve-local-'));
+  mkdirSync(join(storageDir, 'snippets'), { recursive: true, mode: 0o700 });
   const state = new NodeState(options.stateFile ?? null);
   state.load();
   for (const t of templates) state.addTemplate(t.vmid, t.name);
@@ -85,6 +99,7 @@ export async function startProxmoxEmulator(options: ProxmoxEmulatorOptions = {})
     node,
     user: tokenId,
     taskDelayMs: options.taskDelayMs ?? 300,
+    storageDir,
     faults,
     timers: new Set(),
     changed: () => state.save(),
@@ -192,6 +207,7 @@ export async function startProxmoxEmulator(options: ProxmoxEmulatorOptions = {})
     tokenSecret,
     faults,
     state,
+    storageDir,
     calls,
     console: knobs,
     async setFaults(change) {
@@ -214,6 +230,7 @@ export async function startProxmoxEmulator(options: ProxmoxEmulatorOptions = {})
       ctx.timers.clear();
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (ownDir) rmSync(storageDir, { recursive: true, force: true });
     },
   };
   return emulator;

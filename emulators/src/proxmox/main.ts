@@ -1,6 +1,6 @@
 // Run the Proxmox VE emulator on its own process (e.g. so it outlives an app killed in a test):
 //   node --import tsx emulators/src/proxmox/main.ts [--port 8006] [--state FILE] [--node pve]
-//        [--token-id USER@REALM!TOKENID] [--token-secret UUID] [--task-delay MS]
+//        [--token-id USER@REALM!TOKENID] [--token-secret UUID] [--task-delay MS] [--storage-dir DIR]
 // Prints one JSON line with its URL and credentials, and stops on SIGTERM/SIGINT.
 
 import { parseArgs } from 'node:util';
@@ -14,6 +14,7 @@ const { values } = parseArgs({
     'token-id': { type: 'string' },
     'token-secret': { type: 'string' },
     'task-delay': { type: 'string', default: '300' },
+    'storage-dir': { type: 'string' },
   },
 });
 
@@ -32,6 +33,7 @@ const emulator = await startProxmoxEmulator({
   stateFile: values.state ?? null,
   taskDelayMs: whole('task-delay', values['task-delay']),
   ...(values['token-id'] ? { tokenId: values['token-id'] } : {}),
+  ...(values['storage-dir'] ? { storageDir: values['storage-dir'] } : {}),
   ...(values['token-secret'] ? { tokenSecret: values['token-secret'] } : {}),
 });
 process.stdout.write(
@@ -40,6 +42,7 @@ process.stdout.write(
     node: emulator.node,
     token_id: emulator.tokenId,
     token_secret: emulator.tokenSecret,
+    storage_dir: emulator.storageDir,
     authorization: `PVEAPIToken=${emulator.tokenId}=${emulator.tokenSecret}`,
   })}\n`,
 );

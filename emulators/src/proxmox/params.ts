@@ -89,6 +89,13 @@ const sshkeys: Check = (v) => {
     : 'invalid format - unable to parse public key';
 };
 
+/** `[meta=<volume>][,network=<volume>][,user=<volume>][,vendor=<volume>]`, each a volume id `<storage>:<path>`. */
+const cicustom: Check = (v) =>
+  v.split(',').every((part) => /^(meta|network|user|vendor)=[a-z][a-z0-9_.-]*:[^\s,]+$/i.test(part)) &&
+  new Set(v.split(',').map((part) => part.split('=')[0])).size === v.split(',').length
+    ? null
+    : `invalid format - value '${v}' does not look like a cicustom list of <type>=<volume>`;
+
 const bridgeOf: Check = (v) => (/(^|,)bridge=[a-zA-Z0-9_.-]+(,|$)/.test(v) ? null : 'invalid format - missing bridge');
 
 export const CONFIG: Schema = {
@@ -102,6 +109,7 @@ export const CONFIG: Schema = {
   ciuser: maxLength(64),
   cipassword: maxLength(256),
   citype: oneOf('configdrive2', 'nocloud', 'opennebula'),
+  cicustom,
   sshkeys,
   nameserver: nameservers,
   searchdomain: maxLength(255),

@@ -3,6 +3,7 @@
 // of a stopped VM is a failed task; a paused VM cannot be shut down (forceStop stops it); a
 // guest that ignores ACPI makes shutdown wait its timeout, then force (forceStop) or fail.
 
+import { generateCloudInit } from './cloudinit.ts';
 import { liveUsage } from './metrics.ts';
 import { any, bool, int, isTrue, verify } from './params.ts';
 import type { Vm } from './state.ts';
@@ -51,6 +52,8 @@ function start(ctx: ApiContext, vm: Vm, params: Record<string, string>): string 
     },
     work: () => {
       if (wasRunning) throw new Error(`VM ${vm.vmid} already running`);
+      // PVE regenerates the cloud-init drive at every start; a custom file it names must exist.
+      generateCloudInit(ctx, vm);
       ctx.state.powerOn(vm);
     },
     settle: (ok) => {

@@ -40,6 +40,11 @@ export interface Vm {
    * contents, which snapshots keep and rollbacks restore (tests write it directly).
    */
   disk?: Record<string, string>;
+  /**
+   * What the VM's cloud-init drive was last generated with (at its last start) from the custom
+   * files its `cicustom` names, by type (user, meta, network, vendor); null or absent: none.
+   */
+  cloudinit?: ({ generatedAt: number } & Partial<Record<'user' | 'meta' | 'network' | 'vendor', string>>) | null;
 }
 
 /** A snapshot as PVE records it, plus what the emulator restores on rollback. */
@@ -149,6 +154,7 @@ export class NodeState {
         snapshots: vm.snapshots ?? [],
         parent: vm.parent ?? null,
         disk: vm.disk ?? {},
+        cloudinit: vm.cloudinit ?? null,
       });
       const loaded = this.vms.get(vm.vmid)!;
       if (loaded.status === 'running' && loaded.runs?.at(-1)?.end !== null) {

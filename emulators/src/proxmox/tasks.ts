@@ -26,6 +26,8 @@ export interface ApiContext {
   /** Who the tasks run as: the API token's id. */
   user: string;
   taskDelayMs: number;
+  /** The `local` directory storage (/var/lib/vz on a real node): snippets are in its snippets/ (./cloudinit.ts). */
+  storageDir: string;
   faults: FaultKnobs;
   /** Pending task timers, cleared when the emulator stops. */
   timers: Set<NodeJS.Timeout>;

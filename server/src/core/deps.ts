@@ -342,6 +342,7 @@ export async function createDeps(
     billing: money.billing,
     products,
     invoicing: config.invoicing,
+    secretKey,
   });
   const serviceGroup = createServiceGroup(base, products, nodes, overrides.driverTiming);
   const { publicUrl, demo } = config;

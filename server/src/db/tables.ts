@@ -112,6 +112,8 @@ export interface ServicesTable {
   /** Where the service lives upstream, e.g. `{vmid, node, name}`; null until created. */
   external: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
   credentials_sealed: string | null;
+  /** Cloud-init user data of the order, sealed until provisioning has used it (core/services/user-data.ts). */
+  user_data_sealed: ColumnType<string | null, string | null | undefined, string | null>;
   period_end: NullableTimestamp;
   created_at: CreatedAt;
   activated_at: NullableTimestamp;

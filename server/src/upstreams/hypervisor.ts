@@ -40,6 +40,11 @@ export interface CloudInit {
   sshKeys: string[];
   ipv4: { address: string; prefix: number; gateway: string };
   nameservers: string[];
+  /**
+   * The customer's own cloud-init user data (at most 64 KiB), applied on the first boot after
+   * the settings above; may hold secrets: never logged, never put in an error. Absent: none.
+   */
+  userData?: string;
 }
 
 export interface VmSpec {

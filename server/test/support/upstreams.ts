@@ -109,7 +109,8 @@ export async function createUpstreamApp(
       locationCode: code,
       endpoint: pve.url,
       credentials: { token_id: pve.tokenId, token_secret: pve.tokenSecret },
-      settings: { node: pve.node },
+      // The emulator's `local` storage doubles as the snippets storage shared with this host.
+      settings: { node: pve.node, snippets_storage: 'local', snippets_dir: pve.storageDir },
       capacity: options.capacity ?? 100,
     });
     if (ptero) {

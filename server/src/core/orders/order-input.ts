@@ -55,23 +55,46 @@ const RESERVED_TLDS = new Set([
  */
 export const ORDER_CONFIG_LIMITS = { keys: 20, items: 50, text: 8192 } as const;
 
+/**
+ * Cloud-init user data (CONTRACT §13, vps/kvm only): at most 64 KiB of UTF-8, counted in bytes.
+ * It may carry secrets: sealed at rest until provisioning has used it, never logged or shown.
+ */
+export const USER_DATA_MAX_BYTES = 65_536;
+export const USER_DATA_DESCRIPTION =
+  `vps (kvm): cloud-init user data (#cloud-config, a #! script, …), at most ${USER_DATA_MAX_BYTES} bytes ` +
+  '(64 KiB) of UTF-8; run on the first boot after the platform’s own settings (root password, SSH keys, ' +
+  'hostname), which a key it sets replaces. Never shown again.';
+
+/** Why `value` is not usable user data, or null. */
+export function userDataProblem(value: unknown): string | null {
+  if (typeof value !== 'string') return 'must be a string (the cloud-init user data)';
+  const bytes = Buffer.byteLength(value, 'utf8');
+  return bytes > USER_DATA_MAX_BYTES
+    ? `must be at most ${USER_DATA_MAX_BYTES} bytes (64 KiB) of UTF-8; this is ${bytes} bytes`
+    : null;
+}
+
 type ConfigScalar = string | number | boolean | null;
 const SCALAR_TYPES = ['string', 'number', 'boolean', 'null'];
 
-/** The session surface's `config` (the token surfaces' deploy bodies are flat and closed). */
-export const OrderConfigSchema = Type.Record(
-  Type.String(),
-  Type.Unsafe<ConfigScalar | ConfigScalar[]>({
-    type: [...SCALAR_TYPES, 'array'],
-    maxLength: ORDER_CONFIG_LIMITS.text,
-    maxItems: ORDER_CONFIG_LIMITS.items,
-    items: { type: SCALAR_TYPES, maxLength: ORDER_CONFIG_LIMITS.text },
-  }),
+/**
+ * The session surface's `config` (the token surfaces' deploy bodies are flat and closed). Its
+ * longer text, `user_data`, is named: its byte limit is checked by checkOrderConfig (a clear
+ * reason in bytes), the request body's limit bounds it before.
+ */
+export const OrderConfigSchema = Type.Object(
+  { user_data: Type.Optional(Type.String({ description: USER_DATA_DESCRIPTION })) },
   {
+    additionalProperties: Type.Unsafe<ConfigScalar | ConfigScalar[]>({
+      type: [...SCALAR_TYPES, 'array'],
+      maxLength: ORDER_CONFIG_LIMITS.text,
+      maxItems: ORDER_CONFIG_LIMITS.items,
+      items: { type: SCALAR_TYPES, maxLength: ORDER_CONFIG_LIMITS.text },
+    }),
     maxProperties: ORDER_CONFIG_LIMITS.keys,
     description:
       `The plan's options: at most ${ORDER_CONFIG_LIMITS.keys} keys, each a string, number, boolean or null, ` +
-      `or a list of at most ${ORDER_CONFIG_LIMITS.items} of those (ssh_keys)`,
+      `or a list of at most ${ORDER_CONFIG_LIMITS.items} of those (ssh_keys); user_data (vps) a longer string`,
   },
 );
 
@@ -86,9 +109,12 @@ function isScalar(value: unknown): boolean {
 
 /** Why `config` is not of the shape every order's is (OrderConfigSchema), or null. Looks two levels deep at most. */
 export function configShapeProblem(config: Record<string, unknown>): string | null {
-  const values = Object.values(config);
+  // user_data has its own limit (checkOrderConfig).
+  const values = Object.entries(config)
+    .filter(([key, value]) => key !== 'user_data' || typeof value !== 'string')
+    .map(([, value]) => value);
   const fits =
-    values.length <= ORDER_CONFIG_LIMITS.keys &&
+    Object.keys(config).length <= ORDER_CONFIG_LIMITS.keys &&
     values.every(
       (v) => isScalar(v) || (Array.isArray(v) && v.length <= ORDER_CONFIG_LIMITS.items && v.every(isScalar)),
     );
@@ -124,7 +150,13 @@ export function checkOrderConfig(
   const rules = product?.order ?? null;
   if (product !== null && rules !== null)
     for (const key of Object.keys(config))
-      if (!rules.keys.includes(key)) bad(key, `is not an option of ${product.type} plans`);
+      if (!rules.keys.includes(key))
+        bad(
+          key,
+          key === 'user_data'
+            ? `is only for virtual servers (vps / kvm), not ${product.type} plans`
+            : `is not an option of ${product.type} plans`,
+        );
 
   const str = (key: string): string | null => {
     const v = config[key];
@@ -184,6 +216,12 @@ export function checkOrderConfig(
       }
     }
   }
+  let userData: string | null = null;
+  if (config.user_data !== undefined && config.user_data !== null) {
+    const problem = userDataProblem(config.user_data);
+    if (problem !== null) bad('user_data', problem);
+    else if (config.user_data !== '') userData = config.user_data as string;
+  }
   const eula = config.eula === true;
   if (config.eula !== undefined && typeof config.eula !== 'boolean') bad('eula', 'must be true or false');
   else if (rules?.eulaRequired && !eula) bad('eula', rules.eulaRequired);
@@ -198,5 +236,6 @@ export function checkOrderConfig(
     sshKeys,
     eula,
     domain,
+    userData: keeps('user_data') ? userData : null,
   };
 }

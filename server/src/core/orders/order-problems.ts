@@ -21,6 +21,8 @@ export interface CheckedConfig {
   sshKeys: string[];
   eula: boolean;
   domain: string | null;
+  /** Cloud-init user data (vps); null when none given. Sealed with the service, never stored in the clear. */
+  userData: string | null;
 }
 
 /** Fields outside `config` keep their own name on every surface. */

@@ -24,6 +24,7 @@ import type { ProductRegistry } from '../product-kit/registry.ts';
 import { recordEvent } from '../services/events.ts';
 import * as services from '../services/service.repository.ts';
 import { startJob } from '../services/service-jobs.ts';
+import { sealUserData, withoutUserData } from '../services/user-data.ts';
 import type { Clock } from '../time.ts';
 import { post } from '../wallet/ledger.ts';
 import { emitWebhook } from '../webhooks/outbox.ts';
@@ -111,6 +112,8 @@ export interface OrderServiceOptions {
   products: ProductRegistry;
   /** The seller and series of the tax invoice each paid order gets (issue 35). */
   invoicing: InvoicingConfig;
+  /** Seals an order's cloud-init user data with its service (core/services/user-data.ts). */
+  secretKey: Buffer;
 }
 
 /**
@@ -193,7 +196,7 @@ async function place(
       kind: 'new',
       status: 'paid',
       amount_paise: charge.totalPaise,
-      config: JSON.stringify({ ...input.config }),
+      config: JSON.stringify(withoutUserData(input.config)),
       domain: config.domain,
       location_id: location.id,
       paid_at: now,
@@ -235,6 +238,8 @@ async function place(
       }
       throw error;
     });
+  if (config.userData !== null)
+    await services.setUserData(trx, service.id, sealUserData(options.secretKey, service.id, config.userData));
   const paidOrder = await trx
     .updateTable('orders')
     .set({ transaction_id: debit.id, service_id: service.id })

@@ -97,7 +97,7 @@ async function eraseAccount(
   await sql`update orders set config = config - 'ssh_keys' where account_id = ${id} and config ? 'ssh_keys'`.execute(
     trx,
   );
-  await sql`update services set credentials_sealed = null, config = config - 'ssh_keys'
+  await sql`update services set credentials_sealed = null, user_data_sealed = null, config = config - 'ssh_keys'
     where account_id = ${id}`.execute(trx);
   await sql`update jobs set params = params - 'ssh_keys' - 'password' - 'root_password'
     where account_id = ${id} and (params ? 'ssh_keys' or params ? 'password' or params ? 'root_password')`.execute(trx);

@@ -195,6 +195,10 @@ export async function setCredentials(db: Executor, id: number, sealed: string): 
 }
 
 /** What the upstream calls the service (e.g. the VM's node and vmid), as JSON. */
+export async function setUserData(db: Executor, id: number, sealed: string): Promise<void> {
+  await db.updateTable('services').set({ user_data_sealed: sealed }).where('id', '=', id).execute();
+}
+
 export async function setExternal(db: Executor, id: number, external: string): Promise<void> {
   await db.updateTable('services').set({ external }).where('id', '=', id).execute();
 }
@@ -213,13 +217,14 @@ export async function setConfigField(db: Executor, id: number, field: string, va
 export async function markActive(trx: Transaction<DB>, id: number, now: Date, periodEnd: Date): Promise<void> {
   await trx
     .updateTable('services')
-    .set({ status: 'active', activated_at: now, period_end: periodEnd })
+    // Provisioning has used the user data (core/services/user-data.ts): it is not kept.
+    .set({ status: 'active', activated_at: now, period_end: periodEnd, user_data_sealed: null })
     .where('id', '=', id)
     .execute();
 }
 
 export async function markFailed(trx: Transaction<DB>, id: number): Promise<void> {
-  await trx.updateTable('services').set({ status: 'failed' }).where('id', '=', id).execute();
+  await trx.updateTable('services').set({ status: 'failed', user_data_sealed: null }).where('id', '=', id).execute();
 }
 
 export async function markSuspended(trx: Transaction<DB>, id: number, now: Date, reason: SuspendReason): Promise<void> {
@@ -242,7 +247,7 @@ export async function markUnsuspended(trx: Transaction<DB>, id: number): Promise
 export async function markTerminated(trx: Transaction<DB>, id: number, now: Date): Promise<void> {
   await trx
     .updateTable('services')
-    .set({ status: 'terminated', terminated_at: now, credentials_sealed: null })
+    .set({ status: 'terminated', terminated_at: now, credentials_sealed: null, user_data_sealed: null })
     .where('id', '=', id)
     .execute();
 }

@@ -93,7 +93,8 @@ export async function orderRoutes(root: FastifyInstance, { deps }: { deps: Deps 
           'Order a plan, paid from the wallet (provisioning starts at once); or {action: "pay", id} an unpaid renewal',
         description:
           'Body: `plan_id`, `config` (every key optional — vps: hostname (default: the label), os (default: ' +
-          `${DEFAULT_OS_SLUG} while active, else the oldest active template), server_name, region, ssh_keys; ` +
+          `${DEFAULT_OS_SLUG} while active, else the oldest active template), server_name, region, ssh_keys, ` +
+          'user_data (cloud-init user data, at most 64 KiB of UTF-8; sealed until provisioning used it, never shown); ' +
           'game: server_name, region, eula (must be true); web: server_name, region), `domain` (web plans), ' +
           '`idempotency_key` (or the Idempotency-Key header; if both, they must match). server_name defaults to the ' +
           "hostname's first label, else the domain, else `<type>-<6 characters>`; region to the plan's first open one. " +

@@ -10,7 +10,7 @@ import { Type } from 'typebox';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import { keyFieldRule } from '../../core/idempotency.ts';
-import { orderFieldRules } from '../../core/orders/order-input.ts';
+import { orderFieldRules, USER_DATA_DESCRIPTION } from '../../core/orders/order-input.ts';
 import { getOwnJob } from '../../core/services/service-jobs.ts';
 import { answerTokenDeploy } from '../deploy.ts';
 import { jsonList } from '../list-body.ts';
@@ -47,6 +47,8 @@ const DeployBody = Type.Object(
     idempotency_key: Type.Optional(
       Type.String({ maxLength: 300, description: 'or the Idempotency-Key header (required one way)' }),
     ),
+    // Its byte limit is the core's (a clear reason in bytes); the body limit bounds it before.
+    user_data: Type.Optional(Type.String({ description: `kvm only (422 for baremetal). ${USER_DATA_DESCRIPTION}` })),
   },
   { additionalProperties: false },
 );
@@ -56,6 +58,7 @@ function orderConfig(body: Record<string, unknown>): Record<string, unknown> {
   const config: Record<string, unknown> = { hostname: body.hostname, region: body.region, os: body.image };
   if (body.ssh_keys !== undefined) config.ssh_keys = body.ssh_keys;
   if (body.ssh_key_ids !== undefined) config.ssh_key_ids = body.ssh_key_ids;
+  if (body.user_data !== undefined) config.user_data = body.user_data;
   return config;
 }
 

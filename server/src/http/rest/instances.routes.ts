@@ -8,7 +8,7 @@ import { Type } from 'typebox';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import { keyFieldRule } from '../../core/idempotency.ts';
-import { orderFieldRules } from '../../core/orders/order-input.ts';
+import { orderFieldRules, USER_DATA_DESCRIPTION } from '../../core/orders/order-input.ts';
 import { actionParams, actionsOn, listActions, powerDescription } from '../../core/product-kit/action-routes.ts';
 import { DEFAULT_OS_SLUG } from '../../core/products/vps/order.ts';
 import { getOwnJob } from '../../core/services/service-jobs.ts';
@@ -58,12 +58,23 @@ const DeployBody = Type.Object(
       }),
     ),
     domain: Type.Optional(Type.String({ maxLength: 253, description: 'web plans' })),
+    // Its byte limit is the core's (a clear reason in bytes); the body limit bounds it before.
+    user_data: Type.Optional(Type.String({ description: USER_DATA_DESCRIPTION })),
   },
   { additionalProperties: false },
 );
 
 /** The deploy body's order options: what the session surface nests in `config`, here flat. */
-const CONFIG_KEYS = ['server_name', 'eula', 'region', 'hostname', 'os', 'ssh_keys', 'ssh_key_ids'] as const;
+const CONFIG_KEYS = [
+  'server_name',
+  'eula',
+  'region',
+  'hostname',
+  'os',
+  'ssh_keys',
+  'ssh_key_ids',
+  'user_data',
+] as const;
 
 function deployConfig(body: Record<string, unknown>): Record<string, unknown> {
   const config: Record<string, unknown> = {};
@@ -136,6 +147,7 @@ export async function instanceRoutes(root: FastifyInstance, { deps }: { deps: De
           'Required: plan, server_name, eula, idempotency_key (or the Idempotency-Key header). ' +
           '402 insufficient_funds (details: balance, required, shortfall, deposit_url); 409 unavailable:<reason>, ' +
           'idempotency_conflict, idempotency_in_progress; 422 bad_config_<field> (the first failing field; ' +
+          'bad_config_user_data: over 64 KiB, or given for a plan that is not vps; ' +
           'details.fields names every one as this body names it), domain_required, bad_domain, domain_taken (also ' +
           "the job's error, refunded, when the web server holds the domain under an account that is not ours); " +
           '429 after 10 deploys in an hour (decided before any charge).',

@@ -6,6 +6,7 @@ import type { DriverTiming, NodeAccess } from '../driver.ts';
 import { checkEndpoint, configProblem, type EndpointConfig, settingsOf } from '../driver-config.ts';
 import type { UpstreamError } from '../errors.ts';
 import type { TlsOptions } from '../http.ts';
+import type { SnippetStorage } from './snippets.ts';
 
 export interface ProxmoxConfig extends EndpointConfig {
   /** Where pveproxy listens, e.g. https://pve1.example.in:8006 (or http://127.0.0.1:PORT for the emulator). */
@@ -20,6 +21,8 @@ export interface ProxmoxConfig extends EndpointConfig {
   tls?: TlsOptions;
   /** Storage for cloned disks (default: the template's). */
   storage?: string;
+  /** Where cloud-init user data snippets go (./snippets.ts); without it, user data is refused. */
+  snippets?: SnippetStorage;
   /** Bridge for the first NIC (default: the template's). */
   bridge?: string;
   /** Deadline of one HTTP request (default 15 s). */
@@ -62,7 +65,8 @@ export function resolveConfig(config: ProxmoxConfig): { resolved: ResolvedConfig
 /** A node row's endpoint, credentials ({token_id, token_secret}) and settings as a driver configuration. */
 export function parseProxmoxNode(node: NodeAccess, timing: DriverTiming = {}): ProxmoxConfig {
   // The settings a node row may carry for Proxmox VE (`nodes add --settings`): node, storage,
-  // tls_insecure, ca; a value of another type reads as not given.
+  // tls_insecure, ca, snippets_storage with snippets_dir (./snippets.ts); a value of another
+  // type reads as not given.
   const settings = settingsOf(node);
   const text = (key: string): string | undefined => {
     const value = settings[key];
@@ -70,6 +74,8 @@ export function parseProxmoxNode(node: NodeAccess, timing: DriverTiming = {}): P
   };
   const storage = text('storage');
   const ca = text('ca');
+  const snippetsStorage = text('snippets_storage');
+  const snippetsDir = text('snippets_dir');
   return {
     metricsNode: node.name,
     endpoint: node.endpoint,
@@ -77,6 +83,7 @@ export function parseProxmoxNode(node: NodeAccess, timing: DriverTiming = {}): P
     tokenId: node.credentials.token_id ?? '',
     tokenSecret: node.credentials.token_secret ?? '',
     ...(storage ? { storage } : {}),
+    ...(snippetsStorage && snippetsDir ? { snippets: { storage: snippetsStorage, dir: snippetsDir } } : {}),
     tls: { insecure: settings.tls_insecure === true, ...(ca ? { ca } : {}) },
     ...timing,
   };

@@ -136,7 +136,13 @@ function withBridge(net0: string | undefined, bridge: string): string {
  * is missing the whole set (password included) is returned, because PVE applies one PUT at
  * once: a VM whose settings all match got its password in the same write.
  */
-export function configChanges(config: Record<string, unknown>, spec: VmSpec, bridge?: string): Record<string, string> {
+export function configChanges(
+  config: Record<string, unknown>,
+  spec: VmSpec,
+  bridge?: string,
+  /** `user=<storage>:snippets/<file>` when the VM boots with the customer's user data (./snippets.ts). */
+  cicustom?: string,
+): Record<string, string> {
   const ci = spec.cloudInit;
   const dot = ci.hostname.indexOf('.');
   const want: Record<string, string | undefined> = {
@@ -150,6 +156,7 @@ export function configChanges(config: Record<string, unknown>, spec: VmSpec, bri
     sshkeys: ci.sshKeys.length > 0 ? encodeSshKeys(ci.sshKeys) : undefined,
     tags: spec.tags.join(';') || undefined,
     net0: bridge ? withBridge(config.net0 as string | undefined, bridge) : undefined,
+    cicustom,
   };
   const have = (key: string) => (config[key] === undefined ? undefined : String(config[key]));
   const same = (key: string, value: string | undefined): boolean => {

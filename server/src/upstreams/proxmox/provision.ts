@@ -6,6 +6,7 @@ import { UpstreamError } from '../errors.ts';
 import type { VmRef, VmSpec } from '../hypervisor.ts';
 import type { ProxmoxClient } from './client.ts';
 import { bootDisk, configChanges, macsOf, nicKeys } from './mapping.ts';
+import { removeSnippet, writeSnippet } from './snippets.ts';
 import { run } from './tasks.ts';
 import { currentOrNull, findByName, nodePath, unlocked, vmPath } from './vm.ts';
 
@@ -56,7 +57,13 @@ async function cloneFresh(client: ProxmoxClient, spec: VmSpec): Promise<VmRef> {
 async function configure(client: ProxmoxClient, vm: VmRef, spec: VmSpec): Promise<VmRef> {
   const path = vmPath(client, vm);
   const config = await client.call<Record<string, unknown>>('GET', `${path}/config`);
-  const changes = configChanges(config, spec, client.config.bridge);
+  // The customer's user data: a snippet on the shared storage, named by cicustom (./snippets.ts).
+  const { userData } = spec.cloudInit;
+  const cicustom =
+    userData === undefined
+      ? undefined
+      : await writeSnippet(client.config.snippets, client.label, spec.name, { ...spec.cloudInit, userData });
+  const changes = configChanges(config, spec, client.config.bridge, cicustom);
   if (Object.keys(changes).length > 0) {
     // The digest makes PVE refuse the write if someone changed the config since we read it.
     await run(client, 'PUT', `${path}/config`, { ...changes, digest: config.digest as string | undefined });
@@ -126,6 +133,8 @@ export async function reinstall(client: ProxmoxClient, vm: VmRef, spec: VmSpec):
   check(target, client.label);
   await assertTemplate(client, spec.templateVmid);
   await stopAndDelete(client, vm);
+  // The old system's user data is not the new one's.
+  if (spec.cloudInit.userData === undefined) await removeSnippet(client.config.snippets, vm.name);
   try {
     await clone(client, target, vm.vmid);
   } catch (error) {
@@ -149,7 +158,9 @@ export async function reinstall(client: ProxmoxClient, vm: VmRef, spec: VmSpec):
 }
 
 export async function destroy(client: ProxmoxClient, vm: VmRef): Promise<void> {
-  if (await stopAndDelete(client, vm)) return;
+  const deleted = await stopAndDelete(client, vm);
+  await removeSnippet(client.config.snippets, vm.name);
+  if (deleted) return;
   // The id holds nothing, or another VM: if ours lives on under another id (never expected), remove that one.
   const elsewhere = await findByName(client, vm.name);
   if (elsewhere && elsewhere.vmid !== vm.vmid) await stopAndDelete(client, elsewhere);

@@ -32,6 +32,7 @@ import {
   specLines,
   typeInfo,
 } from './catalog.ts';
+import { USER_DATA_MAX_BYTES, UserDataField, userDataBytes } from './UserDataField.tsx';
 
 type OrderBody = paths['/api/v1/client/orders/']['post']['requestBody']['content']['application/json'];
 type Placed = Awaited<ReturnType<typeof placeOrder>>;
@@ -49,6 +50,7 @@ const FIELDS = [
   'config.server_name',
   'config.ssh_keys',
   'config.eula',
+  'config.user_data',
   'domain',
 ] as const;
 type Field = (typeof FIELDS)[number];
@@ -74,6 +76,7 @@ const SUBJECT: Record<Field, string> = {
   'config.server_name': 'The server name',
   'config.ssh_keys': 'The SSH key list',
   'config.eula': 'The licence',
+  'config.user_data': 'The cloud-init user data',
   domain: 'The domain',
 };
 
@@ -133,6 +136,7 @@ export function OrderForm({ type, catalog }: { type: string; catalog: Catalog })
   const [domain, setDomain] = useState('');
   const [eula, setEula] = useState(false);
   const [keys, setKeys] = useState<number[]>([]);
+  const [userData, setUserData] = useState('');
   const [local, setLocal] = useState<Partial<Record<Field, string>>>({});
 
   const wallet = useWalletBalance();
@@ -203,6 +207,8 @@ export function OrderForm({ type, catalog }: { type: string; catalog: Catalog })
     if (!regionOk) problems['config.region'] = 'Choose a region where this plan is available.';
     if (info.domain && domain.trim() === '') problems.domain = 'Enter the domain your website will use.';
     if (info.eula && !eula) problems['config.eula'] = 'Accept the licence to order a game server.';
+    if (info.userData && userDataBytes(userData) > USER_DATA_MAX_BYTES)
+      problems['config.user_data'] = 'The cloud-init user data is over 64 KiB; shorten it.';
     setLocal(problems);
     if (Object.keys(problems).length > 0) {
       order.reset();
@@ -216,6 +222,7 @@ export function OrderForm({ type, catalog }: { type: string; catalog: Catalog })
       config.ssh_keys = (sshKeys.data ?? []).filter((k) => keys.includes(k.id)).map((k) => k.public_key);
     }
     if (info.eula) config.eula = eula;
+    if (info.userData && userData.trim() !== '') config.user_data = userData;
     order.mutate({
       plan_id: plan.id,
       config,
@@ -376,6 +383,10 @@ export function OrderForm({ type, catalog }: { type: string; catalog: Catalog })
                     onToggle={(id) => setKeys((now) => (now.includes(id) ? now.filter((k) => k !== id) : [...now, id]))}
                     error={errorOf('config.ssh_keys')}
                   />
+                ) : null}
+
+                {info.userData ? (
+                  <UserDataField value={userData} onChange={setUserData} error={errorOf('config.user_data')} />
                 ) : null}
 
                 {info.eula ? (

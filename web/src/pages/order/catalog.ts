@@ -33,6 +33,8 @@ export interface TypeInfo {
   sshKeys: boolean;
   domain: boolean;
   eula: boolean;
+  /** Takes cloud-init user data (`config.user_data`, at most 64 KiB). */
+  userData?: boolean;
 }
 
 const TYPES: Record<string, TypeInfo> = {
@@ -46,6 +48,7 @@ const TYPES: Record<string, TypeInfo> = {
     sshKeys: true,
     domain: false,
     eula: false,
+    userData: true,
   },
   game: {
     title: 'Game server',

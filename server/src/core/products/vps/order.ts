@@ -29,7 +29,7 @@ async function resolveOs(trx: Kysely<DB>, config: CheckedConfig, problems: Order
 }
 
 export const vpsOrder: ProductOrder<{ os: OsTemplate | null }> = {
-  keys: ['server_name', 'hostname', 'os', 'region', 'ssh_keys', 'eula'],
+  keys: ['server_name', 'hostname', 'os', 'region', 'ssh_keys', 'eula', 'user_data'],
   domain: 'refused',
   reservesIpv4: true,
   resolve: async (trx, config, problems) => ({ os: await resolveOs(trx, config, problems) }),

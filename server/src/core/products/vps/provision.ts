@@ -14,6 +14,7 @@ import type { Step } from '../../product-kit/steps.ts';
 import { openCredentials } from '../../services/credentials.ts';
 import { recordEvent } from '../../services/events.ts';
 import * as services from '../../services/service.repository.ts';
+import { openUserData } from '../../services/user-data.ts';
 import { reinstallParams, vpsConfig, vpsSpecs } from './data.ts';
 import { vmName, vmRefOf } from './machine.ts';
 
@@ -57,6 +58,8 @@ async function vmSpec(env: JobEnv, osSlug: string, password: string): Promise<Vm
   if (!ip) throw new Error(`service ${service.id} holds no IPv4 address`);
   const specs = readStored(vpsSpecs, plan.specs, `the specs of plan ${plan.label}`);
   const config = configOf(env);
+  // Only a new server's first boot runs it (a reinstall finds none: markActive cleared it).
+  const userData = openUserData(env.secretKey, service);
   return {
     name: vmName(env.installation.id, service),
     templateVmid: os.template_vmid,
@@ -70,6 +73,7 @@ async function vmSpec(env: JobEnv, osSlug: string, password: string): Promise<Vm
       sshKeys: config.ssh_keys ?? [],
       ipv4: { address: ip.address, prefix: ip.prefix, gateway: ip.gateway },
       nameservers: NAMESERVERS,
+      ...(userData === null ? {} : { userData }),
     },
     tags: ['hostplane', `svc-${service.id}`, `acct-${service.account_id}`],
   };
