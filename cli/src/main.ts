@@ -9,6 +9,7 @@ import { accountCommands } from './commands/account.ts';
 import { authCommands } from './commands/auth.ts';
 import { instanceCommands } from './commands/instances.ts';
 import { invoiceCommands } from './commands/invoices.ts';
+import { rdnsCommands } from './commands/rdns.ts';
 import { CliError, UsageError } from './errors.ts';
 import { err, jsonSafe, msg, note, paint } from './output.ts';
 import { DEFAULT_URL, type GlobalArgs, VERSION } from './session.ts';
@@ -34,7 +35,7 @@ function parser(argv: string[]) {
       'Environment: HOSTPLANE_TOKEN and HOSTPLANE_URL override the saved login; NO_COLOR turns colour off.\n' +
         'Exit codes: 0 done, 1 API or connection error, 2 bad usage.',
     );
-  const withCommands = invoiceCommands(accountCommands(instanceCommands(authCommands(base))));
+  const withCommands = rdnsCommands(invoiceCommands(accountCommands(instanceCommands(authCommands(base)))));
   return withCommands
     .demandCommand(1, 'Name a command.')
     .strict()

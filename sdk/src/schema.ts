@@ -489,8 +489,8 @@ export interface paths {
         get: operations["getServices"];
         put?: never;
         /**
-         * renew (charged to the wallet), request_suspend or request_terminate (reviewed by staff)
-         * @description renew pays the service's unpaid renewal orders first, oldest first (422 insufficient_funds with `details.unpaid_orders` when the wallet does not cover them all; nothing is charged then); with nothing owed, one more month from paid_until. 409 not_renewable when the service is not active or suspended, or while its termination is queued or running.
+         * renew (charged to the wallet), request_suspend or request_terminate (reviewed by staff); rdns ({ptr | null})
+         * @description renew pays the service's unpaid renewal orders first, oldest first (422 insufficient_funds with `details.unpaid_orders` when the wallet does not cover them all; nothing is charged then); with nothing owed, one more month from paid_until. 409 not_renewable when the service is not active or suspended, or while its termination is queued or running. rdns (vps, baremetal): set or clear the PTR record of the service's IPv4 address on the platform's DNS server; 422 validation_failed (`ptr`) for a name that is not a hostname, 409 unavailable:no_ipv4 / unavailable:reverse_dns / unavailable:reverse_zone when there is nothing to set it on, 503 when the DNS server fails (the stored name is then unchanged), 422 not_supported on game and web services.
          */
         post: operations["updateService"];
         delete?: never;
@@ -1181,6 +1181,26 @@ export interface paths {
         post?: never;
         /** Delete a snapshot; 202 with the job */
         delete: operations["cloudDeleteSnapshot"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/cloud/v1/instances/{id}/rdns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set or clear the reverse DNS (PTR) of the instance's IPv4 address
+         * @description `ptr`: a hostname (RFC 1123 labels, at most 253 characters, lower-cased, a trailing dot optional); null or "" clears the record. The DNS server is changed first; the instance shows the new `ptr` once it accepted. 422 validation_failed (`details.fields.ptr`) for a name that is not a hostname; 409 unavailable:no_ipv4 (no address yet), unavailable:reverse_dns (not offered here), unavailable:reverse_zone (the address has no reverse zone), suspended; 503 when the DNS server fails (nothing is changed then).
+         */
+        put: operations["cloudSetReverseDns"];
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -5174,6 +5194,8 @@ export interface operations {
                                 name: string;
                             };
                             ipv4: string | null;
+                            /** @description the reverse DNS (PTR) name of ipv4, as set with the rdns action; null when none is set */
+                            ptr: string | null;
                             hostname: string | null;
                             os: string | null;
                             domain: string | null;
@@ -5383,6 +5405,8 @@ export interface operations {
                                 name: string;
                             };
                             ipv4: string | null;
+                            /** @description the reverse DNS (PTR) name of ipv4, as set with the rdns action; null when none is set */
+                            ptr: string | null;
                             hostname: string | null;
                             os: string | null;
                             domain: string | null;
@@ -5459,6 +5483,8 @@ export interface operations {
                                 name: string;
                             };
                             ipv4: string | null;
+                            /** @description the reverse DNS (PTR) name of ipv4, as set with the rdns action; null when none is set */
+                            ptr: string | null;
                             hostname: string | null;
                             os: string | null;
                             domain: string | null;
@@ -5628,7 +5654,9 @@ export interface operations {
             content: {
                 "application/json": {
                     id: number;
-                    action: "renew" | "request_suspend" | "request_terminate";
+                    action: "renew" | "request_suspend" | "request_terminate" | "rdns";
+                    /** @description rdns: the PTR hostname of the server's IPv4 address (RFC 1123 labels, at most 253 characters, a trailing dot optional); null or "" clears it */
+                    ptr?: string | null;
                     /** @description why (for staff); line breaks allowed, other control characters are 422 */
                     note?: string;
                     /** @description or send the X-CSRF-Token header */
@@ -5677,6 +5705,16 @@ export interface operations {
                             kind: string;
                             status: string;
                             created_at: string;
+                        };
+                    } | {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        rdns: {
+                            /** @description the address whose PTR record this is */
+                            ipv4: string;
+                            /** @description its PTR hostname now; null: none */
+                            ptr: string | null;
                         };
                     };
                 };
@@ -5753,8 +5791,26 @@ export interface operations {
                     "application/json": components["schemas"]["SessionError"];
                 };
             };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
             /** @description Internal error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8622,6 +8678,8 @@ export interface operations {
                                 name: string;
                             };
                             ipv4: string | null;
+                            /** @description the reverse DNS (PTR) name of ipv4, as set with the rdns action; null when none is set */
+                            ptr: string | null;
                             hostname: string | null;
                             os: string | null;
                             domain: string | null;
@@ -8806,6 +8864,8 @@ export interface operations {
                                 name: string;
                             };
                             ipv4: string | null;
+                            /** @description the reverse DNS (PTR) name of ipv4, as set with the rdns action; null when none is set */
+                            ptr: string | null;
                             hostname: string | null;
                             os: string | null;
                             domain: string | null;
@@ -9009,6 +9069,8 @@ export interface operations {
                                 name: string;
                             };
                             ipv4: string | null;
+                            /** @description the reverse DNS (PTR) name of ipv4, as set with the rdns action; null when none is set */
+                            ptr: string | null;
                             hostname: string | null;
                             os: string | null;
                             domain: string | null;
@@ -10114,6 +10176,8 @@ export interface operations {
                                 name: string;
                             };
                             ipv4: string | null;
+                            /** @description the reverse DNS (PTR) name of ipv4, as set with the rdns action; null when none is set */
+                            ptr: string | null;
                             hostname: string | null;
                             os: string | null;
                             domain: string | null;
@@ -10287,6 +10351,8 @@ export interface operations {
                                 name: string;
                             };
                             ipv4: string | null;
+                            /** @description the reverse DNS (PTR) name of ipv4, as set with the rdns action; null when none is set */
+                            ptr: string | null;
                             hostname: string | null;
                             os: string | null;
                             domain: string | null;
@@ -10523,6 +10589,8 @@ export interface operations {
                                 name: string;
                             };
                             ipv4: string | null;
+                            /** @description the reverse DNS (PTR) name of ipv4, as set with the rdns action; null when none is set */
+                            ptr: string | null;
                             hostname: string | null;
                             os: string | null;
                             domain: string | null;
@@ -11378,6 +11446,143 @@ export interface operations {
                                 type: "service";
                                 id: number;
                             };
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Not found (also for rows owned by another account) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+        };
+    };
+    cloudSetReverseDns: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the PTR hostname; null or "" clears it */
+                    ptr: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        rdns: {
+                            /** @description the address whose PTR record this is */
+                            ipv4: string;
+                            /** @description its PTR hostname now; null: none */
+                            ptr: string | null;
                         };
                     };
                 };

@@ -22,7 +22,7 @@ import type { LiveTarget } from './live.ts';
 
 export type ActionMethod = 'read' | 'mutate';
 
-export type SessionRoute = 'action' | 'status' | 'graph' | 'panel';
+export type SessionRoute = 'action' | 'status' | 'graph' | 'panel' | 'services';
 
 /** The session routes that expose an action. */
 export function sessionRoutes(action: ProductAction): readonly SessionRoute[] {
@@ -37,7 +37,7 @@ export interface ActionSurfaces {
    * Session surface: in POST /services/action/ ('action'), its own GET route ('status',
    * 'graph'), or the product's multiplexed management route ('panel': /api/v1/client/game/ and
    * /web/, CONTRACT §6: a read is a GET with its parameters in the query, a mutation a POST with
-   * a JSON body).
+   * a JSON body), or POST /services/ itself by its body's `action` ('services': rdns).
    */
   session?: SessionRoute | readonly SessionRoute[];
   /** Token surface: in POST /instances/{id}/{action} ('action'), or GET /instances/{id}/stats. */

@@ -8,6 +8,8 @@ import { Type } from 'typebox';
 import { freeTextProblem } from '../../core/accounts/rules.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
+import { actionsOn, listActions } from '../../core/product-kit/action-routes.ts';
+import { sessionRoutes } from '../../core/product-kit/actions.ts';
 import type { ServiceDetail } from '../../core/services/service-directory.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import { jsonList } from '../list-body.ts';
@@ -15,6 +17,7 @@ import { whoOf } from '../request-context.ts';
 import { sessionErrors } from '../schemas.ts';
 import { sendAsIs } from '../surfaces.ts';
 import { OrderSchema, orderView } from '../views/order.view.ts';
+import { RdnsSchema } from '../views/rdns.view.ts';
 import { listedServiceView, ServiceSchema, serviceView } from '../views/service.view.ts';
 import { PAGE_QUERY, PaginationSchema, pageOf, pagination, signedIn } from './context.ts';
 import { mutationBody, okSchema } from './envelopes.ts';
@@ -214,25 +217,39 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
     },
   );
 
+  // Product actions exposed here by name (core/product-kit, surfaces.session 'services': rdns),
+  // run by the one dispatcher: ownership → parameters → state → type → the upstream.
+  const registered = actionsOn(deps.products, 'session', 'services');
+  const registeredNames = [...new Set(registered.map((a) => a.name))];
+  const registeredParams: Record<string, ReturnType<typeof Type.Optional>> = {};
+  for (const a of registered)
+    for (const [key, schema] of Object.entries(a.params.properties)) registeredParams[key] ??= Type.Optional(schema);
+
   app.post(
     '/services/',
     {
       schema: {
         tags,
         operationId: 'updateService',
-        summary: 'renew (charged to the wallet), request_suspend or request_terminate (reviewed by staff)',
+        summary: `renew (charged to the wallet), request_suspend or request_terminate (reviewed by staff); ${listActions(deps.products, 'session', 'services', ', ')}`,
         description:
           "renew pays the service's unpaid renewal orders first, oldest first (422 insufficient_funds with " +
           '`details.unpaid_orders` when the wallet does not cover them all; nothing is charged then); with nothing ' +
           'owed, one more month from paid_until. 409 not_renewable when the service is not active or suspended, ' +
-          'or while its termination is queued or running.',
+          'or while its termination is queued or running. rdns (vps, baremetal): set or clear the PTR record of ' +
+          "the service's IPv4 address on the platform's DNS server; 422 validation_failed (`ptr`) for a name " +
+          'that is not a hostname, 409 unavailable:no_ipv4 / unavailable:reverse_dns / unavailable:reverse_zone ' +
+          'when there is nothing to set it on, 503 when the DNS server fails (the stored name is then unchanged), ' +
+          '422 not_supported on game and web services.',
         body: mutationBody({
           id: Type.Integer({ minimum: 1 }),
           action: Type.Union([
             Type.Literal('renew'),
             Type.Literal('request_suspend'),
             Type.Literal('request_terminate'),
+            ...registeredNames.map((name) => Type.Literal(name)),
           ]),
+          ...registeredParams,
           note: Type.Optional(
             Type.String({
               maxLength: 1000,
@@ -251,14 +268,31 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
                 created_at: Type.String(),
               }),
             }),
+            okSchema({ rdns: RdnsSchema }),
           ]),
-          ...sessionErrors(401, 403, 404, 409, 422),
+          ...sessionErrors(401, 403, 404, 409, 422, 429, 503),
         },
       },
     },
     async (request) => {
       const session = signedIn(request);
       const body = request.body;
+      const { id, action, note, csrf_token: _csrf, ...params } = body as Record<string, unknown> & typeof body;
+      if (registeredNames.includes(action)) {
+        if (note !== undefined) throw AppError.fields({ note: 'is for request_suspend and request_terminate' });
+        const { result } = await deps.serviceActions.run(session.account.id, id, action, params, {
+          unknown: () => new AppError('not_supported'),
+          exposed: (a) => sessionRoutes(a).includes('services'),
+        });
+        if (result.kind !== 'data') throw new Error(`${action} answered ${result.kind}`);
+        return {
+          success: true as const,
+          message: result.message,
+          ...(result.data as { rdns: { ipv4: string; ptr: string | null } }),
+        };
+      }
+      const stray = Object.keys(params)[0];
+      if (stray !== undefined) throw AppError.fields({ [stray]: `is not a parameter of ${action}` });
       const noteProblem = body.note === undefined ? null : freeTextProblem(body.note, { multiline: true });
       if (noteProblem) throw AppError.fields({ note: noteProblem });
       if (body.action === 'renew') {
