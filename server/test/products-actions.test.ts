@@ -62,6 +62,15 @@ function routesOf(action: ProductAction): Route[] {
             browser(as).post(`${SVC}action/`, { id: service.id, action: action.name, ...params(service) }, { csrf }),
         });
         break;
+      case 'services':
+        // POST /services/ itself, the action named in the body (rdns).
+        routes.push({
+          label: `session POST ${SVC} ${action.name}`,
+          session: true,
+          call: (as, service, csrf = true) =>
+            browser(as).post(SVC, { id: service.id, action: action.name, ...params(service) }, { csrf }),
+        });
+        break;
       case 'status':
       case 'graph':
         routes.push({

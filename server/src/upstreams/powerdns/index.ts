@@ -12,7 +12,7 @@ import { UpstreamError } from '../errors.ts';
 import type { HttpResponse } from '../http.ts';
 import { labelOf, type PowerDnsConfig, parsePowerDnsNode } from './config.ts';
 
-/** PowerDNS's own zone id (apiZoneNameToId): anything but letters, digits, `.` and `-` as `=XX`. */
+/** PowerDNS's own zone id (apiZoneNameToId): anything but letters, digits, `.` and `-` as `=XX` (safe in a path as it is). */
 export function zoneIdOf(zone: string): string {
   return [...zone]
     .map((c) => (/[A-Za-z0-9.-]/.test(c) ? c : `=${c.charCodeAt(0).toString(16).toUpperCase()}`))
@@ -93,7 +93,7 @@ export function createPowerDnsDriver(config: PowerDnsConfig, problem: UpstreamEr
   async function patch(address: string, rrset: Record<string, unknown>): Promise<void> {
     const zone = zoneOf(address);
     const name = ptrOwner(address, zone);
-    await call('PATCH', `/zones/${encodeURIComponent(zoneIdOf(zone))}`, {
+    await call('PATCH', `/zones/${zoneIdOf(zone)}`, {
       rrsets: [{ name, type: 'PTR', ...rrset }],
     });
   }
@@ -116,7 +116,7 @@ export function createPowerDnsDriver(config: PowerDnsConfig, problem: UpstreamEr
       const name = ptrOwner(address, zone);
       const query = `?rrset_name=${encodeURIComponent(name)}&rrset_type=PTR`;
       const found = json<{ rrsets?: { name?: string; type?: string; records?: { content?: string }[] }[] }>(
-        await call('GET', `/zones/${encodeURIComponent(zoneIdOf(zone))}${query}`),
+        await call('GET', `/zones/${zoneIdOf(zone)}${query}`),
       );
       const rrset = (found.rrsets ?? []).find((r) => r.name === name && r.type === 'PTR');
       const content = rrset?.records?.[0]?.content;
