@@ -2,8 +2,15 @@
 // PUT /instances/{id}/rdns, CONTRACT §13). `-o json` prints the API's {ipv4, ptr}.
 
 import type { Argv } from 'yargs';
+import { UsageError } from '../errors.ts';
 import { json, msg, write } from '../output.ts';
 import { type GlobalArgs, session } from '../session.ts';
+
+/** The instance id given, or bad usage (exit 2). */
+function instanceId(value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw new UsageError('<instance> must be an instance id (a number)');
+  return value;
+}
 
 export function rdnsCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
   return y.command(['rdns', 'reverse-dns'], "Reverse DNS (PTR) of an instance's IPv4 address", (c) =>
@@ -21,7 +28,7 @@ export function rdnsCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
             }),
         async (argv) => {
           const { client } = session(argv);
-          const rdns = await client.setReverseDns(argv.instance, argv.hostname);
+          const rdns = await client.setReverseDns(instanceId(argv.instance), argv.hostname);
           if (argv.output === 'json') return json(rdns);
           write(msg`Reverse DNS of ${rdns.ipv4} set to ${rdns.ptr ?? ''}.`);
         },
@@ -32,7 +39,7 @@ export function rdnsCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
         (cc) => cc.positional('instance', { type: 'number', demandOption: true, describe: 'the instance id' }),
         async (argv) => {
           const { client } = session(argv);
-          const rdns = await client.setReverseDns(argv.instance, null);
+          const rdns = await client.setReverseDns(instanceId(argv.instance), null);
           if (argv.output === 'json') return json(rdns);
           write(msg`Reverse DNS of ${rdns.ipv4} cleared.`);
         },

@@ -25,11 +25,16 @@ export const MAX_HOSTNAME = 253;
  */
 export function normalizePtr(raw: unknown): string | null {
   if (raw === null) return null;
-  if (typeof raw !== 'string') throw AppError.fields({ ptr: 'must be a hostname, or null to clear it' });
+  if (typeof raw !== 'string') {
+    throw AppError.fields(
+      { ptr: 'must be a hostname, or null to clear it' },
+      'The reverse DNS name must be a hostname.',
+    );
+  }
   const name = raw.trim().toLowerCase().replace(/\.$/, '');
   if (raw.trim() === '') return null;
   const problem = ptrProblem(name);
-  if (problem) throw AppError.fields({ ptr: problem });
+  if (problem) throw AppError.fields({ ptr: problem }, `The reverse DNS name ${problem}.`);
   return name;
 }
 
