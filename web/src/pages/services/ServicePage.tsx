@@ -14,6 +14,7 @@ import { hasPower, type Service, typeName, useService } from './common.ts';
 import { ActivityCard, BillingCard, CredentialsCard, FactsCard, SignOnCard } from './Panels.tsx';
 import { UsageChart } from './UsageChart.tsx';
 import { ConsoleCard } from './vps/Console.tsx';
+import { ReverseDnsCard } from './vps/ReverseDns.tsx';
 import { SerialConsoleCard } from './vps/SerialConsole.tsx';
 import { SnapshotsCard } from './vps/Snapshots.tsx';
 import './services.css';
@@ -102,6 +103,7 @@ function Manage({ service }: { service: Service }) {
   return (
     <>
       {service.type === 'vps' ? <SnapshotsCard service={service} /> : null}
+      {service.type === 'vps' || service.type === 'baremetal' ? <ReverseDnsCard service={service} /> : null}
       <ReinstallCard service={service} />
     </>
   );
