@@ -10,6 +10,7 @@ import { authCommands } from './commands/auth.ts';
 import { completionCommands, recordCommands } from './commands/completion.ts';
 import { instanceCommands } from './commands/instances.ts';
 import { invoiceCommands } from './commands/invoices.ts';
+import { rdnsCommands } from './commands/rdns.ts';
 import { resizeCommands } from './commands/resize.ts';
 import { searchCommands } from './commands/search.ts';
 import { webhookCommands } from './commands/webhooks.ts';
@@ -40,7 +41,7 @@ function parser(argv: string[], root: Argv = yargs(argv)): Argv<GlobalArgs> {
         'Exit codes: 0 done, 1 API or connection error, 2 bad usage.',
     );
   const withCommands = invoiceCommands(accountCommands(instanceCommands(authCommands(base))));
-  const products = resizeCommands(webhookCommands(searchCommands(withCommands)));
+  const products = rdnsCommands(resizeCommands(webhookCommands(searchCommands(withCommands))));
   return completionCommands(products, () => recordCommands((recorder) => parser([], recorder)))
     .demandCommand(1, 'Name a command.')
     .strict()

@@ -483,6 +483,14 @@ export class Hostplane {
       )
     ).job;
   }
+
+  // Reverse DNS of an instance's IPv4 address.
+
+  /** Set the PTR hostname of the instance's IPv4 address (null clears it): `{ipv4, ptr}` as it is now. */
+  async setReverseDns(id: number, ptr: string | null) {
+    return (await unwrap(this.raw.PUT('/cloud/v1/instances/{id}/rdns', { params: { path: { id } }, body: { ptr } })))
+      .rdns;
+  }
 }
 
 type Json<R> = R extends { content: { 'application/json': infer J } } ? J : never;
@@ -503,6 +511,7 @@ export type Region = Ok<paths['/cloud/v1/regions']['get']>['regions'][number];
 export type Image = Ok<paths['/cloud/v1/images']['get']>['images'][number];
 export type SshKey = Ok<paths['/cloud/v1/ssh-keys']['get']>['ssh_keys'][number];
 export type Snapshot = Ok<paths['/cloud/v1/instances/{id}/snapshots']['get']>['snapshots'][number];
+export type ReverseDns = Ok<paths['/cloud/v1/instances/{id}/rdns']['put']>['rdns'];
 export type Billing = Ok<paths['/api/v1/billing']['get']>;
 export type Invoice = Ok<paths['/api/v1/invoices']['get']>['invoices'][number];
 export type Quote = Ok<paths['/api/v1/quote']['post']>;

@@ -489,8 +489,8 @@ export interface paths {
         get: operations["getServices"];
         put?: never;
         /**
-         * renew (charged to the wallet), request_suspend or request_terminate (reviewed by staff), resize
-         * @description renew pays the service's unpaid renewal orders first, oldest first (422 insufficient_funds with `details.unpaid_orders` when the wallet does not cover them all; nothing is charged then); with nothing owed, one more month from paid_until. 409 not_renewable when the service is not active or suspended, or while its termination is queued or running. resize: {plan_id | plan}: move to a larger plan of the same location (no fewer cores, no less memory, no smaller disk); the price difference for the rest of the paid period is charged now (pro rata, with GST; 402 insufficient_funds when the wallet is short), then the server is stopped, resized and started; 202 with the job. A smaller, equal, other-type, other-region or retired plan is 422 saying why. What resizing to each plan charges now: GET /api/v1/client/vps/?service=<id>&action=resize_options.
+         * renew (charged to the wallet), request_suspend or request_terminate (reviewed by staff), resize, rdns
+         * @description renew pays the service's unpaid renewal orders first, oldest first (422 insufficient_funds with `details.unpaid_orders` when the wallet does not cover them all; nothing is charged then); with nothing owed, one more month from paid_until. 409 not_renewable when the service is not active or suspended, or while its termination is queued or running. resize: {plan_id | plan}: move to a larger plan of the same location (no fewer cores, no less memory, no smaller disk); the price difference for the rest of the paid period is charged now (pro rata, with GST; 402 insufficient_funds when the wallet is short), then the server is stopped, resized and started; 202 with the job. A smaller, equal, other-type, other-region or retired plan is 422 saying why. rdns: set ({ptr: hostname}) or clear ({ptr: null}) the reverse DNS (PTR) of the server's IPv4 address. What resizing to each plan charges now: GET /api/v1/client/vps/?service=<id>&action=resize_options.
          */
         post: operations["updateService"];
         delete?: never;
@@ -1203,6 +1203,26 @@ export interface paths {
         post?: never;
         /** Delete a snapshot; 202 with the job */
         delete: operations["cloudDeleteSnapshot"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/cloud/v1/instances/{id}/rdns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set or clear the reverse DNS (PTR) of the instance's IPv4 address
+         * @description `ptr`: a hostname (RFC 1123 labels, at most 253 characters, lower-cased, a trailing dot optional); null or "" clears the record. The DNS server is changed first; the instance shows the new `ptr` once it accepted. 422 validation_failed (`details.fields.ptr`) for a name that is not a hostname; 409 unavailable:no_ipv4 (no address yet), unavailable:reverse_dns (not offered here), unavailable:reverse_zone (the address has no reverse zone), suspended; 503 when the DNS server fails (nothing is changed then).
+         */
+        put: operations["cloudSetReverseDns"];
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -5199,6 +5219,8 @@ export interface operations {
                                 name: string;
                             };
                             ipv4: string | null;
+                            /** @description the reverse DNS (PTR) name of ipv4, as set with the rdns action; null when none is set */
+                            ptr: string | null;
                             hostname: string | null;
                             os: string | null;
                             domain: string | null;
@@ -5408,6 +5430,8 @@ export interface operations {
                                 name: string;
                             };
                             ipv4: string | null;
+                            /** @description the reverse DNS (PTR) name of ipv4, as set with the rdns action; null when none is set */
+                            ptr: string | null;
                             hostname: string | null;
                             os: string | null;
                             domain: string | null;
@@ -5484,6 +5508,8 @@ export interface operations {
                                 name: string;
                             };
                             ipv4: string | null;
+                            /** @description the reverse DNS (PTR) name of ipv4, as set with the rdns action; null when none is set */
+                            ptr: string | null;
                             hostname: string | null;
                             os: string | null;
                             domain: string | null;
@@ -5653,13 +5679,15 @@ export interface operations {
             content: {
                 "application/json": {
                     id: number;
-                    action: "renew" | "request_suspend" | "request_terminate" | "resize";
+                    action: "renew" | "request_suspend" | "request_terminate" | "resize" | "rdns";
                     /** @description why (for staff); line breaks allowed, other control characters are 422 */
                     note?: string;
                     /** @description resize: the larger plan */
                     plan_id?: number;
                     /** @description resize: the larger plan, its label or id */
                     plan?: string;
+                    /** @description rdns: the PTR hostname of the server's IPv4 address (RFC 1123 labels, at most 253 characters, a trailing dot optional); null or "" clears it */
+                    ptr?: string | null;
                     /** @description or send the X-CSRF-Token header */
                     csrf_token?: string;
                 };
@@ -5706,6 +5734,16 @@ export interface operations {
                             kind: string;
                             status: string;
                             created_at: string;
+                        };
+                    } | {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        rdns: {
+                            /** @description the address whose PTR record this is */
+                            ipv4: string;
+                            /** @description its PTR hostname now; null: none */
+                            ptr: string | null;
                         };
                     };
                 };
@@ -5819,6 +5857,15 @@ export interface operations {
             };
             /** @description Validation failed; see the per-field reasons */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8704,6 +8751,8 @@ export interface operations {
                                 name: string;
                             };
                             ipv4: string | null;
+                            /** @description the reverse DNS (PTR) name of ipv4, as set with the rdns action; null when none is set */
+                            ptr: string | null;
                             hostname: string | null;
                             os: string | null;
                             domain: string | null;
@@ -8890,6 +8939,8 @@ export interface operations {
                                 name: string;
                             };
                             ipv4: string | null;
+                            /** @description the reverse DNS (PTR) name of ipv4, as set with the rdns action; null when none is set */
+                            ptr: string | null;
                             hostname: string | null;
                             os: string | null;
                             domain: string | null;
@@ -9093,6 +9144,8 @@ export interface operations {
                                 name: string;
                             };
                             ipv4: string | null;
+                            /** @description the reverse DNS (PTR) name of ipv4, as set with the rdns action; null when none is set */
+                            ptr: string | null;
                             hostname: string | null;
                             os: string | null;
                             domain: string | null;
@@ -10291,6 +10344,8 @@ export interface operations {
                                 name: string;
                             };
                             ipv4: string | null;
+                            /** @description the reverse DNS (PTR) name of ipv4, as set with the rdns action; null when none is set */
+                            ptr: string | null;
                             hostname: string | null;
                             os: string | null;
                             domain: string | null;
@@ -10466,6 +10521,8 @@ export interface operations {
                                 name: string;
                             };
                             ipv4: string | null;
+                            /** @description the reverse DNS (PTR) name of ipv4, as set with the rdns action; null when none is set */
+                            ptr: string | null;
                             hostname: string | null;
                             os: string | null;
                             domain: string | null;
@@ -10702,6 +10759,8 @@ export interface operations {
                                 name: string;
                             };
                             ipv4: string | null;
+                            /** @description the reverse DNS (PTR) name of ipv4, as set with the rdns action; null when none is set */
+                            ptr: string | null;
                             hostname: string | null;
                             os: string | null;
                             domain: string | null;
@@ -11557,6 +11616,143 @@ export interface operations {
                                 type: "service";
                                 id: number;
                             };
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Not found (also for rows owned by another account) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+        };
+    };
+    cloudSetReverseDns: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the PTR hostname; null or "" clears it */
+                    ptr: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        rdns: {
+                            /** @description the address whose PTR record this is */
+                            ipv4: string;
+                            /** @description its PTR hostname now; null: none */
+                            ptr: string | null;
                         };
                     };
                 };

@@ -7,11 +7,12 @@ import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCidr } from './cidr.ts';
 import { INVOICING_VARIABLES, type InvoicingConfig, readInvoicing } from './config-invoicing.ts';
+import { POWERDNS_VARIABLES, type ReverseDnsConfig, readPowerDns } from './config-powerdns.ts';
 import { RAZORPAY_VARIABLES, type RazorpaySettings, readRazorpay } from './config-razorpay.ts';
 
 export type Engine = 'pglite' | 'postgresql';
 
-export interface Config {
+export interface Config extends ReverseDnsConfig {
   port: number;
   host: string;
   publicUrl: string;
@@ -137,6 +138,7 @@ export const VARIABLES: readonly Variable[] = [
   },
   ...INVOICING_VARIABLES,
   ...RAZORPAY_VARIABLES,
+  ...POWERDNS_VARIABLES,
 ];
 
 type Env = Record<string, string | undefined>;
@@ -180,7 +182,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
   if (lifecycle.terminateDays <= lifecycle.graceDays) {
     r.problem(`TERMINATE_DAYS (${lifecycle.terminateDays}) must be more than GRACE_DAYS (${lifecycle.graceDays})`);
   }
-  const panel = { ...readPanel(r, cwd, demo), ...readRazorpay(r) };
+  const panel = { ...readPanel(r, cwd, demo), ...readRazorpay(r), ...readPowerDns(r) };
   const floorAndInvoicing = { uploadFreeSpaceFloorMb, invoicing: readInvoicing(r) };
 
   if (problems.length > 0) {

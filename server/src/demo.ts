@@ -8,6 +8,7 @@
 
 import { join } from 'node:path';
 import { startCpanelEmulator } from '../../emulators/src/cpanel/index.ts';
+import { startPowerDnsEmulator } from '../../emulators/src/powerdns/index.ts';
 import { startProxmoxEmulator } from '../../emulators/src/proxmox/index.ts';
 import { startPterodactylEmulator } from '../../emulators/src/pterodactyl/index.ts';
 import { startRazorpayEmulator } from '../../emulators/src/razorpay/index.ts';
@@ -16,6 +17,7 @@ import { hmacHex } from './core/crypto/secrets.ts';
 import type { Deps } from './core/deps.ts';
 import type { PutNode } from './core/nodes/node.service.ts';
 import { ensurePrivateDir } from './db/lock.ts';
+import { zoneOf24 } from './upstreams/dns.ts';
 
 const DEMO_REGIONS = ['mum1', 'blr1', 'del1'];
 /** Where the demo's bare-metal machines are (the demo catalog sells its bare-metal plan there). */
@@ -30,6 +32,8 @@ export interface DemoUpstreams {
   bmcUrls: string[];
   /** The Razorpay emulator online deposits go through, or null when RAZORPAY_* names a real account. */
   razorpayUrl: string | null;
+  /** The PowerDNS emulator reverse DNS goes through, or null when PDNS_* names a real server. */
+  powerdnsUrl: string | null;
   stop(): Promise<void>;
 }
 
@@ -85,6 +89,7 @@ export async function startDemoUpstreams(deps: Deps): Promise<DemoUpstreams> {
     installDelayMs: 8000,
   });
   const razorpay = await startDemoRazorpay(deps);
+  const powerdns = await startDemoPowerDns(deps, dir);
   const db = deps.database.db;
   const locations = await db.selectFrom('locations').select(['id', 'code']).where('code', 'in', DEMO_REGIONS).execute();
   for (const location of locations) {
@@ -149,8 +154,16 @@ export async function startDemoUpstreams(deps: Deps): Promise<DemoUpstreams> {
     cpanelUrl: cpanel.url,
     bmcUrls: redfish.machines.map((m) => m.url),
     razorpayUrl: razorpay?.url ?? null,
+    powerdnsUrl: powerdns?.url ?? null,
     stop: async () => {
-      await Promise.all([proxmox.stop(), pterodactyl.stop(), cpanel.stop(), redfish.stop(), razorpay?.stop()]);
+      await Promise.all([
+        proxmox.stop(),
+        pterodactyl.stop(),
+        cpanel.stop(),
+        redfish.stop(),
+        razorpay?.stop(),
+        powerdns?.stop(),
+      ]);
     },
   };
 }
@@ -174,5 +187,28 @@ async function startDemoRazorpay(deps: Deps) {
     apiUrl: emulator.url,
   });
   deps.logger.info({ razorpay: emulator.url }, 'demo upstreams: Razorpay emulator started (online deposits)');
+  return emulator;
+}
+
+/**
+ * Reverse DNS in the demo: the PowerDNS emulator (its key derived from SECRET_KEY, its zones kept
+ * in DATA_DIR/emulators/), holding the /24 reverse zone of every address of the pool, which is
+ * also the zone the driver picks when no PDNS_REVERSE_ZONES rule says otherwise. Configured
+ * PDNS_* variables win: then none.
+ */
+async function startDemoPowerDns(deps: Deps, dir: string) {
+  if (deps.config.reverseDns !== null) return null;
+  const pool = await deps.database.db.selectFrom('ipv4_addresses').select('address').distinct().execute();
+  const zones = [...new Set(pool.map((row) => zoneOf24(row.address)))];
+  const emulator = await startPowerDnsEmulator({
+    apiKey: hmacHex(deps.secretKey, 'demo-upstream', 'powerdns').slice(0, 32),
+    stateFile: join(dir, 'powerdns.json'),
+    zones,
+  });
+  deps.drivers.configureReverseDns({
+    kind: 'powerdns',
+    access: { name: 'demo-powerdns', endpoint: emulator.url, credentials: { api_key: emulator.apiKey }, settings: {} },
+  });
+  deps.logger.info({ powerdns: emulator.url, zones }, 'demo upstreams: PowerDNS emulator started (reverse DNS)');
   return emulator;
 }

@@ -104,6 +104,7 @@ describe('the surface', () => {
       'POST /cloud/v1/instances/{id}/power instances.write',
       'POST /cloud/v1/instances/{id}/snapshots instances.write',
       'POST /cloud/v1/ssh-keys orders.write',
+      'PUT /cloud/v1/instances/{id}/rdns instances.write',
     ]);
     assert.ok(doc.tags.some((t: { name: string }) => t.name === 'cloud: instances'));
   });

@@ -25,7 +25,7 @@ type Schema = {
   enum?: unknown[];
 };
 interface Operation {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
   query: Record<string, Schema>;
   body: Schema | null;
@@ -54,7 +54,7 @@ before(async () => {
   };
   operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
     Object.entries(ops)
-      .filter(([method]) => ['get', 'post', 'delete'].includes(method))
+      .filter(([method]) => ['get', 'post', 'put', 'delete'].includes(method))
       // Signing out ends the fuzzer's own session; health and the document take no input.
       .filter(() => !/\/auth\/logout\/|\/health\/|openapi\.json/.test(path))
       .map(([method, op]) => ({

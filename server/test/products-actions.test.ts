@@ -64,6 +64,7 @@ function routesOf(action: ProductAction): Route[] {
         break;
       case 'services':
         // The service's own route, beside renew and the staff requests (CONTRACT §13 resize).
+        // POST /services/ itself, the action named in the body (rdns).
         routes.push({
           label: `session POST ${SVC} ${action.name}`,
           session: true,

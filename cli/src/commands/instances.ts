@@ -37,6 +37,7 @@ export function instanceFields(i: Instance | InstanceDetail): [string, Cell][] {
     ['plan', `${i.plan.label} (${i.plan.name})`],
     ['region', `${i.region.code} (${i.region.name})`],
     ['ipv4', i.ipv4],
+    ['reverse dns', i.ptr],
     ['hostname', i.hostname],
     ['image', i.os],
     ['price', `${rupees(i.price.monthly)}/month`],

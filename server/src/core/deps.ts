@@ -266,7 +266,7 @@ function createServiceGroup(
       accountTopic: 'account_services',
     }),
   });
-  const drivers = createDrivers(nodes, driverTiming);
+  const drivers = createDrivers(nodes, driverTiming, undefined, config.reverseDns);
   const serviceActions = createServiceActions({
     db,
     jobs,

@@ -123,6 +123,8 @@ export interface ServicesTable {
   suspend_reason: ColumnType<SuspendReason | null, SuspendReason | null | undefined, SuspendReason | null>;
   /** The paid_until the renewal reminder was sent for (once per period). */
   reminded_for: NullableTimestamp;
+  /** The PTR name of its IPv4 address, lower-case without the trailing dot (null: none set; migration 0032). */
+  ptr: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export type SuspendReason = 'staff' | 'client' | 'overdue';

@@ -6,9 +6,11 @@
 import type { NodeKind } from '../db/tables.ts';
 import type { BareMetal } from './bare-metal.ts';
 import { createCpanelPanel, parseCpanelNode } from './cpanel/index.ts';
+import type { ReverseDns } from './dns.ts';
 import type { DriverTiming, NodeAccess } from './driver.ts';
 import type { GamePanel } from './game-panel.ts';
 import type { Hypervisor } from './hypervisor.ts';
+import { createPowerDns } from './powerdns/index.ts';
 import { parseProxmoxNode } from './proxmox/config.ts';
 import { createProxmoxHypervisor } from './proxmox/hypervisor.ts';
 import { createPterodactylPanel, parsePterodactylNode } from './pterodactyl/index.ts';
@@ -83,6 +85,28 @@ export const DRIVERS: DriverRegistry = {
       software: 'Redfish BMC',
       create: (node, timing) => createRedfishMachine(parseRedfishNode(node, timing)),
     },
+  },
+};
+
+/** A kind of DNS server the reverse zones may live on (config-powerdns.ts: one per installation). */
+export type DnsKind = 'powerdns';
+
+export interface DnsDriverEntry {
+  /** What the server runs, as a probe names it before the version. */
+  software: string;
+  /** Credential fields the access needs (non-empty strings). */
+  credentials: readonly string[];
+  /** Build the driver. Never throws: a configuration that cannot work fails every call. */
+  create(access: NodeAccess, timing: DriverTiming): ReverseDns;
+}
+
+/** DNS server kind → driver (reverse DNS, upstreams/dns.ts). */
+export const DNS_DRIVERS: Record<DnsKind, DnsDriverEntry> = {
+  powerdns: {
+    // The Authoritative server's HTTP API; `api-key` of pdns.conf (endpoint = its webserver's base URL).
+    software: 'PowerDNS Authoritative',
+    credentials: ['api_key'],
+    create: (access, timing) => createPowerDns(access, timing),
   },
 };
 

@@ -26,7 +26,7 @@ export class Browser {
   }
 
   async request(
-    method: 'GET' | 'POST' | 'DELETE',
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
     url: string,
     options: RequestOptions = {},
   ): Promise<LightMyRequestResponse> {

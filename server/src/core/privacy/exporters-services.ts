@@ -24,6 +24,7 @@ const services: Exporter = {
         'services.config',
         'services.period_end',
         'services.suspend_reason',
+        'services.ptr',
         'services.created_at',
         'services.activated_at',
         'services.suspended_at',

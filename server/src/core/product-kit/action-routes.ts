@@ -2,7 +2,7 @@
 // one-line lists, parameter schemas and descriptions the routes and their OpenAPI entries are
 // built from, all read off the registry (so a product's new action documents itself).
 
-import type { TProperties } from 'typebox';
+import { type TProperties, Type } from 'typebox';
 import { type ProductAction, type SessionRoute, sessionRoutes } from './actions.ts';
 import type { ProductRegistry } from './registry.ts';
 
@@ -33,7 +33,7 @@ export function actionNames(products: ProductRegistry, surface: Surface, route: 
 export function actionParams(products: ProductRegistry, surface: Surface, route: string): TProperties {
   const properties: TProperties = {};
   for (const a of actionsOn(products, surface, route))
-    for (const [key, schema] of Object.entries(a.params.properties)) properties[key] ??= schema;
+    for (const [key, schema] of Object.entries(a.params.properties)) properties[key] ??= Type.Optional(schema);
   return properties;
 }
 

@@ -39,7 +39,7 @@ export interface ActionSurfaces {
    * 'graph'), or the product's multiplexed management route ('panel': /api/v1/client/game/ and
    * /web/, CONTRACT §6: a read is a GET with its parameters in the query, a mutation a POST with
    * a JSON body), or the service's own POST /services/ ('services': `{action, id, …}` beside
-   * renew and the staff requests; CONTRACT §13 resize), answered 202 with the job.
+   * renew and the staff requests; CONTRACT §13 resize, rdns), answered 202 with the job.
    */
   session?: SessionRoute | readonly SessionRoute[];
   /** Token surface: in POST /instances/{id}/{action} ('action'), or GET /instances/{id}/stats. */

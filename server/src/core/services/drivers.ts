@@ -6,15 +6,19 @@
 import type WebSocket from 'ws';
 import type { NodeRow } from '../../db/tables.ts';
 import { budgetOf, nodeBudgets } from '../../upstreams/budgets.ts';
+import type { ReverseDns } from '../../upstreams/dns.ts';
 import type {
   ConsoleDialOptions,
   ConsoleEvents,
   DriverTiming,
+  NodeAccess,
   NodeDriver,
   UpstreamConsoleTicket,
 } from '../../upstreams/driver.ts';
 import {
   type AnyDriverEntry,
+  DNS_DRIVERS,
+  type DnsKind,
   DRIVER_ROLES,
   DRIVERS,
   type DriverEntry,
@@ -57,9 +61,22 @@ export interface Drivers {
     node: NodeRow,
     ticket: UpstreamConsoleTicket,
   ): ((data: WebSocket.RawData, binary: boolean) => boolean) | null;
+  /**
+   * The driver of the DNS server holding the reverse zones (upstreams/dns.ts); 409
+   * unavailable:reverse_dns when none is configured (PDNS_*, or demo mode's emulator).
+   */
+  reverseDns(): ReverseDns;
+  /** Point reverse DNS at this server (null: none), replacing the driver built before (demo mode, tests). */
+  configureReverseDns(settings: ReverseDnsAccess | null): void;
   close(): void;
   /** The deadlines drivers were built with (steps that poll a node use them too). */
   readonly timing: DriverTiming;
+}
+
+/** The DNS server of the reverse zones: its kind and how it is reached (config-powerdns.ts). */
+export interface ReverseDnsAccess {
+  kind: DnsKind;
+  access: NodeAccess;
 }
 
 /** Why a node cannot give the driver of `role`. */
@@ -94,8 +111,13 @@ export function createDrivers(
   nodes: NodeService,
   timing: DriverTiming = {},
   registry: DriverRegistry = DRIVERS,
+  dns: ReverseDnsAccess | null = null,
 ): Drivers {
   const cache = new Map<number, Cached<DriverRole>>();
+  let reverseDns: ReverseDns | null = null;
+  const buildDns = (settings: ReverseDnsAccess | null) =>
+    settings ? DNS_DRIVERS[settings.kind].create(settings.access, timing) : null;
+  reverseDns = buildDns(dns);
 
   /** The node's driver, from the cache while the row is unchanged. */
   function build<R extends DriverRole>(node: NodeRow, entry: DriverEntry<R>): DriverRoles[R] {
@@ -157,11 +179,25 @@ export function createDrivers(
       return anyDriver(node).consoleInput?.(ticket) ?? null;
     },
 
+    reverseDns() {
+      if (!reverseDns) {
+        throw AppError.unavailable('reverse_dns', 'Reverse DNS is not offered on this platform.');
+      }
+      return reverseDns;
+    },
+
+    configureReverseDns(settings) {
+      reverseDns?.close();
+      reverseDns = buildDns(settings);
+    },
+
     timing,
 
     close() {
       for (const { driver } of cache.values()) driver.close();
       cache.clear();
+      reverseDns?.close();
+      reverseDns = null;
     },
   };
 }

@@ -30,6 +30,7 @@ import * as m0027 from './0027_passkeys.ts';
 import * as m0029 from './0029_activity.ts';
 import * as m0030 from './0030_privacy.ts';
 import * as m0031 from './0031_webhooks.ts';
+import * as m0032 from './0032_reverse_dns.ts';
 import * as m0033 from './0033_resize.ts';
 import * as m0035 from './0035_user_data.ts';
 
@@ -66,4 +67,5 @@ export const migrations: Record<string, Migration> = {
   '0031_webhooks': m0031,
   '0033_resize': m0033,
   '0035_user_data': m0035,
+  '0032_reverse_dns': m0032,
 };

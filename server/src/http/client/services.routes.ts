@@ -17,6 +17,7 @@ import { whoOf } from '../request-context.ts';
 import { sessionErrors } from '../schemas.ts';
 import { sendAsIs } from '../surfaces.ts';
 import { OrderSchema, orderView } from '../views/order.view.ts';
+import { RdnsSchema } from '../views/rdns.view.ts';
 import { JobSchema, jobView, listedServiceView, ServiceSchema, serviceView } from '../views/service.view.ts';
 import { PAGE_QUERY, PaginationSchema, pageOf, pagination, signedIn } from './context.ts';
 import { mutationBody, okSchema } from './envelopes.ts';
@@ -258,9 +259,10 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
                 created_at: Type.String(),
               }),
             }),
+            okSchema({ rdns: RdnsSchema }),
           ]),
           202: okSchema({ job: JobSchema }),
-          ...sessionErrors(401, 402, 403, 404, 409, 422, 503),
+          ...sessionErrors(401, 402, 403, 404, 409, 422, 429, 503),
         },
       },
     },
@@ -268,14 +270,24 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
       const session = signedIn(request);
       const body = request.body;
       if (productActions.includes(body.action)) {
-        const { id, action, csrf_token: _csrf, note: _note, ...params } = body;
+        const { id, action, csrf_token: _csrf, note, ...params } = body;
+        if (note !== undefined) throw AppError.fields({ note: 'is for request_suspend and request_terminate' });
         const { result } = await deps.serviceActions.run(session.account.id, id, action, params, {
-          unknown: () => AppError.fields({ action: 'is not an action of this service' }),
+          unknown: () => new AppError('not_supported'),
           exposed: (a) => sessionRoutes(a).includes('services'),
         });
-        if (result.kind !== 'job') throw new Error(`${action} answered ${result.kind}`);
-        return reply.code(202).send({ success: true as const, message: result.message, job: jobView(result.job) });
+        if (result.kind === 'job')
+          return reply.code(202).send({ success: true as const, message: result.message, job: jobView(result.job) });
+        if (result.kind !== 'data') throw new Error(`${action} answered ${result.kind}`);
+        return {
+          success: true as const,
+          message: result.message,
+          ...(result.data as { rdns: { ipv4: string; ptr: string | null } }),
+        };
       }
+      const { id: _id, action: _action, csrf_token: _csrf, note: _note, ...stray } = body as Record<string, unknown>;
+      const strayKey = Object.keys(stray)[0];
+      if (strayKey !== undefined) throw AppError.fields({ [strayKey]: `is not a parameter of ${body.action}` });
       const noteProblem = body.note === undefined ? null : freeTextProblem(body.note, { multiline: true });
       if (noteProblem) throw AppError.fields({ note: noteProblem });
       if (body.action === 'renew') {

@@ -12,6 +12,7 @@ import { tokenAuth } from '../plugins/token-auth.ts';
 import { emptyBodyAsObject } from '../plugins/validation.ts';
 import { cloudCatalogRoutes } from './catalog.routes.ts';
 import { cloudInstanceRoutes } from './instances.routes.ts';
+import { cloudRdnsRoutes } from './rdns.routes.ts';
 import { cloudSnapshotRoutes } from './snapshots.routes.ts';
 import { cloudSshKeyRoutes } from './ssh-keys.routes.ts';
 
@@ -21,6 +22,7 @@ export async function cloudSurface(app: FastifyInstance, { deps }: { deps: Deps 
   emptyBodyAsObject(app);
   await app.register(cloudInstanceRoutes, { deps });
   await app.register(cloudSnapshotRoutes, { deps });
+  await app.register(cloudRdnsRoutes, { deps });
   await app.register(cloudSshKeyRoutes, { deps });
   await app.register(cloudCatalogRoutes, { deps });
 }

@@ -76,6 +76,9 @@ export const ServiceSchema = Type.Object({
   plan: Type.Object({ id: Type.Integer(), label: Type.String(), name: Type.String() }),
   region: Type.Object({ code: Type.String(), name: Type.String() }),
   ipv4: Type.Union([Type.String(), Type.Null()]),
+  ptr: Type.Union([Type.String(), Type.Null()], {
+    description: 'the reverse DNS (PTR) name of ipv4, as set with the rdns action; null when none is set',
+  }),
   hostname: Type.Union([Type.String(), Type.Null()]),
   os: Type.Union([Type.String(), Type.Null()]),
   domain: Type.Union([Type.String(), Type.Null()]),
@@ -125,6 +128,7 @@ export function serviceView(context: ServiceViewContext, service: Service, extra
     plan: { id: extras.plan.id, label: extras.plan.label, name: extras.plan.name },
     region: { code: extras.location.code, name: extras.location.name },
     ipv4: extras.ipv4 ?? null,
+    ptr: service.ptr ?? null,
     hostname: fields.hostname,
     os: fields.os,
     domain: fields.domain,

@@ -15,6 +15,7 @@ import { ActivityCard, BillingCard, CredentialsCard, FactsCard, SignOnCard } fro
 import { UsageChart } from './UsageChart.tsx';
 import { ConsoleCard } from './vps/Console.tsx';
 import { ResizeCard } from './vps/Resize.tsx';
+import { ReverseDnsCard } from './vps/ReverseDns.tsx';
 import { SerialConsoleCard } from './vps/SerialConsole.tsx';
 import { SnapshotsCard } from './vps/Snapshots.tsx';
 import './services.css';
@@ -104,6 +105,7 @@ function Manage({ service }: { service: Service }) {
     <>
       {service.type === 'vps' ? <SnapshotsCard service={service} /> : null}
       {service.type === 'vps' ? <ResizeCard service={service} /> : null}
+      {service.type === 'vps' || service.type === 'baremetal' ? <ReverseDnsCard service={service} /> : null}
       <ReinstallCard service={service} />
     </>
   );

@@ -7,6 +7,7 @@ import type { Service } from '../../../db/tables.ts';
 import { AppError } from '../../errors.ts';
 import type { ProductAction } from '../../product-kit/actions.ts';
 import { PROBE_TIMEOUT_MS, unreachable, withTimeout } from '../../product-kit/live.ts';
+import { rdnsAction } from '../../product-kit/reverse-dns.ts';
 import { NO_PARAMS, powerAction } from '../../product-kit/shared-actions.ts';
 
 const noMachine = () => new AppError('no_vm', { message: 'This service has no bare-metal server.' });
@@ -40,6 +41,7 @@ export const baremetalActions: readonly ProductAction[] = [
       }
     },
   },
+  rdnsAction("the server's IPv4 address"),
 ];
 
 /** A mutation refused for the service's state: suspended, or not running. */

@@ -11,6 +11,7 @@ import { TIMEFRAMES, type Timeframe } from '../../../upstreams/hypervisor.ts';
 import { AppError } from '../../errors.ts';
 import type { ProductAction } from '../../product-kit/actions.ts';
 import { checkTimeframe, PROBE_TIMEOUT_MS, unreachable, withTimeout } from '../../product-kit/live.ts';
+import { rdnsAction } from '../../product-kit/reverse-dns.ts';
 import { NO_PARAMS, powerAction } from '../../product-kit/shared-actions.ts';
 import { resizeActions } from './resize.ts';
 import { snapshotActions } from './snapshots.ts';
@@ -141,6 +142,7 @@ export const vpsActions: readonly ProductAction[] = [
   },
   ...snapshotActions,
   ...resizeActions,
+  rdnsAction("the server's IPv4 address"),
 ];
 
 /** A mutation refused for the service's state: suspended, or not running. */
