@@ -11,7 +11,8 @@
 // the handler. (The order of state and type is the one these routes have always had.)
 
 import type { Kysely } from 'kysely';
-import type { TObject } from 'typebox';
+import type { InvoicingConfig } from '../../config-invoicing.ts';
+import type { TObject, TProperties } from 'typebox';
 import type { DB, Job, JobType, NodeRow, Service, ServiceStatus } from '../../db/tables.ts';
 import type { UpstreamConsoleTicket } from '../../upstreams/driver.ts';
 import type { MetricPoint, VmStatus } from '../../upstreams/hypervisor.ts';
@@ -22,7 +23,7 @@ import type { LiveTarget } from './live.ts';
 
 export type ActionMethod = 'read' | 'mutate';
 
-export type SessionRoute = 'action' | 'status' | 'graph' | 'panel';
+export type SessionRoute = 'action' | 'status' | 'graph' | 'panel' | 'services';
 
 /** The session routes that expose an action. */
 export function sessionRoutes(action: ProductAction): readonly SessionRoute[] {
@@ -37,11 +38,16 @@ export interface ActionSurfaces {
    * Session surface: in POST /services/action/ ('action'), its own GET route ('status',
    * 'graph'), or the product's multiplexed management route ('panel': /api/v1/client/game/ and
    * /web/, CONTRACT §6: a read is a GET with its parameters in the query, a mutation a POST with
-   * a JSON body).
+   * a JSON body), or the spec's service mutation POST /services/ {action, id, …} ('services':
+   * answered with the action's data).
    */
   session?: SessionRoute | readonly SessionRoute[];
-  /** Token surface: in POST /instances/{id}/{action} ('action'), or GET /instances/{id}/stats. */
-  token?: 'action' | 'stats';
+  /**
+   * Token surface: in POST /instances/{id}/{action} ('action'), GET /instances/{id}/stats, or a
+   * route of its own, PUT /instances/{id}/<put> with the parameters as the body (answered with
+   * the action's data).
+   */
+  token?: 'action' | 'stats' | { put: string };
 }
 
 export interface ActionContext {
@@ -68,6 +74,8 @@ export interface ActionContext {
   /** Seals credentials the action changes (web: the account password). Never sent anywhere. */
   secretKey: Buffer;
   clock: () => Date;
+  /** How charges are taxed and invoiced (an action that charges the wallet: a paid add-on). */
+  invoicing: InvoicingConfig;
 }
 
 /** One of our console tickets, as a client receives it (CONTRACT §6). */
@@ -114,6 +122,11 @@ export interface ProductAction {
   /** The refusal for a state outside `states`, when it is not the product's. */
   refused?(service: Service): AppError;
   handler(ctx: ActionContext, params: Record<string, unknown>): Promise<ActionResult>;
+  /**
+   * The fields of its `data` answer, on the routes that send the data as it is (session
+   * 'services', a token `put` route): their response schemas are built from it.
+   */
+  readonly answer?: TProperties;
   /** Parameters that pass `check` for this service (the test battery). */
   example?(service: Service): Record<string, unknown>;
 }

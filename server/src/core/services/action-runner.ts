@@ -9,6 +9,7 @@
 // would wait too long for its node is 429 rate_limited with Retry-After, whatever the product.
 
 import type { Kysely } from 'kysely';
+import type { InvoicingConfig } from '../../config-invoicing.ts';
 import type { DB, Service } from '../../db/tables.ts';
 import { onBehalfOfClient } from '../../upstreams/budgets.ts';
 import { recordActivity, type Who } from '../activity/activity.ts';
@@ -68,6 +69,7 @@ export interface RunnerOptions {
   secretKey: Buffer;
   products: ProductRegistry;
   lives: LiveStates;
+  invoicing: InvoicingConfig;
 }
 
 /** The activity log's `sso` event: never the URL, which is a session of the panel. */
@@ -108,7 +110,7 @@ export async function authorisePanel(
 }
 
 export function createActionRunner(options: RunnerOptions) {
-  const { db, jobs, drivers, services, limits, clock, publicUrl, secretKey, products, lives } = options;
+  const { db, jobs, drivers, services, limits, clock, publicUrl, secretKey, products, lives, invoicing } = options;
 
   async function nodeOf(service: Service) {
     return service.node_id === null ? null : ((await nodes.findById(db, service.node_id)) ?? null);
@@ -142,6 +144,7 @@ export function createActionRunner(options: RunnerOptions) {
       publicUrl,
       secretKey,
       clock,
+      invoicing,
       upload: opts.upload ?? null,
       ...(opts.gate ? { gate: opts.gate } : {}),
       ...(opts.mintConsole ? { mintConsole: opts.mintConsole } : {}),

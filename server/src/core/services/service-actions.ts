@@ -5,6 +5,7 @@
 // seconds rather than hang a request on a slow node.
 
 import type { Kysely } from 'kysely';
+import type { InvoicingConfig } from '../../config-invoicing.ts';
 import type { DB, Job, NodeRow, Service } from '../../db/tables.ts';
 import type { UpstreamConsoleTicket } from '../../upstreams/driver.ts';
 import type { MetricPoint, PowerState, VmStatus } from '../../upstreams/hypervisor.ts';
@@ -39,6 +40,8 @@ export function createServiceActions(options: {
   publicUrl: string;
   secretKey: Buffer;
   products: ProductRegistry;
+  /** How an action's charges are taxed and invoiced (ActionContext.invoicing). */
+  invoicing: InvoicingConfig;
   /** Where the node rows a list's live states need are cached (key space of account 0); none: read each time. */
   nodeCache?: ReadCache<NodeRow[]>;
 }) {

@@ -71,7 +71,8 @@ export interface OrdersTable {
   account_id: number;
   plan_id: number;
   service_id: number | null;
-  kind: 'new' | 'renewal';
+  /** addon: the pro-rata charge of an add-on turned on (scheduled backups, migration 0034). */
+  kind: 'new' | 'renewal' | 'addon';
   status: OrderStatus;
   amount_paise: Paise;
   config: ColumnType<Record<string, unknown>, string | undefined, string>;

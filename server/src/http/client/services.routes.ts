@@ -8,6 +8,8 @@ import { Type } from 'typebox';
 import { freeTextProblem } from '../../core/accounts/rules.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
+import { actionParams, actionsOn, describeActions, listActions } from '../../core/product-kit/action-routes.ts';
+import { sessionRoutes } from '../../core/product-kit/actions.ts';
 import type { ServiceDetail } from '../../core/services/service-directory.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import { jsonList } from '../list-body.ts';
@@ -42,6 +44,10 @@ const CredentialsSchema = Type.Object({
 
 export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
+  /** The product actions of POST /services/ (core/products/: backup_schedule), by name. */
+  const registryActions = [
+    ...new Map(actionsOn(deps.products, 'session', 'services').map((a) => [a.name, a])).values(),
+  ];
   const listed = jsonList<ReturnType<typeof listedServiceView>>(
     ServiceSchema,
     '"success":true,"message":"Services loaded."',
@@ -53,6 +59,7 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
       location: detail.location,
       ipv4: detail.ipv4,
       overdue: detail.overdue,
+      backupSchedule: detail.backupSchedule,
       power: (power ?? null) as 'running' | null,
       ...(withJob ? { lastJob: detail.lastJob } : {}),
     });
@@ -220,19 +227,21 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
       schema: {
         tags,
         operationId: 'updateService',
-        summary: 'renew (charged to the wallet), request_suspend or request_terminate (reviewed by staff)',
+        summary: `renew (charged to the wallet), request_suspend or request_terminate (reviewed by staff); ${listActions(deps.products, 'session', 'services', ', ')}`,
         description:
           "renew pays the service's unpaid renewal orders first, oldest first (422 insufficient_funds with " +
           '`details.unpaid_orders` when the wallet does not cover them all; nothing is charged then); with nothing ' +
           'owed, one more month from paid_until. 409 not_renewable when the service is not active or suspended, ' +
-          'or while its termination is queued or running.',
+          `or while its termination is queued or running. ${describeActions(deps.products, 'session', 'services')}`,
         body: mutationBody({
           id: Type.Integer({ minimum: 1 }),
           action: Type.Union([
             Type.Literal('renew'),
             Type.Literal('request_suspend'),
             Type.Literal('request_terminate'),
+            ...registryActions.map((a) => Type.Literal(a.name)),
           ]),
+          ...actionParams(deps.products, 'session', 'services'),
           note: Type.Optional(
             Type.String({
               maxLength: 1000,
@@ -251,14 +260,26 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
                 created_at: Type.String(),
               }),
             }),
+            ...registryActions.flatMap((a) => (a.answer ? [okSchema(a.answer)] : [])),
           ]),
-          ...sessionErrors(401, 403, 404, 409, 422),
+          // 402: a paid add-on turned on with a wallet that cannot cover it (backup_schedule).
+          ...sessionErrors(401, 402, 403, 404, 409, 422, 503),
         },
       },
     },
     async (request) => {
       const session = signedIn(request);
       const body = request.body;
+      if (registryActions.some((a) => a.name === body.action)) {
+        // A product action (core/products/): through the one dispatcher, answered with its data.
+        const { id, action, csrf_token: _csrf, note: _note, ...params } = body;
+        const { result } = await deps.serviceActions.run(session.account.id, id, action, params, {
+          unknown: () => AppError.fields({ action: 'is not an action of this service' }),
+          exposed: (a) => sessionRoutes(a).includes('services'),
+        });
+        if (result.kind !== 'data') throw new Error(`${action} answered ${result.kind}`);
+        return { success: true as const, message: result.message, ...result.data } as never;
+      }
       const noteProblem = body.note === undefined ? null : freeTextProblem(body.note, { multiline: true });
       if (noteProblem) throw AppError.fields({ note: noteProblem });
       if (body.action === 'renew') {

@@ -12,6 +12,7 @@ import { AppError } from '../../errors.ts';
 import type { ProductAction } from '../../product-kit/actions.ts';
 import { checkTimeframe, PROBE_TIMEOUT_MS, unreachable, withTimeout } from '../../product-kit/live.ts';
 import { NO_PARAMS, powerAction } from '../../product-kit/shared-actions.ts';
+import { backupScheduleAction } from './backups.ts';
 import { snapshotActions } from './snapshots.ts';
 
 /** Every state in which a service may have a VM to ask. */
@@ -139,6 +140,7 @@ export const vpsActions: readonly ProductAction[] = [
     example: () => ({ timeframe: 'hour' }),
   },
   ...snapshotActions,
+  backupScheduleAction,
 ];
 
 /** A mutation refused for the service's state: suspended, or not running. */

@@ -11,6 +11,7 @@ import { vpsConfig, vpsSpecs } from './data.ts';
 import { createVpsLive } from './live.ts';
 import { vpsOrder } from './order.ts';
 import { driver, type VpsJob, vmOrThrow, vpsJobs } from './provision.ts';
+import { autoSnapshotJob } from './backups.ts';
 import { snapshotJobs } from './snapshots.ts';
 
 export const vpsProduct: Product<Awaited<ReturnType<typeof vpsOrder.resolve>>, VpsJob> = {
@@ -27,7 +28,7 @@ export const vpsProduct: Product<Awaited<ReturnType<typeof vpsOrder.resolve>>, V
     return { hostname: config.hostname ?? null, os: config.os ?? null, domain: config.domain ?? null };
   },
   login: (username, ipv4) => `ssh ${username}@${ipv4}`,
-  jobs: { ...vpsJobs, snapshot: snapshotJobs(driver, vmOrThrow) },
+  jobs: { ...vpsJobs, snapshot: { ...snapshotJobs(driver, vmOrThrow), auto: autoSnapshotJob(driver, vmOrThrow) } },
   live: createVpsLive,
   actions: vpsActions,
   wrongType: () => new AppError('not_supported', { message: 'This service is not a virtual server.' }),
