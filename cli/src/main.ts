@@ -7,6 +7,7 @@ import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { accountCommands } from './commands/account.ts';
 import { authCommands } from './commands/auth.ts';
+import { backupCommands } from './commands/backups.ts';
 import { instanceCommands } from './commands/instances.ts';
 import { invoiceCommands } from './commands/invoices.ts';
 import { CliError, UsageError } from './errors.ts';
@@ -34,7 +35,7 @@ function parser(argv: string[]) {
       'Environment: HOSTPLANE_TOKEN and HOSTPLANE_URL override the saved login; NO_COLOR turns colour off.\n' +
         'Exit codes: 0 done, 1 API or connection error, 2 bad usage.',
     );
-  const withCommands = invoiceCommands(accountCommands(instanceCommands(authCommands(base))));
+  const withCommands = backupCommands(invoiceCommands(accountCommands(instanceCommands(authCommands(base)))));
   return withCommands
     .demandCommand(1, 'Name a command.')
     .strict()

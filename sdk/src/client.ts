@@ -409,6 +409,14 @@ export class Hostplane {
     ).job;
   }
 
+  /**
+   * Scheduled backups of a virtual server (a paid add-on: turning it on charges the rest of the
+   * period pro rata, 402 when the wallet is short). `dry_run` answers the price without changing anything.
+   */
+  setBackupSchedule(id: number, schedule: BackupScheduleBody) {
+    return unwrap(this.raw.PUT('/api/v1/instances/{id}/backup-schedule', { params: { path: { id } }, body: schedule }));
+  }
+
   async deleteSnapshot(id: number, snapshotId: string) {
     return (
       await unwrap(
@@ -439,3 +447,7 @@ export type Snapshot = Ok<paths['/cloud/v1/instances/{id}/snapshots']['get']>['s
 export type Billing = Ok<paths['/api/v1/billing']['get']>;
 export type Invoice = Ok<paths['/api/v1/invoices']['get']>['invoices'][number];
 export type Quote = Ok<paths['/api/v1/quote']['post']>;
+export type BackupScheduleBody = NonNullable<
+  paths['/api/v1/instances/{id}/backup-schedule']['put']['requestBody']
+>['content']['application/json'];
+export type BackupScheduleAnswer = Ok<paths['/api/v1/instances/{id}/backup-schedule']['put']>;

@@ -489,8 +489,8 @@ export interface paths {
         get: operations["getServices"];
         put?: never;
         /**
-         * renew (charged to the wallet), request_suspend or request_terminate (reviewed by staff)
-         * @description renew pays the service's unpaid renewal orders first, oldest first (422 insufficient_funds with `details.unpaid_orders` when the wallet does not cover them all; nothing is charged then); with nothing owed, one more month from paid_until. 409 not_renewable when the service is not active or suspended, or while its termination is queued or running.
+         * renew (charged to the wallet), request_suspend or request_terminate (reviewed by staff); backup_schedule ({frequency, hour, keep, weekday?})
+         * @description renew pays the service's unpaid renewal orders first, oldest first (422 insufficient_funds with `details.unpaid_orders` when the wallet does not cover them all; nothing is charged then); with nothing owed, one more month from paid_until. 409 not_renewable when the service is not active or suspended, or while its termination is queued or running. backup_schedule: scheduled backups (a paid add-on, the plan's backup_price a month): {frequency: daily|weekly|off, hour 0-23 IST, keep 1-14, weekday 0-6 for weekly (default Sunday), dry_run?}; turning it on charges the rest of the current period pro rata (402 when the wallet is short), renewals then include it, off stops that (no refund).
          */
         post: operations["updateService"];
         delete?: never;
@@ -969,6 +969,26 @@ export interface paths {
          * @description start: power on. stop: graceful ACPI shutdown, forced off if the guest is still up after 60 s. restart: ACPI reboot, hard reset if the guest ignores it. kill: hard power-off at once (the server stays off). power_cycle: hard power cycle: reset at once, no shutdown asked of the guest (the server runs again). reinstall: {os, confirm = the label}; both required, the disk is replaced and a new root password set. Power actions and reinstall answer with the job; vnc and console with a one-time ticket (60 s) for the WebSocket URL. Tickets: 6 a minute per instance, 20 per account, and at most 4 consoles open per account (50 per node); past any of these, 429.
          */
         post: operations["runInstanceAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/instances/{id}/backup-schedule": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * backup_schedule {frequency, hour, keep, weekday?}
+         * @description scheduled backups (a paid add-on, the plan's backup_price a month): {frequency: daily|weekly|off, hour 0-23 IST, keep 1-14, weekday 0-6 for weekly (default Sunday), dry_run?}; turning it on charges the rest of the current period pro rata (402 when the wallet is short), renewals then include it, off stops that (no refund).
+         */
+        put: operations["putBackupSchedule"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -5196,6 +5216,22 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             activated_at: string | null;
+                            /** @description virtual servers: scheduled backups; null when never set */
+                            backup_schedule: {
+                                /** @description daily, weekly or off */
+                                frequency: string;
+                                /** @description the hour it runs, 0-23, India Standard Time */
+                                hour: number;
+                                /** @description how many automatic snapshots are kept (1-14) */
+                                keep: number;
+                                /** @description weekly: 0 (Sunday) to 6 (Saturday), IST */
+                                weekday: number;
+                                next_run_at: string | null;
+                                /** @description when the last scheduled backup finished */
+                                last_run_at: string | null;
+                                /** @description why the last scheduled backup failed or was skipped; null after one that succeeded */
+                                last_error: string | null;
+                            } | null;
                             last_job?: {
                                 id: number;
                                 /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
@@ -5405,6 +5441,22 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             activated_at: string | null;
+                            /** @description virtual servers: scheduled backups; null when never set */
+                            backup_schedule: {
+                                /** @description daily, weekly or off */
+                                frequency: string;
+                                /** @description the hour it runs, 0-23, India Standard Time */
+                                hour: number;
+                                /** @description how many automatic snapshots are kept (1-14) */
+                                keep: number;
+                                /** @description weekly: 0 (Sunday) to 6 (Saturday), IST */
+                                weekday: number;
+                                next_run_at: string | null;
+                                /** @description when the last scheduled backup finished */
+                                last_run_at: string | null;
+                                /** @description why the last scheduled backup failed or was skipped; null after one that succeeded */
+                                last_error: string | null;
+                            } | null;
                             last_job?: {
                                 id: number;
                                 /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
@@ -5481,6 +5533,22 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             activated_at: string | null;
+                            /** @description virtual servers: scheduled backups; null when never set */
+                            backup_schedule: {
+                                /** @description daily, weekly or off */
+                                frequency: string;
+                                /** @description the hour it runs, 0-23, India Standard Time */
+                                hour: number;
+                                /** @description how many automatic snapshots are kept (1-14) */
+                                keep: number;
+                                /** @description weekly: 0 (Sunday) to 6 (Saturday), IST */
+                                weekday: number;
+                                next_run_at: string | null;
+                                /** @description when the last scheduled backup finished */
+                                last_run_at: string | null;
+                                /** @description why the last scheduled backup failed or was skipped; null after one that succeeded */
+                                last_error: string | null;
+                            } | null;
                             last_job?: {
                                 id: number;
                                 /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
@@ -5628,7 +5696,17 @@ export interface operations {
             content: {
                 "application/json": {
                     id: number;
-                    action: "renew" | "request_suspend" | "request_terminate";
+                    action: "renew" | "request_suspend" | "request_terminate" | "backup_schedule";
+                    /** @description backup_schedule: daily, weekly or off */
+                    frequency?: string;
+                    /** @description backup_schedule: the hour it runs, 0-23, India Standard Time */
+                    hour?: number;
+                    /** @description backup_schedule: how many automatic snapshots are kept, 1-14 */
+                    keep?: number;
+                    /** @description backup_schedule, weekly: 0 (Sunday, the default) to 6 (Saturday), IST */
+                    weekday?: number;
+                    /** @description backup_schedule: answer what it would do and charge; nothing changes */
+                    dry_run?: boolean;
                     /** @description why (for staff); line breaks allowed, other control characters are 422 */
                     note?: string;
                     /** @description or send the X-CSRF-Token header */
@@ -5678,6 +5756,34 @@ export interface operations {
                             status: string;
                             created_at: string;
                         };
+                    } | {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        backup_schedule: {
+                            /** @description daily, weekly or off */
+                            frequency: string;
+                            /** @description the hour it runs, 0-23, India Standard Time */
+                            hour: number;
+                            /** @description how many automatic snapshots are kept (1-14) */
+                            keep: number;
+                            /** @description weekly: 0 (Sunday) to 6 (Saturday), IST */
+                            weekday: number;
+                            next_run_at: string | null;
+                            /** @description when the last scheduled backup finished */
+                            last_run_at: string | null;
+                            /** @description why the last scheduled backup failed or was skipped; null after one that succeeded */
+                            last_error: string | null;
+                        } | null;
+                        /** @description what the add-on adds to each renewal (rupees, two decimals, with GST when prices exclude it); null: the plan does not offer it */
+                        price_per_month: string | null;
+                        /** @description charged now, pro rata for the rest of the period ("0.00": nothing) */
+                        charged: string;
+                        /** @enum {string} */
+                        currency: "INR";
+                        /** @description the order of the pro-rata charge */
+                        order_id: string | null;
+                        dry_run: boolean;
                     };
                 };
             };
@@ -5692,6 +5798,15 @@ export interface operations {
             };
             /** @description Not authenticated */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Payment required: the wallet cannot cover the price */
+            402: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5755,6 +5870,15 @@ export interface operations {
             };
             /** @description Internal error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8644,6 +8768,22 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             activated_at: string | null;
+                            /** @description virtual servers: scheduled backups; null when never set */
+                            backup_schedule: {
+                                /** @description daily, weekly or off */
+                                frequency: string;
+                                /** @description the hour it runs, 0-23, India Standard Time */
+                                hour: number;
+                                /** @description how many automatic snapshots are kept (1-14) */
+                                keep: number;
+                                /** @description weekly: 0 (Sunday) to 6 (Saturday), IST */
+                                weekday: number;
+                                next_run_at: string | null;
+                                /** @description when the last scheduled backup finished */
+                                last_run_at: string | null;
+                                /** @description why the last scheduled backup failed or was skipped; null after one that succeeded */
+                                last_error: string | null;
+                            } | null;
                             last_job?: {
                                 id: number;
                                 /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
@@ -8828,6 +8968,22 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             activated_at: string | null;
+                            /** @description virtual servers: scheduled backups; null when never set */
+                            backup_schedule: {
+                                /** @description daily, weekly or off */
+                                frequency: string;
+                                /** @description the hour it runs, 0-23, India Standard Time */
+                                hour: number;
+                                /** @description how many automatic snapshots are kept (1-14) */
+                                keep: number;
+                                /** @description weekly: 0 (Sunday) to 6 (Saturday), IST */
+                                weekday: number;
+                                next_run_at: string | null;
+                                /** @description when the last scheduled backup finished */
+                                last_run_at: string | null;
+                                /** @description why the last scheduled backup failed or was skipped; null after one that succeeded */
+                                last_error: string | null;
+                            } | null;
                             last_job?: {
                                 id: number;
                                 /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
@@ -9031,6 +9187,22 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             activated_at: string | null;
+                            /** @description virtual servers: scheduled backups; null when never set */
+                            backup_schedule: {
+                                /** @description daily, weekly or off */
+                                frequency: string;
+                                /** @description the hour it runs, 0-23, India Standard Time */
+                                hour: number;
+                                /** @description how many automatic snapshots are kept (1-14) */
+                                keep: number;
+                                /** @description weekly: 0 (Sunday) to 6 (Saturday), IST */
+                                weekday: number;
+                                next_run_at: string | null;
+                                /** @description when the last scheduled backup finished */
+                                last_run_at: string | null;
+                                /** @description why the last scheduled backup failed or was skipped; null after one that succeeded */
+                                last_error: string | null;
+                            } | null;
                             last_job?: {
                                 id: number;
                                 /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
@@ -9470,6 +9642,179 @@ export interface operations {
             };
             /** @description Not authenticated */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Not found (also for rows owned by another account) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+        };
+    };
+    putBackupSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description backup_schedule: daily, weekly or off */
+                    frequency?: string;
+                    /** @description backup_schedule: the hour it runs, 0-23, India Standard Time */
+                    hour?: number;
+                    /** @description backup_schedule: how many automatic snapshots are kept, 1-14 */
+                    keep?: number;
+                    /** @description backup_schedule, weekly: 0 (Sunday, the default) to 6 (Saturday), IST */
+                    weekday?: number;
+                    /** @description backup_schedule: answer what it would do and charge; nothing changes */
+                    dry_run?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        message: string;
+                        backup_schedule: {
+                            /** @description daily, weekly or off */
+                            frequency: string;
+                            /** @description the hour it runs, 0-23, India Standard Time */
+                            hour: number;
+                            /** @description how many automatic snapshots are kept (1-14) */
+                            keep: number;
+                            /** @description weekly: 0 (Sunday) to 6 (Saturday), IST */
+                            weekday: number;
+                            next_run_at: string | null;
+                            /** @description when the last scheduled backup finished */
+                            last_run_at: string | null;
+                            /** @description why the last scheduled backup failed or was skipped; null after one that succeeded */
+                            last_error: string | null;
+                        } | null;
+                        /** @description what the add-on adds to each renewal (rupees, two decimals, with GST when prices exclude it); null: the plan does not offer it */
+                        price_per_month: string | null;
+                        /** @description charged now, pro rata for the rest of the period ("0.00": nothing) */
+                        charged: string;
+                        /** @enum {string} */
+                        currency: "INR";
+                        /** @description the order of the pro-rata charge */
+                        order_id: string | null;
+                        dry_run: boolean;
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Payment required: the wallet cannot cover the price */
+            402: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10136,6 +10481,22 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             activated_at: string | null;
+                            /** @description virtual servers: scheduled backups; null when never set */
+                            backup_schedule: {
+                                /** @description daily, weekly or off */
+                                frequency: string;
+                                /** @description the hour it runs, 0-23, India Standard Time */
+                                hour: number;
+                                /** @description how many automatic snapshots are kept (1-14) */
+                                keep: number;
+                                /** @description weekly: 0 (Sunday) to 6 (Saturday), IST */
+                                weekday: number;
+                                next_run_at: string | null;
+                                /** @description when the last scheduled backup finished */
+                                last_run_at: string | null;
+                                /** @description why the last scheduled backup failed or was skipped; null after one that succeeded */
+                                last_error: string | null;
+                            } | null;
                             last_job?: {
                                 id: number;
                                 /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
@@ -10309,6 +10670,22 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             activated_at: string | null;
+                            /** @description virtual servers: scheduled backups; null when never set */
+                            backup_schedule: {
+                                /** @description daily, weekly or off */
+                                frequency: string;
+                                /** @description the hour it runs, 0-23, India Standard Time */
+                                hour: number;
+                                /** @description how many automatic snapshots are kept (1-14) */
+                                keep: number;
+                                /** @description weekly: 0 (Sunday) to 6 (Saturday), IST */
+                                weekday: number;
+                                next_run_at: string | null;
+                                /** @description when the last scheduled backup finished */
+                                last_run_at: string | null;
+                                /** @description why the last scheduled backup failed or was skipped; null after one that succeeded */
+                                last_error: string | null;
+                            } | null;
                             last_job?: {
                                 id: number;
                                 /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
@@ -10545,6 +10922,22 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             activated_at: string | null;
+                            /** @description virtual servers: scheduled backups; null when never set */
+                            backup_schedule: {
+                                /** @description daily, weekly or off */
+                                frequency: string;
+                                /** @description the hour it runs, 0-23, India Standard Time */
+                                hour: number;
+                                /** @description how many automatic snapshots are kept (1-14) */
+                                keep: number;
+                                /** @description weekly: 0 (Sunday) to 6 (Saturday), IST */
+                                weekday: number;
+                                next_run_at: string | null;
+                                /** @description when the last scheduled backup finished */
+                                last_run_at: string | null;
+                                /** @description why the last scheduled backup failed or was skipped; null after one that succeeded */
+                                last_error: string | null;
+                            } | null;
                             last_job?: {
                                 id: number;
                                 /** @description what the job does; snapshot: a snapshot taken, restored or deleted */
@@ -11090,6 +11483,8 @@ export interface operations {
                             created_at: string | null;
                             /** @description the snapshot this one was taken after */
                             parent: string | null;
+                            /** @description taken by scheduled backups (not counted against the limit; pruned to its keep) */
+                            automatic?: boolean;
                         }[];
                         limit: number;
                     };

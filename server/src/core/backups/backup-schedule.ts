@@ -9,7 +9,7 @@
 // schedule that is on charges nothing. Off stops the next renewals charging it; what was paid for
 // the current period is not refunded. `dryRun` answers what it would do and charge, and writes nothing.
 
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { InvoicingConfig } from '../../config-invoicing.ts';
 import type { BackupFrequency, BackupSchedule, DB, Order, Service } from '../../db/tables.ts';
 import { chargeAddon, proRataPaise } from '../billing/addons.ts';
@@ -73,6 +73,37 @@ class DryRun extends Error {
   }
 }
 
+/** Off: the row keeps its settings and history; nothing is refunded. A service never scheduled stays without a row. */
+async function turnOff(
+  trx: Transaction<DB>,
+  service: Service,
+  existing: BackupSchedule | undefined,
+  input: ScheduleInput,
+  now: Date,
+): Promise<Omit<ScheduleOutcome, 'monthlyPaise'>> {
+  if (!existing) return { schedule: null, chargedPaise: 0n, order: null, message: 'Scheduled backups are off.' };
+  const schedule = await trx
+    .updateTable('backup_schedules')
+    .set({
+      frequency: 'off',
+      next_run_at: null,
+      hour: input.hour ?? existing.hour,
+      keep: input.keep ?? existing.keep,
+      weekday: input.weekday ?? existing.weekday,
+      updated_at: now,
+    })
+    .where('service_id', '=', service.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  if (existing.frequency !== 'off') await recordEvent(trx, service.id, 'backups_off', 'Scheduled backups turned off');
+  return {
+    schedule,
+    chargedPaise: 0n,
+    order: null,
+    message: 'Scheduled backups are off; the next renewals no longer charge them.',
+  };
+}
+
 /**
  * Store the schedule of the caller's service (ownership, type and state already checked by the
  * action runner). `pricePaise`: the add-on's monthly price on the service's plan (null: the plan
@@ -104,30 +135,7 @@ export async function setBackupSchedule(
         if (input.dryRun) throw new DryRun({ ...o, monthlyPaise });
         return { ...o, monthlyPaise };
       };
-      if (input.frequency === 'off') {
-        if (!existing) return outcome({ schedule: null, chargedPaise: 0n, order: null, message: 'Scheduled backups are off.' });
-        const schedule = await trx
-          .updateTable('backup_schedules')
-          .set({
-            frequency: 'off',
-            next_run_at: null,
-            hour: input.hour ?? existing.hour,
-            keep: input.keep ?? existing.keep,
-            weekday: input.weekday ?? existing.weekday,
-            updated_at: now,
-          })
-          .where('service_id', '=', service.id)
-          .returningAll()
-          .executeTakeFirstOrThrow();
-        if (existing.frequency !== 'off')
-          await recordEvent(trx, service.id, 'backups_off', 'Scheduled backups turned off');
-        return outcome({
-          schedule,
-          chargedPaise: 0n,
-          order: null,
-          message: 'Scheduled backups are off; the next renewals no longer charge them.',
-        });
-      }
+      if (input.frequency === 'off') return outcome(await turnOff(trx, service, existing, input, now));
       const wasOn = existing !== undefined && existing.frequency !== 'off';
       if (!wasOn && pricePaise === null)
         throw new AppError('not_supported', { message: 'This plan does not offer scheduled backups.' });
@@ -178,7 +186,8 @@ export async function setBackupSchedule(
           `Scheduled backups turned on (${input.frequency})${chargedPaise > 0n ? `: ₹${formatPaise(chargedPaise)} charged pro rata` : ''}`,
           order ? { order: order.public_id } : {},
         );
-      const charged = chargedPaise > 0n ? ` ₹${formatPaise(chargedPaise)} was charged for the rest of this period.` : '';
+      const charged =
+        chargedPaise > 0n ? ` ₹${formatPaise(chargedPaise)} was charged for the rest of this period.` : '';
       return outcome({
         schedule,
         chargedPaise,

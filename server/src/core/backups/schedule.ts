@@ -34,8 +34,7 @@ export interface ScheduleTimes {
 export function nextRunAt(s: ScheduleTimes, after: Date): Date | null {
   if (s.frequency === 'off') return null;
   const local = new Date(after.getTime() + IST_OFFSET_MS);
-  let at =
-    Date.UTC(local.getUTCFullYear(), local.getUTCMonth(), local.getUTCDate(), s.hour, 0, 0, 0) - IST_OFFSET_MS;
+  let at = Date.UTC(local.getUTCFullYear(), local.getUTCMonth(), local.getUTCDate(), s.hour, 0, 0, 0) - IST_OFFSET_MS;
   const step = s.frequency === 'daily' ? DAY_MS : 7 * DAY_MS;
   if (s.frequency === 'weekly') at += ((s.weekday - local.getUTCDay() + 7) % 7) * DAY_MS;
   while (at <= after.getTime()) at += step;
@@ -74,7 +73,9 @@ export const BackupScheduleSchema = Type.Object(
     keep: Type.Integer({ description: 'how many automatic snapshots are kept (1-14)' }),
     weekday: Type.Integer({ description: 'weekly: 0 (Sunday) to 6 (Saturday), IST' }),
     next_run_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-    last_run_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'when the last scheduled backup finished' }),
+    last_run_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'when the last scheduled backup finished',
+    }),
     last_error: Type.Union([Type.String(), Type.Null()], {
       description: 'why the last scheduled backup failed or was skipped; null after one that succeeded',
     }),
@@ -101,7 +102,8 @@ export type ScheduleView = ReturnType<typeof scheduleView>;
 export const ScheduleAnswer = {
   backup_schedule: Type.Union([BackupScheduleSchema, Type.Null()]),
   price_per_month: Type.Union([Type.String(), Type.Null()], {
-    description: 'what the add-on adds to each renewal (rupees, two decimals, with GST when prices exclude it); null: the plan does not offer it',
+    description:
+      'what the add-on adds to each renewal (rupees, two decimals, with GST when prices exclude it); null: the plan does not offer it',
   }),
   charged: Type.String({ description: 'charged now, pro rata for the rest of the period ("0.00": nothing)' }),
   currency: Type.Literal('INR'),

@@ -59,7 +59,12 @@ async function tellFailed(options: BackupSchedulerOptions, trx: Transaction<DB>,
     `The scheduled backup of ${row.label} failed: ${why}`,
     'Your earlier automatic snapshots are kept. The next scheduled backup runs at its usual time; you can also take a snapshot by hand.',
   ];
-  await notify(trx, row.id, { kind: 'backup_failed', title: subject, body: paragraphs.join(' '), data: { service: serviceId } });
+  await notify(trx, row.id, {
+    kind: 'backup_failed',
+    title: subject,
+    body: paragraphs.join(' '),
+    data: { service: serviceId },
+  });
   await options.mailer.queue(trx, row.email, { template: 'billing', name: row.name, subject, paragraphs }, row.id);
 }
 
@@ -172,7 +177,11 @@ export async function runBackups(
           .skipLocked()
           .executeTakeFirst();
         if (!schedule) return null;
-        const service = await trx.selectFrom('services').selectAll().where('id', '=', service_id).executeTakeFirstOrThrow();
+        const service = await trx
+          .selectFrom('services')
+          .selectAll()
+          .where('id', '=', service_id)
+          .executeTakeFirstOrThrow();
         return startRun(options, trx, schedule, service, at);
       });
       if (action) out.push(action);

@@ -15,8 +15,8 @@ import { addMonth } from '../time.ts';
 import { balanceOf, lockWallet, post } from '../wallet/ledger.ts';
 import { emitWebhook } from '../webhooks/outbox.ts';
 import { orderData } from '../webhooks/payloads.ts';
-import * as repo from './billing.repository.ts';
 import { addonConfig, addonLinesOf, renewalCharge } from './addons.ts';
+import * as repo from './billing.repository.ts';
 import { issueInvoice } from './invoices.ts';
 import {
   cancelOvertaken,

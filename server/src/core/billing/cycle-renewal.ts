@@ -9,8 +9,8 @@ import { recordEvent } from '../services/events.ts';
 import { balanceOf } from '../wallet/ledger.ts';
 import { emitWebhook } from '../webhooks/outbox.ts';
 import { orderData } from '../webhooks/payloads.ts';
-import * as repo from './billing.repository.ts';
 import { addonConfig, renewalCharge } from './addons.ts';
+import * as repo from './billing.repository.ts';
 import type { CycleStep } from './cycle-step.ts';
 import { cancelOvertaken, day, overtaken, payOrder, tell } from './payments.ts';
 
@@ -47,7 +47,14 @@ export async function billEndedPeriods(step: CycleStep, service: Service): Promi
         did(covered ? 'renewed' : 'unpaid', `would ${covered ? 'renew' : 'bill'} the period from ${day(from)}`);
       break;
     }
-    const order = await repo.insertRenewal(trx, current, charge.totalPaise, from, undefined, addonConfig(charge.addons));
+    const order = await repo.insertRenewal(
+      trx,
+      current,
+      charge.totalPaise,
+      from,
+      undefined,
+      addonConfig(charge.addons),
+    );
     // Already billed (an earlier run, or one running now): the later phases see its unpaid order.
     if (!order) break;
     await emitWebhook(trx, current.account_id, 'order.created', orderData(order), at);

@@ -11,8 +11,8 @@
 // the handler. (The order of state and type is the one these routes have always had.)
 
 import type { Kysely } from 'kysely';
-import type { InvoicingConfig } from '../../config-invoicing.ts';
 import type { TObject, TProperties } from 'typebox';
+import type { InvoicingConfig } from '../../config-invoicing.ts';
 import type { DB, Job, JobType, NodeRow, Service, ServiceStatus } from '../../db/tables.ts';
 import type { UpstreamConsoleTicket } from '../../upstreams/driver.ts';
 import type { MetricPoint, VmStatus } from '../../upstreams/hypervisor.ts';

@@ -112,9 +112,8 @@ export async function authorisePanel(
 export function createActionRunner(options: RunnerOptions) {
   const { db, jobs, drivers, services, limits, clock, publicUrl, secretKey, products, lives, invoicing } = options;
 
-  async function nodeOf(service: Service) {
-    return service.node_id === null ? null : ((await nodes.findById(db, service.node_id)) ?? null);
-  }
+  const nodeOf = async (service: Service) =>
+    service.node_id === null ? null : ((await nodes.findById(db, service.node_id)) ?? null);
 
   /** What runs the service, to be asked live; 409 when it has nothing running. */
   async function live(product: Product, service: Service): Promise<LiveTarget> {

@@ -1,19 +1,12 @@
 // How services and jobs look, on every surface (session and token show the same fields).
 
 import { type TSchema, Type } from 'typebox';
+import { BackupScheduleSchema, scheduleView } from '../../core/backups/schedule.ts';
 import type { LiveState } from '../../core/product-kit/live.ts';
 import type { ProductRegistry } from '../../core/product-kit/registry.ts';
 import type { ServiceDetail } from '../../core/services/service-directory.ts';
 import { isoWithOffset } from '../../core/time.ts';
-import { BackupScheduleSchema, scheduleView } from '../../core/backups/schedule.ts';
-import {
-  type BackupSchedule,
-  type Job,
-  type Location,
-  PLAN_TYPES,
-  type Plan,
-  type Service,
-} from '../../db/tables.ts';
+import { type BackupSchedule, type Job, type Location, PLAN_TYPES, type Plan, type Service } from '../../db/tables.ts';
 import { PriceSchema, type Pricing, priceView } from './price.view.ts';
 
 const Time = Type.String({ format: 'date-time' });

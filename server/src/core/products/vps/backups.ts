@@ -31,10 +31,10 @@ export const backupScheduleAction: ProductAction = {
   method: 'mutate',
   params: Type.Object(
     {
-      frequency: Type.Optional(
-        Type.String({ maxLength: 16, description: 'backup_schedule: daily, weekly or off' }),
+      frequency: Type.Optional(Type.String({ maxLength: 16, description: 'backup_schedule: daily, weekly or off' })),
+      hour: Type.Optional(
+        Type.Integer({ description: 'backup_schedule: the hour it runs, 0-23, India Standard Time' }),
       ),
-      hour: Type.Optional(Type.Integer({ description: 'backup_schedule: the hour it runs, 0-23, India Standard Time' })),
       keep: Type.Optional(
         Type.Integer({ description: `backup_schedule: how many automatic snapshots are kept, 1-${KEEP_MAX}` }),
       ),
@@ -50,7 +50,7 @@ export const backupScheduleAction: ProductAction = {
   // A suspended server's schedule may be changed or turned off, not turned on.
   states: ['active', 'suspended'],
   description:
-    'scheduled backups (a paid add-on, the plan\'s backup_price a month): {frequency: daily|weekly|off, hour 0-23 IST, ' +
+    "scheduled backups (a paid add-on, the plan's backup_price a month): {frequency: daily|weekly|off, hour 0-23 IST, " +
     'keep 1-14, weekday 0-6 for weekly (default Sunday), dry_run?}; turning it on charges the rest of the current ' +
     'period pro rata (402 when the wallet is short), renewals then include it, off stops that (no refund)',
   usage: '{frequency, hour, keep, weekday?}',
@@ -83,7 +83,8 @@ export const backupScheduleAction: ProductAction = {
 /** The job's params of an `auto` change: the snapshot to take and how many automatic ones to keep. */
 function autoParams(c: VpsJob): { name: string; keep: number } {
   const { name, keep } = c.env.job.params as { name?: unknown; keep?: unknown };
-  if (typeof name !== 'string' || typeof keep !== 'number') throw new Error(`scheduled backup job ${c.env.job.id} has no name or keep`);
+  if (typeof name !== 'string' || typeof keep !== 'number')
+    throw new Error(`scheduled backup job ${c.env.job.id} has no name or keep`);
   return { name, keep };
 }
 

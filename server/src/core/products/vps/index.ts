@@ -7,11 +7,11 @@ import { AppError } from '../../errors.ts';
 import { readStored } from '../../product-kit/data.ts';
 import type { Product } from '../../product-kit/product.ts';
 import { vpsActions, vpsRefused } from './actions.ts';
+import { autoSnapshotJob } from './backups.ts';
 import { vpsConfig, vpsSpecs } from './data.ts';
 import { createVpsLive } from './live.ts';
 import { vpsOrder } from './order.ts';
 import { driver, type VpsJob, vmOrThrow, vpsJobs } from './provision.ts';
-import { autoSnapshotJob } from './backups.ts';
 import { snapshotJobs } from './snapshots.ts';
 
 export const vpsProduct: Product<Awaited<ReturnType<typeof vpsOrder.resolve>>, VpsJob> = {

@@ -16,11 +16,11 @@
 
 import { Type } from 'typebox';
 import { type Hypervisor, snapshotNameProblem, type VmRef, type VmSnapshot } from '../../../upstreams/hypervisor.ts';
+import { AUTO_PREFIX, isAutomatic } from '../../backups/schedule.ts';
 import { AppError } from '../../errors.ts';
 import type { ActionContext, ProductAction } from '../../product-kit/actions.ts';
 import { readStored } from '../../product-kit/data.ts';
 import { PROBE_TIMEOUT_MS, unreachable, withTimeout } from '../../product-kit/live.ts';
-import { AUTO_PREFIX, isAutomatic } from '../../backups/schedule.ts';
 import { isoWithOffset } from '../../time.ts';
 import { DEFAULT_SNAPSHOT_LIMIT, snapshotParams, vpsSpecs } from './data.ts';
 import { vmRefOf } from './machine.ts';
