@@ -13,6 +13,7 @@ import { JobProgress, PowerCard, ReinstallCard } from './Controls.tsx';
 import { hasPower, type Service, typeName, useService } from './common.ts';
 import { ActivityCard, BillingCard, CredentialsCard, FactsCard, SignOnCard } from './Panels.tsx';
 import { UsageChart } from './UsageChart.tsx';
+import { BackupScheduleCard } from './vps/BackupSchedule.tsx';
 import { ConsoleCard } from './vps/Console.tsx';
 import { SerialConsoleCard } from './vps/SerialConsole.tsx';
 import { SnapshotsCard } from './vps/Snapshots.tsx';
@@ -102,6 +103,7 @@ function Manage({ service }: { service: Service }) {
   return (
     <>
       {service.type === 'vps' ? <SnapshotsCard service={service} /> : null}
+      {service.type === 'vps' ? <BackupScheduleCard service={service} /> : null}
       <ReinstallCard service={service} />
     </>
   );
