@@ -7,6 +7,7 @@ import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { accountCommands } from './commands/account.ts';
 import { authCommands } from './commands/auth.ts';
+import { backupCommands } from './commands/backups.ts';
 import { completionCommands, recordCommands } from './commands/completion.ts';
 import { instanceCommands } from './commands/instances.ts';
 import { invoiceCommands } from './commands/invoices.ts';
@@ -41,7 +42,7 @@ function parser(argv: string[], root: Argv = yargs(argv)): Argv<GlobalArgs> {
         'Exit codes: 0 done, 1 API or connection error, 2 bad usage.',
     );
   const withCommands = invoiceCommands(accountCommands(instanceCommands(authCommands(base))));
-  const products = rdnsCommands(resizeCommands(webhookCommands(searchCommands(withCommands))));
+  const products = backupCommands(rdnsCommands(resizeCommands(webhookCommands(searchCommands(withCommands)))));
   return completionCommands(products, () => recordCommands((recorder) => parser([], recorder)))
     .demandCommand(1, 'Name a command.')
     .strict()

@@ -476,6 +476,14 @@ export class Hostplane {
     ).job;
   }
 
+  /**
+   * Scheduled backups of a virtual server (a paid add-on: turning it on charges the rest of the
+   * period pro rata, 402 when the wallet is short). `dry_run` answers the price without changing anything.
+   */
+  setBackupSchedule(id: number, schedule: BackupScheduleBody) {
+    return unwrap(this.raw.PUT('/api/v1/instances/{id}/backup-schedule', { params: { path: { id } }, body: schedule }));
+  }
+
   async deleteSnapshot(id: number, snapshotId: string) {
     return (
       await unwrap(
@@ -520,3 +528,7 @@ export type ServiceDetail = Ok<paths['/api/v1/instances/{id}']['get']>['instance
 export type ServiceStats = Ok<paths['/api/v1/instances/{id}/stats']['get']>['stats'];
 export type SearchResult = Ok<paths['/api/v1/search/']['get']>;
 export type WebhookEndpoint = Ok<paths['/api/v1/webhooks']['get']>['endpoints'][number];
+export type BackupScheduleBody = NonNullable<
+  paths['/api/v1/instances/{id}/backup-schedule']['put']['requestBody']
+>['content']['application/json'];
+export type BackupScheduleAnswer = Ok<paths['/api/v1/instances/{id}/backup-schedule']['put']>;

@@ -489,8 +489,8 @@ export interface paths {
         get: operations["getServices"];
         put?: never;
         /**
-         * renew (charged to the wallet), request_suspend or request_terminate (reviewed by staff), resize, rdns
-         * @description renew pays the service's unpaid renewal orders first, oldest first (422 insufficient_funds with `details.unpaid_orders` when the wallet does not cover them all; nothing is charged then); with nothing owed, one more month from paid_until. 409 not_renewable when the service is not active or suspended, or while its termination is queued or running. resize: {plan_id | plan}: move to a larger plan of the same location (no fewer cores, no less memory, no smaller disk); the price difference for the rest of the paid period is charged now (pro rata, with GST; 402 insufficient_funds when the wallet is short), then the server is stopped, resized and started; 202 with the job. A smaller, equal, other-type, other-region or retired plan is 422 saying why. rdns: set ({ptr: hostname}) or clear ({ptr: null}) the reverse DNS (PTR) of the server's IPv4 address. What resizing to each plan charges now: GET /api/v1/client/vps/?service=<id>&action=resize_options.
+         * renew (charged to the wallet), request_suspend or request_terminate (reviewed by staff), resize, rdns, backup_schedule
+         * @description renew pays the service's unpaid renewal orders first, oldest first (422 insufficient_funds with `details.unpaid_orders` when the wallet does not cover them all; nothing is charged then); with nothing owed, one more month from paid_until. 409 not_renewable when the service is not active or suspended, or while its termination is queued or running. resize: {plan_id | plan}: move to a larger plan of the same location (no fewer cores, no less memory, no smaller disk); the price difference for the rest of the paid period is charged now (pro rata, with GST; 402 insufficient_funds when the wallet is short), then the server is stopped, resized and started; 202 with the job. A smaller, equal, other-type, other-region or retired plan is 422 saying why. rdns: set ({ptr: hostname}) or clear ({ptr: null}) the reverse DNS (PTR) of the server's IPv4 address. backup_schedule: scheduled backups (a paid add-on, the plan's backup_price a month): {frequency: daily|weekly|off, hour 0-23 IST, keep 1-14, weekday 0-6 for weekly (default Sunday), dry_run?}; turning it on charges the rest of the current period pro rata (402 when the wallet is short), renewals then include it, off stops that (no refund). What resizing to each plan charges now: GET /api/v1/client/vps/?service=<id>&action=resize_options.
          */
         post: operations["updateService"];
         delete?: never;
@@ -971,6 +971,26 @@ export interface paths {
          * @description start: power on. stop: graceful ACPI shutdown, forced off if the guest is still up after 60 s. restart: ACPI reboot, hard reset if the guest ignores it. kill: hard power-off at once (the server stays off). power_cycle: hard power cycle: reset at once, no shutdown asked of the guest (the server runs again). reinstall: {os, confirm = the label}; both required, the disk is replaced and a new root password set. Power actions, reinstall and resize answer with the job; vnc and console with a one-time ticket (60 s) for the WebSocket URL. Tickets: 6 a minute per instance, 20 per account, and at most 4 consoles open per account (50 per node); past any of these, 429. resize `{plan}` (a larger plan: its label or id) charges the pro-rata difference for the rest of the paid period at once: 402 insufficient_funds (details: balance, required, shortfall) when the wallet is short, nothing changed.
          */
         post: operations["runInstanceAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/instances/{id}/backup-schedule": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * backup_schedule {frequency, hour, keep, weekday?}
+         * @description scheduled backups (a paid add-on, the plan's backup_price a month): {frequency: daily|weekly|off, hour 0-23 IST, keep 1-14, weekday 0-6 for weekly (default Sunday), dry_run?}; turning it on charges the rest of the current period pro rata (402 when the wallet is short), renewals then include it, off stops that (no refund).
+         */
+        put: operations["putBackupSchedule"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -5243,6 +5263,22 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             activated_at: string | null;
+                            /** @description virtual servers: scheduled backups; null when never set */
+                            backup_schedule: {
+                                /** @description daily, weekly or off */
+                                frequency: string;
+                                /** @description the hour it runs, 0-23, India Standard Time */
+                                hour: number;
+                                /** @description how many automatic snapshots are kept (1-14) */
+                                keep: number;
+                                /** @description weekly: 0 (Sunday) to 6 (Saturday), IST */
+                                weekday: number;
+                                next_run_at: string | null;
+                                /** @description when the last scheduled backup finished */
+                                last_run_at: string | null;
+                                /** @description why the last scheduled backup failed or was skipped; null after one that succeeded */
+                                last_error: string | null;
+                            } | null;
                             last_job?: {
                                 id: number;
                                 /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
@@ -5454,6 +5490,22 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             activated_at: string | null;
+                            /** @description virtual servers: scheduled backups; null when never set */
+                            backup_schedule: {
+                                /** @description daily, weekly or off */
+                                frequency: string;
+                                /** @description the hour it runs, 0-23, India Standard Time */
+                                hour: number;
+                                /** @description how many automatic snapshots are kept (1-14) */
+                                keep: number;
+                                /** @description weekly: 0 (Sunday) to 6 (Saturday), IST */
+                                weekday: number;
+                                next_run_at: string | null;
+                                /** @description when the last scheduled backup finished */
+                                last_run_at: string | null;
+                                /** @description why the last scheduled backup failed or was skipped; null after one that succeeded */
+                                last_error: string | null;
+                            } | null;
                             last_job?: {
                                 id: number;
                                 /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
@@ -5532,6 +5584,22 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             activated_at: string | null;
+                            /** @description virtual servers: scheduled backups; null when never set */
+                            backup_schedule: {
+                                /** @description daily, weekly or off */
+                                frequency: string;
+                                /** @description the hour it runs, 0-23, India Standard Time */
+                                hour: number;
+                                /** @description how many automatic snapshots are kept (1-14) */
+                                keep: number;
+                                /** @description weekly: 0 (Sunday) to 6 (Saturday), IST */
+                                weekday: number;
+                                next_run_at: string | null;
+                                /** @description when the last scheduled backup finished */
+                                last_run_at: string | null;
+                                /** @description why the last scheduled backup failed or was skipped; null after one that succeeded */
+                                last_error: string | null;
+                            } | null;
                             last_job?: {
                                 id: number;
                                 /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
@@ -5679,15 +5747,25 @@ export interface operations {
             content: {
                 "application/json": {
                     id: number;
-                    action: "renew" | "request_suspend" | "request_terminate" | "resize" | "rdns";
-                    /** @description why (for staff); line breaks allowed, other control characters are 422 */
-                    note?: string;
+                    action: "renew" | "request_suspend" | "request_terminate" | "resize" | "rdns" | "backup_schedule";
                     /** @description resize: the larger plan */
                     plan_id?: number;
                     /** @description resize: the larger plan, its label or id */
                     plan?: string;
                     /** @description rdns: the PTR hostname of the server's IPv4 address (RFC 1123 labels, at most 253 characters, a trailing dot optional); null or "" clears it */
                     ptr?: string | null;
+                    /** @description backup_schedule: daily, weekly or off */
+                    frequency?: string;
+                    /** @description backup_schedule: the hour it runs, 0-23, India Standard Time */
+                    hour?: number;
+                    /** @description backup_schedule: how many automatic snapshots are kept, 1-14 */
+                    keep?: number;
+                    /** @description backup_schedule, weekly: 0 (Sunday, the default) to 6 (Saturday), IST */
+                    weekday?: number;
+                    /** @description backup_schedule: answer what it would do and charge; nothing changes */
+                    dry_run?: boolean;
+                    /** @description why (for staff); line breaks allowed, other control characters are 422 */
+                    note?: string;
                     /** @description or send the X-CSRF-Token header */
                     csrf_token?: string;
                 };
@@ -5745,6 +5823,34 @@ export interface operations {
                             /** @description its PTR hostname now; null: none */
                             ptr: string | null;
                         };
+                    } | {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        backup_schedule: {
+                            /** @description daily, weekly or off */
+                            frequency: string;
+                            /** @description the hour it runs, 0-23, India Standard Time */
+                            hour: number;
+                            /** @description how many automatic snapshots are kept (1-14) */
+                            keep: number;
+                            /** @description weekly: 0 (Sunday) to 6 (Saturday), IST */
+                            weekday: number;
+                            next_run_at: string | null;
+                            /** @description when the last scheduled backup finished */
+                            last_run_at: string | null;
+                            /** @description why the last scheduled backup failed or was skipped; null after one that succeeded */
+                            last_error: string | null;
+                        } | null;
+                        /** @description what the add-on adds to each renewal (rupees, two decimals, with GST when prices exclude it); null: the plan does not offer it */
+                        price_per_month: string | null;
+                        /** @description charged now, pro rata for the rest of the period ("0.00": nothing) */
+                        charged: string;
+                        /** @enum {string} */
+                        currency: "INR";
+                        /** @description the order of the pro-rata charge */
+                        order_id: string | null;
+                        dry_run: boolean;
                     };
                 };
             };
@@ -8775,6 +8881,22 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             activated_at: string | null;
+                            /** @description virtual servers: scheduled backups; null when never set */
+                            backup_schedule: {
+                                /** @description daily, weekly or off */
+                                frequency: string;
+                                /** @description the hour it runs, 0-23, India Standard Time */
+                                hour: number;
+                                /** @description how many automatic snapshots are kept (1-14) */
+                                keep: number;
+                                /** @description weekly: 0 (Sunday) to 6 (Saturday), IST */
+                                weekday: number;
+                                next_run_at: string | null;
+                                /** @description when the last scheduled backup finished */
+                                last_run_at: string | null;
+                                /** @description why the last scheduled backup failed or was skipped; null after one that succeeded */
+                                last_error: string | null;
+                            } | null;
                             last_job?: {
                                 id: number;
                                 /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
@@ -8963,6 +9085,22 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             activated_at: string | null;
+                            /** @description virtual servers: scheduled backups; null when never set */
+                            backup_schedule: {
+                                /** @description daily, weekly or off */
+                                frequency: string;
+                                /** @description the hour it runs, 0-23, India Standard Time */
+                                hour: number;
+                                /** @description how many automatic snapshots are kept (1-14) */
+                                keep: number;
+                                /** @description weekly: 0 (Sunday) to 6 (Saturday), IST */
+                                weekday: number;
+                                next_run_at: string | null;
+                                /** @description when the last scheduled backup finished */
+                                last_run_at: string | null;
+                                /** @description why the last scheduled backup failed or was skipped; null after one that succeeded */
+                                last_error: string | null;
+                            } | null;
                             last_job?: {
                                 id: number;
                                 /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
@@ -9168,6 +9306,22 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             activated_at: string | null;
+                            /** @description virtual servers: scheduled backups; null when never set */
+                            backup_schedule: {
+                                /** @description daily, weekly or off */
+                                frequency: string;
+                                /** @description the hour it runs, 0-23, India Standard Time */
+                                hour: number;
+                                /** @description how many automatic snapshots are kept (1-14) */
+                                keep: number;
+                                /** @description weekly: 0 (Sunday) to 6 (Saturday), IST */
+                                weekday: number;
+                                next_run_at: string | null;
+                                /** @description when the last scheduled backup finished */
+                                last_run_at: string | null;
+                                /** @description why the last scheduled backup failed or was skipped; null after one that succeeded */
+                                last_error: string | null;
+                            } | null;
                             last_job?: {
                                 id: number;
                                 /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
@@ -9597,6 +9751,179 @@ export interface operations {
                             /** Format: date-time */
                             expires_at: string;
                         };
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Payment required: the wallet cannot cover the price */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Not found (also for rows owned by another account) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+        };
+    };
+    putBackupSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description backup_schedule: daily, weekly or off */
+                    frequency?: string;
+                    /** @description backup_schedule: the hour it runs, 0-23, India Standard Time */
+                    hour?: number;
+                    /** @description backup_schedule: how many automatic snapshots are kept, 1-14 */
+                    keep?: number;
+                    /** @description backup_schedule, weekly: 0 (Sunday, the default) to 6 (Saturday), IST */
+                    weekday?: number;
+                    /** @description backup_schedule: answer what it would do and charge; nothing changes */
+                    dry_run?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        message: string;
+                        backup_schedule: {
+                            /** @description daily, weekly or off */
+                            frequency: string;
+                            /** @description the hour it runs, 0-23, India Standard Time */
+                            hour: number;
+                            /** @description how many automatic snapshots are kept (1-14) */
+                            keep: number;
+                            /** @description weekly: 0 (Sunday) to 6 (Saturday), IST */
+                            weekday: number;
+                            next_run_at: string | null;
+                            /** @description when the last scheduled backup finished */
+                            last_run_at: string | null;
+                            /** @description why the last scheduled backup failed or was skipped; null after one that succeeded */
+                            last_error: string | null;
+                        } | null;
+                        /** @description what the add-on adds to each renewal (rupees, two decimals, with GST when prices exclude it); null: the plan does not offer it */
+                        price_per_month: string | null;
+                        /** @description charged now, pro rata for the rest of the period ("0.00": nothing) */
+                        charged: string;
+                        /** @enum {string} */
+                        currency: "INR";
+                        /** @description the order of the pro-rata charge */
+                        order_id: string | null;
+                        dry_run: boolean;
                     };
                 };
             };
@@ -10368,6 +10695,22 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             activated_at: string | null;
+                            /** @description virtual servers: scheduled backups; null when never set */
+                            backup_schedule: {
+                                /** @description daily, weekly or off */
+                                frequency: string;
+                                /** @description the hour it runs, 0-23, India Standard Time */
+                                hour: number;
+                                /** @description how many automatic snapshots are kept (1-14) */
+                                keep: number;
+                                /** @description weekly: 0 (Sunday) to 6 (Saturday), IST */
+                                weekday: number;
+                                next_run_at: string | null;
+                                /** @description when the last scheduled backup finished */
+                                last_run_at: string | null;
+                                /** @description why the last scheduled backup failed or was skipped; null after one that succeeded */
+                                last_error: string | null;
+                            } | null;
                             last_job?: {
                                 id: number;
                                 /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
@@ -10545,6 +10888,22 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             activated_at: string | null;
+                            /** @description virtual servers: scheduled backups; null when never set */
+                            backup_schedule: {
+                                /** @description daily, weekly or off */
+                                frequency: string;
+                                /** @description the hour it runs, 0-23, India Standard Time */
+                                hour: number;
+                                /** @description how many automatic snapshots are kept (1-14) */
+                                keep: number;
+                                /** @description weekly: 0 (Sunday) to 6 (Saturday), IST */
+                                weekday: number;
+                                next_run_at: string | null;
+                                /** @description when the last scheduled backup finished */
+                                last_run_at: string | null;
+                                /** @description why the last scheduled backup failed or was skipped; null after one that succeeded */
+                                last_error: string | null;
+                            } | null;
                             last_job?: {
                                 id: number;
                                 /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
@@ -10783,6 +11142,22 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             activated_at: string | null;
+                            /** @description virtual servers: scheduled backups; null when never set */
+                            backup_schedule: {
+                                /** @description daily, weekly or off */
+                                frequency: string;
+                                /** @description the hour it runs, 0-23, India Standard Time */
+                                hour: number;
+                                /** @description how many automatic snapshots are kept (1-14) */
+                                keep: number;
+                                /** @description weekly: 0 (Sunday) to 6 (Saturday), IST */
+                                weekday: number;
+                                next_run_at: string | null;
+                                /** @description when the last scheduled backup finished */
+                                last_run_at: string | null;
+                                /** @description why the last scheduled backup failed or was skipped; null after one that succeeded */
+                                last_error: string | null;
+                            } | null;
                             last_job?: {
                                 id: number;
                                 /** @description what the job does; snapshot: a snapshot taken, restored or deleted; resize: a move to a larger plan (stop, resize, start) */
@@ -11328,6 +11703,8 @@ export interface operations {
                             created_at: string | null;
                             /** @description the snapshot this one was taken after */
                             parent: string | null;
+                            /** @description taken by scheduled backups (not counted against the limit; pruned to its keep) */
+                            automatic?: boolean;
                         }[];
                         limit: number;
                     };

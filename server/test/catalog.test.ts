@@ -56,7 +56,7 @@ describe('catalog', () => {
     assert.deepEqual([...new Set(body.plans.map((p: PlanJson) => p.type))], ['vps', 'game', 'web', 'baremetal']);
     const vps = body.plans.find((p: PlanJson) => p.label === 'vps-2c-4g');
     assert.equal(vps.price.monthly, '799.00');
-    assert.deepEqual(vps.specs, { vcpu: 2, ram_mb: 4096, disk_gb: 80, bandwidth_tb: 3 });
+    assert.deepEqual(vps.specs, { vcpu: 2, ram_mb: 4096, disk_gb: 80, bandwidth_tb: 3, backup_price: 9900 });
     assert.deepEqual(
       body.regions.map((r: { code: string }) => r.code),
       ['mum1', 'blr1', 'del1'],

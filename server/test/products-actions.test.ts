@@ -80,6 +80,15 @@ function routesOf(action: ProductAction): Route[] {
           call: (as, service) => browser(as).get(`${SVC}${sessionRoute}/?${query(service)}`),
         });
         break;
+      case 'services':
+        // The spec's service mutation (POST /services/ {action, id, …}), answered with the action's data.
+        routes.push({
+          label: `session POST ${SVC} ${action.name}`,
+          session: true,
+          call: (as, service, csrf = true) =>
+            browser(as).post(SVC, { id: service.id, action: action.name, ...params(service) }, { csrf }),
+        });
+        break;
       case 'panel': {
         // The product's management route (CONTRACT §6): reads are GETs with a query, the rest POSTs.
         const type = u.t.deps.products.all.find((p) => p.actions.includes(action))?.type ?? 'game';
@@ -107,7 +116,16 @@ function routesOf(action: ProductAction): Route[] {
       }
     }
   }
-  switch (action.surfaces.token) {
+  const token = action.surfaces.token;
+  if (typeof token === 'object') {
+    // A route of its own on the token surface: PUT /instances/{id}/<put>, the parameters as the body.
+    routes.push({
+      label: `token PUT /instances/{id}/${token.put}`,
+      session: false,
+      call: (as, service) => api(as).call('PUT', `/api/v1/instances/${service.id}/${token.put}`, params(service)),
+    });
+  }
+  switch (token) {
     case 'action':
       routes.push({
         label: `token POST /instances/{id}/${action.name}`,

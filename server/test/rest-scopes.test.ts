@@ -53,7 +53,7 @@ function request(op: { method: string; path: string }, id = instanceId, job = jo
   if (op.method === 'POST' && op.path === '/api/v1/instances') return { url, body: {} };
   if (op.method === 'POST' && op.path === '/api/v1/quote') return { url, body: { plan: 'vps-1c-1g' } };
   if (op.method === 'DELETE') return { url, body: { confirm: 'not-the-label' } };
-  if (op.method === 'POST') return { url, body: {} };
+  if (op.method === 'POST' || op.method === 'PUT') return { url, body: {} };
   return { url };
 }
 
@@ -78,6 +78,7 @@ describe('scope matrix', () => {
       'POST /api/v1/instances orders.write',
       'POST /api/v1/instances/{id}/{action} instances.write',
       'POST /api/v1/quote read',
+      'PUT /api/v1/instances/{id}/backup-schedule instances.write',
     ]);
   });
 

@@ -10,6 +10,7 @@ import { createPasskeys, type Passkeys } from './auth/passkeys.ts';
 import type { SessionCache } from './auth/sessions.ts';
 import { createTwoFactor, type TwoFactor } from './auth/two-factor.ts';
 import { relyingParty } from './auth/webauthn.ts';
+import { type BackupRunAction, runBackups } from './backups/scheduler.ts';
 import { type Billing, createBilling } from './billing/billing.service.ts';
 import { type BillingProfileService, createBillingProfileService } from './billing/billing-profile.ts';
 import { type CreditNoteService, createCreditNoteService } from './billing/credit-notes.ts';
@@ -89,6 +90,8 @@ export interface Deps {
   /** What a product's jobs may use (core/product-kit/env.ts). */
   productEnv: ProductEnv;
   serviceActions: ServiceActions;
+  /** Scheduled backups: the worker's pass (core/backups/scheduler.ts). */
+  backups: { run(input?: { at?: Date }): Promise<BackupRunAction[]> };
   drivers: Drivers;
   serviceStaff: ServiceStaff;
   bus: Bus;
@@ -356,11 +359,13 @@ export async function createDeps(
     demo,
     overrides: overrides.webhooks ?? {},
   });
+  const backupOptions = { db, jobs, mailer: base.mailer, clock, logger: logger.child({ component: 'backups' }) };
   return {
     ...base,
     ...access,
     ...money,
     ...serviceGroup,
+    backups: { run: (input) => runBackups(backupOptions, input) },
     products,
     catalog,
     nodes,

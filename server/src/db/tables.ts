@@ -22,6 +22,7 @@ import type {
   WebauthnChallengesTable,
 } from './tables/accounts.ts';
 import type { AccountActivityTable } from './tables/activity.ts';
+import type { BackupSchedulesTable } from './tables/backups.ts';
 import type { BillingProfilesTable, InvoiceSeriesTable, InvoicesTable } from './tables/billing.ts';
 import type { CreatedAt, NullableTimestamp, Paise } from './tables/columns.ts';
 import type { GamesTable, Ipv4AddressesTable, LocationsTable, OsTemplatesTable } from './tables/inventory.ts';
@@ -40,6 +41,7 @@ import type { WebhookDeliveriesTable, WebhookEndpointsTable, WebhookEventsTable 
 
 export type * from './tables/accounts.ts';
 export type * from './tables/activity.ts';
+export type * from './tables/backups.ts';
 export type * from './tables/billing.ts';
 export type * from './tables/inventory.ts';
 export type * from './tables/messages.ts';
@@ -170,6 +172,7 @@ export interface DB {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  backup_schedules: BackupSchedulesTable;
 }
 
 export type Plan = Selectable<PlansTable>;

@@ -32,6 +32,10 @@ export function jobHandlers(deps: Deps): JobHandlers<AppJobs> {
     'service.provision': (payload, context) => runServiceJob(deps, payload.jobId, context),
     'service.action': (payload, context) => runServiceJob(deps, payload.jobId, context),
     'account.export': (payload, context) => deps.privacy.exports.build(payload.exportId, context),
+    'backups.run': async (_payload, context) => {
+      const actions = await deps.backups.run();
+      if (actions.length > 0) context.logger.info({ backups: actions }, 'scheduled backups');
+    },
     'account.deletions': async (_payload, context) => {
       const actions = await deps.privacy.runDeletions();
       if (actions.length > 0) context.logger.info({ deletions: actions }, 'account deletions');
@@ -45,6 +49,7 @@ export async function startWorker(deps: Deps): Promise<void> {
   await deps.jobs.schedule('maintenance.sweep', '*/15 * * * *');
   await deps.jobs.schedule('billing.cycle', '*/5 * * * *');
   await deps.jobs.schedule('account.deletions', '7 * * * *');
+  await deps.jobs.schedule('backups.run', '* * * * *');
   // Webhook deliveries: a pass whenever an event commits and when the next retry falls due.
   deps.webhooks.dispatcher.start(deps.bus);
 }

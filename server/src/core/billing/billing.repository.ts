@@ -148,10 +148,13 @@ export function insertRenewal(
   amountPaise: bigint,
   from: Date,
   paidAt?: Date,
+  /** What its invoice needs besides the plan's price (add-on lines: addons.ts). */
+  config: Record<string, unknown> = {},
 ): Promise<Order | undefined> {
   return trx
     .insertInto('orders')
     .values({
+      config: JSON.stringify(config),
       public_id: publicId('order'),
       account_id: service.account_id,
       plan_id: service.plan_id,

@@ -15,8 +15,8 @@ import { addMonth } from '../time.ts';
 import { balanceOf, lockWallet, post } from '../wallet/ledger.ts';
 import { emitWebhook } from '../webhooks/outbox.ts';
 import { orderData } from '../webhooks/payloads.ts';
+import { addonConfig, addonLinesOf, renewalCharge } from './addons.ts';
 import * as repo from './billing.repository.ts';
-import { chargeFor } from './charge.ts';
 import { issueInvoice } from './invoices.ts';
 import {
   cancelOvertaken,
@@ -144,8 +144,8 @@ async function buyNextMonth(
     .where('id', '=', service.plan_id)
     .executeTakeFirstOrThrow();
   const from = service.period_end ?? now;
-  const charge = await chargeFor(trx, options.invoicing, service.account_id, service.price_paise);
-  const order = await repo.insertRenewal(trx, service, charge.totalPaise, from, now);
+  const charge = await renewalCharge(trx, options.invoicing, service);
+  const order = await repo.insertRenewal(trx, service, charge.totalPaise, from, now, addonConfig(charge.addons));
   // The period has an order already (one this renew did not see as unpaid): never a second.
   if (!order) throw new AppError('conflict', { message: `The period from ${day(from)} is already billed.` });
   const debit = await post(trx, service.account_id, {
@@ -165,6 +165,7 @@ async function buyNextMonth(
     amountPaise: charge.totalPaise,
     description: `Renewal of ${service.label}: ${plan.name}, ${day(from)} to ${day(renewed.period_end as Date)} (order ${order.public_id})`,
     at: now,
+    addons: addonLinesOf(order),
   });
   await recordEvent(
     trx,

@@ -9,8 +9,8 @@ import { recordEvent } from '../services/events.ts';
 import { balanceOf } from '../wallet/ledger.ts';
 import { emitWebhook } from '../webhooks/outbox.ts';
 import { orderData } from '../webhooks/payloads.ts';
+import { addonConfig, renewalCharge } from './addons.ts';
 import * as repo from './billing.repository.ts';
-import { chargeFor } from './charge.ts';
 import type { CycleStep } from './cycle-step.ts';
 import { cancelOvertaken, day, overtaken, payOrder, tell } from './payments.ts';
 
@@ -38,15 +38,23 @@ export async function billEndedPeriods(step: CycleStep, service: Service): Promi
   let current = service;
   while (current.period_end && current.period_end <= at) {
     const from = current.period_end;
-    // The price, plus GST when prices exclude it: what the order will be for and the wallet must hold.
-    const charge = await chargeFor(trx, options.invoicing, current.account_id, current.price_paise);
+    // The price, plus GST when prices exclude it, and the add-ons that are on (addons.ts): what the
+    // order will be for and the wallet must hold.
+    const charge = await renewalCharge(trx, options.invoicing, current);
     const covered = BigInt(await balanceOf(trx, current.account_id)) >= charge.totalPaise;
     if (dryRun) {
       if (!(await repo.renewalBilled(trx, current.id, from)))
         did(covered ? 'renewed' : 'unpaid', `would ${covered ? 'renew' : 'bill'} the period from ${day(from)}`);
       break;
     }
-    const order = await repo.insertRenewal(trx, current, charge.totalPaise, from);
+    const order = await repo.insertRenewal(
+      trx,
+      current,
+      charge.totalPaise,
+      from,
+      undefined,
+      addonConfig(charge.addons),
+    );
     // Already billed (an earlier run, or one running now): the later phases see its unpaid order.
     if (!order) break;
     await emitWebhook(trx, current.account_id, 'order.created', orderData(order), at);

@@ -28,6 +28,12 @@ export interface IssueInvoiceInput {
   amountPaise: bigint | number | string;
   description: string;
   at: Date;
+  /**
+   * Lines of their own inside `amountPaise` (a renewal's add-ons: "Scheduled backups"), each as
+   * charged; the first line is what is left. Each line's tax is carved out of it alone, and the
+   * invoice's heads are the lines' sums, so the total is still the debit.
+   */
+  addons?: readonly { description: string; amountPaise: bigint }[];
 }
 
 /** The next serial of a series in a financial year, in `trx`: held (locked) until it commits. */
@@ -126,20 +132,33 @@ export async function issueInvoice(
   const buyer = await buyerOf(trx, input.accountId);
   const seller = sellerOf(settings);
   const supply = placeOfSupply(buyer.state_code, settings.sellerStateCode);
-  const split = invoiceSplit(settings, BigInt(input.amountPaise), supply);
+  const extras = input.addons ?? [];
+  const main = BigInt(input.amountPaise) - extras.reduce((sum, a) => sum + a.amountPaise, 0n);
+  const parts = [{ description: input.description, amountPaise: main }, ...extras];
+  const lines: InvoiceLine[] = [];
+  const split = { taxablePaise: 0n, cgstPaise: 0n, sgstPaise: 0n, igstPaise: 0n, totalPaise: 0n, rateBps: 0 };
+  for (const part of parts) {
+    const one = invoiceSplit(settings, part.amountPaise, supply);
+    split.taxablePaise += one.taxablePaise;
+    split.cgstPaise += one.cgstPaise;
+    split.sgstPaise += one.sgstPaise;
+    split.igstPaise += one.igstPaise;
+    split.totalPaise += one.totalPaise;
+    split.rateBps = one.rateBps;
+    lines.push({
+      description: part.description,
+      sac: HOSTING_SAC,
+      quantity: 1,
+      taxable_paise: String(one.taxablePaise),
+      cgst_paise: String(one.cgstPaise),
+      sgst_paise: String(one.sgstPaise),
+      igst_paise: String(one.igstPaise),
+      total_paise: String(one.totalPaise),
+    });
+  }
   const fy = financialYear(input.at);
   // Taken last, so the series row — shared by every charge — stays locked for the shortest time.
   const serial = await nextSerial(trx, settings.invoicePrefix, fy);
-  const line: InvoiceLine = {
-    description: input.description,
-    sac: HOSTING_SAC,
-    quantity: 1,
-    taxable_paise: String(split.taxablePaise),
-    cgst_paise: String(split.cgstPaise),
-    sgst_paise: String(split.sgstPaise),
-    igst_paise: String(split.igstPaise),
-    total_paise: String(split.totalPaise),
-  };
   const invoice = await trx
     .insertInto('invoices')
     .values({
@@ -161,7 +180,7 @@ export async function issueInvoice(
       b2b: buyer.gstin !== null,
       buyer: JSON.stringify(buyer),
       seller: JSON.stringify(seller),
-      lines: JSON.stringify([line]),
+      lines: JSON.stringify(lines),
     })
     .returningAll()
     .executeTakeFirstOrThrow();

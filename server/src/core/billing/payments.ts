@@ -31,6 +31,7 @@ import { addMonth } from '../time.ts';
 import { balanceOf, lockWallet, post } from '../wallet/ledger.ts';
 import { emitWebhook } from '../webhooks/outbox.ts';
 import { orderData } from '../webhooks/payloads.ts';
+import { addonLinesOf } from './addons.ts';
 import * as repo from './billing.repository.ts';
 import { issueInvoice } from './invoices.ts';
 
@@ -145,6 +146,7 @@ export async function payOrder(
     amountPaise: order.amount_paise,
     description: `Renewal of ${service.label}, ${day(from)} to ${day(until)} (order ${order.public_id})`,
     at: now,
+    addons: addonLinesOf(order),
   });
   const renewed =
     service.period_end && service.period_end >= until ? service : await services.setPeriodEnd(trx, service.id, until);

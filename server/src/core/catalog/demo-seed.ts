@@ -110,7 +110,7 @@ const PLANS: SeedPlan[] = [
     name: 'Cloud VPS 1 GB',
     type: 'vps',
     rupees: 299,
-    specs: { vcpu: 1, ram_mb: 1024, disk_gb: 25, bandwidth_tb: 1 },
+    specs: { vcpu: 1, ram_mb: 1024, disk_gb: 25, bandwidth_tb: 1, backup_price: 4900 },
     regions: ['mum1', 'blr1', 'del1'],
   },
   {
@@ -118,7 +118,7 @@ const PLANS: SeedPlan[] = [
     name: 'Cloud VPS 4 GB',
     type: 'vps',
     rupees: 799,
-    specs: { vcpu: 2, ram_mb: 4096, disk_gb: 80, bandwidth_tb: 3 },
+    specs: { vcpu: 2, ram_mb: 4096, disk_gb: 80, bandwidth_tb: 3, backup_price: 9900 },
     regions: ['mum1', 'blr1', 'del1'],
   },
   {
@@ -126,7 +126,7 @@ const PLANS: SeedPlan[] = [
     name: 'Cloud VPS 8 GB',
     type: 'vps',
     rupees: 1499,
-    specs: { vcpu: 4, ram_mb: 8192, disk_gb: 160, bandwidth_tb: 5 },
+    specs: { vcpu: 4, ram_mb: 8192, disk_gb: 160, bandwidth_tb: 5, backup_price: 14900 },
     regions: ['mum1', 'blr1'],
   },
   {

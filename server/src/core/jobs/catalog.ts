@@ -18,6 +18,8 @@ export type AppJobs = {
   'account.export': { exportId: number };
   /** Erase the accounts whose scheduled deletion is due (CONTRACT §11), every hour. */
   'account.deletions': Record<string, never>;
+  /** Scheduled backups (core/backups/scheduler.ts), every minute: start due runs, record outcomes. */
+  'backups.run': Record<string, never>;
 };
 
 export const APP_QUEUES: QueueDefinitions<AppJobs> = {
@@ -59,4 +61,6 @@ export const APP_QUEUES: QueueDefinitions<AppJobs> = {
   'account.export': { retryLimit: 2, retryDelay: 30, retryBackoff: true, expireInSeconds: 600, concurrency: 1 },
   // Each account in its own transaction, decided by the database: a failed run is the next one's work.
   'account.deletions': { retryLimit: 0, retryDelay: 60, retryBackoff: false, expireInSeconds: 900, concurrency: 1 },
+  // Each schedule in its own transaction under SKIP LOCKED: a failed pass is simply the next one's work.
+  'backups.run': { retryLimit: 0, retryDelay: 60, retryBackoff: false, expireInSeconds: 300, concurrency: 1 },
 };

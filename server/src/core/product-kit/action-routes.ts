@@ -51,3 +51,10 @@ export function describeActions(products: ProductRegistry, surface: Surface, rou
 
 /** What the power actions and reinstall do (both surfaces' OpenAPI descriptions). */
 export const powerDescription = (products: ProductRegistry): string => describeActions(products, 'session', 'action');
+
+/** The token surface's own routes of actions: PUT /instances/{id}/<path>, each with its action. */
+export function tokenPuts(products: ProductRegistry): { path: string; action: ProductAction }[] {
+  return products.all.flatMap((p) =>
+    p.actions.flatMap((a) => (typeof a.surfaces.token === 'object' ? [{ path: a.surfaces.token.put, action: a }] : [])),
+  );
+}

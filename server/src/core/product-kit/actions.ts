@@ -11,7 +11,8 @@
 // the handler. (The order of state and type is the one these routes have always had.)
 
 import type { Kysely } from 'kysely';
-import type { TObject } from 'typebox';
+import type { TObject, TProperties } from 'typebox';
+import type { InvoicingConfig } from '../../config-invoicing.ts';
 import type { DB, Invoice, Job, JobType, NodeRow, Order, Plan, Service, ServiceStatus } from '../../db/tables.ts';
 import type { UpstreamConsoleTicket } from '../../upstreams/driver.ts';
 import type { MetricPoint, VmStatus } from '../../upstreams/hypervisor.ts';
@@ -39,11 +40,16 @@ export interface ActionSurfaces {
    * 'graph'), or the product's multiplexed management route ('panel': /api/v1/client/game/ and
    * /web/, CONTRACT §6: a read is a GET with its parameters in the query, a mutation a POST with
    * a JSON body), or the service's own POST /services/ ('services': `{action, id, …}` beside
-   * renew and the staff requests; CONTRACT §13 resize, rdns), answered 202 with the job.
+   * renew and the staff requests; CONTRACT §13 resize, rdns, backup_schedule), answered with the
+   * action's data, or 202 with its job.
    */
   session?: SessionRoute | readonly SessionRoute[];
-  /** Token surface: in POST /instances/{id}/{action} ('action'), or GET /instances/{id}/stats. */
-  token?: 'action' | 'stats';
+  /**
+   * Token surface: in POST /instances/{id}/{action} ('action'), GET /instances/{id}/stats, or a
+   * route of its own, PUT /instances/{id}/<put> with the parameters as the body (answered with
+   * the action's data).
+   */
+  token?: 'action' | 'stats' | { put: string };
 }
 
 export interface ActionContext {
@@ -72,6 +78,8 @@ export interface ActionContext {
   clock: () => Date;
   /** Moving the service to another plan of its product: what it costs now, and doing it (resize). */
   planChange: PlanChanges;
+  /** How charges are taxed and invoiced (an action that charges the wallet: a paid add-on). */
+  invoicing: InvoicingConfig;
 }
 
 /** What moving a service to `plan` costs at this moment (core/services/plan-change.ts). */
@@ -144,6 +152,11 @@ export interface ProductAction {
   /** The refusal for a state outside `states`, when it is not the product's. */
   refused?(service: Service): AppError;
   handler(ctx: ActionContext, params: Record<string, unknown>): Promise<ActionResult>;
+  /**
+   * The fields of its `data` answer, on the routes that send the data as it is (session
+   * 'services', a token `put` route): their response schemas are built from it.
+   */
+  readonly answer?: TProperties;
   /** Parameters that pass `check` for this service (the test battery). */
   example?(service: Service): Record<string, unknown>;
 }

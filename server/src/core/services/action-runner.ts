@@ -70,7 +70,7 @@ export interface RunnerOptions {
   secretKey: Buffer;
   products: ProductRegistry;
   lives: LiveStates;
-  /** The seller and series of the invoice a plan change's charge gets (./plan-change.ts). */
+  /** The seller and series of the invoices of charges: a plan change's (./plan-change.ts), an add-on's. */
   invoicing: InvoicingConfig;
 }
 
@@ -146,6 +146,7 @@ export function createActionRunner(options: RunnerOptions) {
       secretKey,
       clock,
       planChange: planChangesOf({ db, jobs, invoicing, clock }, accountId, service.id),
+      invoicing,
       upload: opts.upload ?? null,
       ...(opts.gate ? { gate: opts.gate } : {}),
       ...(opts.mintConsole ? { mintConsole: opts.mintConsole } : {}),

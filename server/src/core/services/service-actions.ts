@@ -40,7 +40,7 @@ export function createServiceActions(options: {
   publicUrl: string;
   secretKey: Buffer;
   products: ProductRegistry;
-  /** What a plan change's charge is invoiced with (resize: ./plan-change.ts). */
+  /** How an action's charges are taxed and invoiced (resize: ./plan-change.ts; add-ons). */
   invoicing: InvoicingConfig;
   /** Where the node rows a list's live states need are cached (key space of account 0); none: read each time. */
   nodeCache?: ReadCache<NodeRow[]>;

@@ -5,7 +5,8 @@
 // product (service-actions.ts).
 
 import { type Kysely, sql } from 'kysely';
-import type { DB, Job, Location, Plan, Service } from '../../db/tables.ts';
+import type { BackupSchedule, DB, Job, Location, Plan, Service } from '../../db/tables.ts';
+import { scheduleFromJson } from '../backups/schedule.ts';
 import { AppError } from '../errors.ts';
 import type { ProductRegistry } from '../product-kit/registry.ts';
 import { lastJob } from '../services/service-jobs.ts';
@@ -24,6 +25,8 @@ export interface ServiceDetail {
   lastJob: Job | null;
   /** A renewal of it is unpaid. */
   overdue: boolean;
+  /** Its scheduled backups (core/backups/), or null when they were never set. */
+  backupSchedule: BackupSchedule | null;
 }
 
 export interface ServiceCredentials {
@@ -49,7 +52,7 @@ const NO_CREDENTIALS: Record<Service['status'], string> = {
 };
 
 /** The tables a service list is read from (a committed write to one drops the cached lists). */
-export const LIST_TABLES = ['services', 'plans', 'locations', 'ipv4_addresses', 'orders'] as const;
+export const LIST_TABLES = ['services', 'plans', 'locations', 'ipv4_addresses', 'orders', 'backup_schedules'] as const;
 
 export type ServicePage = { rows: ServiceDetail[]; total: number };
 
@@ -70,10 +73,11 @@ export function createServiceDirectory(options: {
     location_name: string;
     ipv4: string | null;
     overdue: boolean | number | string;
+    backup_schedule: Record<string, unknown> | null;
   };
 
   function toDetail(row: Row, job: Job | null): ServiceDetail {
-    const { plan_label, plan_name, location_code, location_name, ipv4, overdue, ...service } = row;
+    const { plan_label, plan_name, location_code, location_name, ipv4, overdue, backup_schedule, ...service } = row;
     return {
       service,
       plan: { id: service.plan_id, label: plan_label, name: plan_name },
@@ -81,6 +85,7 @@ export function createServiceDirectory(options: {
       ipv4,
       lastJob: job,
       overdue: overdue === true || overdue === 1 || overdue === 't' || overdue === 'true',
+      backupSchedule: backup_schedule ? scheduleFromJson(backup_schedule) : null,
     };
   }
 

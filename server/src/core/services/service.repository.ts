@@ -72,6 +72,12 @@ export function ownWithContext(db: Executor, accountId: number) {
           )
           .as('overdue'),
       )
+      // Its scheduled backups (core/backups/), as one JSON row; null when never set.
+      .select(
+        sql<Record<string, unknown> | null>`(select to_jsonb(b) from backup_schedules b where b.service_id = s.id)`.as(
+          'backup_schedule',
+        ),
+      )
       .where('s.account_id', '=', accountId)
   );
 }

@@ -32,6 +32,7 @@ import * as m0030 from './0030_privacy.ts';
 import * as m0031 from './0031_webhooks.ts';
 import * as m0032 from './0032_reverse_dns.ts';
 import * as m0033 from './0033_resize.ts';
+import * as m0034 from './0034_backup_schedules.ts';
 import * as m0035 from './0035_user_data.ts';
 
 export const migrations: Record<string, Migration> = {
@@ -68,4 +69,5 @@ export const migrations: Record<string, Migration> = {
   '0033_resize': m0033,
   '0035_user_data': m0035,
   '0032_reverse_dns': m0032,
+  '0034_backup_schedules': m0034,
 };

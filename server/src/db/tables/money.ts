@@ -71,8 +71,8 @@ export interface OrdersTable {
   account_id: number;
   plan_id: number;
   service_id: number | null;
-  /** `resize`: the pro-rata difference of a move to a larger plan (migration 0033). */
-  kind: 'new' | 'renewal' | 'resize';
+  /** resize: the pro-rata difference of a move to a larger plan (0033); addon: the pro-rata charge of an add-on turned on (scheduled backups, 0034). */
+  kind: 'new' | 'renewal' | 'resize' | 'addon';
   status: OrderStatus;
   amount_paise: Paise;
   config: ColumnType<Record<string, unknown>, string | undefined, string>;

@@ -45,8 +45,12 @@ const CredentialsSchema = Type.Object({
 
 export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
-  // The product actions exposed on POST /services/ beside renew and the requests (resize).
-  const productActions = [...new Set(actionsOn(deps.products, 'session', 'services').map((a) => a.name))];
+  // The product actions exposed on POST /services/ beside renew and the requests (resize, rdns,
+  // backup_schedule), by name.
+  const registryActions = [
+    ...new Map(actionsOn(deps.products, 'session', 'services').map((a) => [a.name, a])).values(),
+  ];
+  const productActions = registryActions.map((a) => a.name);
   const listed = jsonList<ReturnType<typeof listedServiceView>>(
     ServiceSchema,
     '"success":true,"message":"Services loaded."',
@@ -58,6 +62,7 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
       location: detail.location,
       ipv4: detail.ipv4,
       overdue: detail.overdue,
+      backupSchedule: detail.backupSchedule,
       power: (power ?? null) as 'running' | null,
       ...(withJob ? { lastJob: detail.lastJob } : {}),
     });
@@ -240,6 +245,7 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
             Type.Literal('request_terminate'),
             ...productActions.map((name) => Type.Literal(name)),
           ]),
+          ...actionParams(deps.products, 'session', 'services'),
           note: Type.Optional(
             Type.String({
               maxLength: 1000,
@@ -260,8 +266,10 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
               }),
             }),
             okSchema({ rdns: RdnsSchema }),
+            ...registryActions.flatMap((a) => (a.answer ? [okSchema(a.answer)] : [])),
           ]),
           202: okSchema({ job: JobSchema }),
+          // 402: a resize or a paid add-on (backup_schedule) that the wallet cannot cover.
           ...sessionErrors(401, 402, 403, 404, 409, 422, 429, 503),
         },
       },
@@ -279,11 +287,7 @@ export async function serviceRoutes(root: FastifyInstance, { deps }: { deps: Dep
         if (result.kind === 'job')
           return reply.code(202).send({ success: true as const, message: result.message, job: jobView(result.job) });
         if (result.kind !== 'data') throw new Error(`${action} answered ${result.kind}`);
-        return {
-          success: true as const,
-          message: result.message,
-          ...(result.data as { rdns: { ipv4: string; ptr: string | null } }),
-        };
+        return { success: true as const, message: result.message, ...result.data } as never;
       }
       const { id: _id, action: _action, csrf_token: _csrf, note: _note, ...stray } = body as Record<string, unknown>;
       const strayKey = Object.keys(stray)[0];

@@ -32,6 +32,9 @@ const SnapshotSchema = Type.Object({
   description: Type.String(),
   created_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   parent: Type.Union([Type.String(), Type.Null()], { description: 'the snapshot this one was taken after' }),
+  automatic: Type.Optional(
+    Type.Boolean({ description: 'taken by scheduled backups (not counted against the limit; pruned to its keep)' }),
+  ),
 });
 
 export async function cloudSnapshotRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {

@@ -9,7 +9,13 @@ import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import { keyFieldRule } from '../../core/idempotency.ts';
 import { orderFieldRules, USER_DATA_DESCRIPTION } from '../../core/orders/order-input.ts';
-import { actionParams, actionsOn, listActions, powerDescription } from '../../core/product-kit/action-routes.ts';
+import {
+  actionParams,
+  actionsOn,
+  listActions,
+  powerDescription,
+  tokenPuts,
+} from '../../core/product-kit/action-routes.ts';
 import { DEFAULT_OS_SLUG } from '../../core/products/vps/order.ts';
 import { getOwnJob } from '../../core/services/service-jobs.ts';
 import { answerTokenDeploy } from '../deploy.ts';
@@ -300,6 +306,41 @@ export async function instanceRoutes(root: FastifyInstance, { deps }: { deps: De
         .send({ ok: true as const, job: jobView(result.job) });
     },
   );
+
+  // Actions with a route of their own (PUT /instances/{id}/<path>, core/product-kit `token.put`):
+  // the parameters are the body, the answer the action's data (backup_schedule).
+  for (const { path, action } of tokenPuts(deps.products)) {
+    app.put(
+      `/instances/:id/${path}`,
+      {
+        config: { scope: 'instances.write' },
+        schema: {
+          tags,
+          operationId: `put_${action.name}`.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase()),
+          summary: `${action.name} ${action.usage ?? ''}`.trim(),
+          description: `${action.description}.`,
+          params: IdParams,
+          body: action.params,
+          response: {
+            200: okSchema({ message: Type.String(), ...(action.answer ?? {}) }),
+            ...tokenErrors(402, 404, 409, 422, 503),
+          },
+        },
+      },
+      async (request) => {
+        const { accountId } = principalOf(request);
+        const { result } = await deps.serviceActions.run(
+          accountId,
+          request.params.id,
+          action.name,
+          request.body as Record<string, unknown>,
+          { unknown: () => new AppError('not_found'), exposed: (a) => a === action },
+        );
+        if (result.kind !== 'data') throw new Error(`${action.name} answered ${result.kind}`);
+        return { ok: true as const, message: result.message, ...result.data } as never;
+      },
+    );
+  }
 
   app.delete(
     '/instances/:id',

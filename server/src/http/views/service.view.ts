@@ -1,11 +1,12 @@
 // How services and jobs look, on every surface (session and token show the same fields).
 
 import { type TSchema, Type } from 'typebox';
+import { BackupScheduleSchema, scheduleView } from '../../core/backups/schedule.ts';
 import type { LiveState } from '../../core/product-kit/live.ts';
 import type { ProductRegistry } from '../../core/product-kit/registry.ts';
 import type { ServiceDetail } from '../../core/services/service-directory.ts';
 import { isoWithOffset } from '../../core/time.ts';
-import { type Job, type Location, PLAN_TYPES, type Plan, type Service } from '../../db/tables.ts';
+import { type BackupSchedule, type Job, type Location, PLAN_TYPES, type Plan, type Service } from '../../db/tables.ts';
 import { PriceSchema, type Pricing, priceView } from './price.view.ts';
 
 const Time = Type.String({ format: 'date-time' });
@@ -91,6 +92,9 @@ export const ServiceSchema = Type.Object({
   ]),
   created_at: Time,
   activated_at: NullableTime,
+  backup_schedule: Type.Union([BackupScheduleSchema, Type.Null()], {
+    description: 'virtual servers: scheduled backups; null when never set',
+  }),
   last_job: Type.Optional(Type.Union([JobSchema, Type.Null()])),
   live_as_of: Type.Optional(
     Type.Union([Time, Type.Null()], {
@@ -109,6 +113,8 @@ export interface ServiceExtras {
   lastJob?: Job | null;
   /** A renewal is unpaid (ServiceDetail.overdue). */
   overdue?: boolean;
+  /** Its scheduled backups (ServiceDetail.backupSchedule). */
+  backupSchedule?: BackupSchedule | null;
 }
 
 /** What a service's view needs of the app: the products (their fields) and how prices are shown. */
@@ -138,6 +144,7 @@ export function serviceView(context: ServiceViewContext, service: Service, extra
     suspend_reason: service.status === 'suspended' ? (service.suspend_reason ?? 'staff') : null,
     created_at: isoWithOffset(service.created_at),
     activated_at: service.activated_at ? isoWithOffset(service.activated_at) : null,
+    backup_schedule: extras.backupSchedule ? scheduleView(extras.backupSchedule) : null,
     ...(extras.lastJob !== undefined ? { last_job: extras.lastJob ? jobView(extras.lastJob) : null } : {}),
   };
 }
@@ -169,6 +176,7 @@ export function listedServiceView(
       location: detail.location,
       ipv4: detail.ipv4,
       overdue: detail.overdue,
+      backupSchedule: detail.backupSchedule,
       power,
     }),
     { live_as_of: at === null ? null : isoWithOffset(new Date(at)) },

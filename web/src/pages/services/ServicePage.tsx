@@ -13,6 +13,7 @@ import { JobProgress, PowerCard, ReinstallCard } from './Controls.tsx';
 import { hasPower, type Service, typeName, useService } from './common.ts';
 import { ActivityCard, BillingCard, CredentialsCard, FactsCard, SignOnCard } from './Panels.tsx';
 import { UsageChart } from './UsageChart.tsx';
+import { BackupScheduleCard } from './vps/BackupSchedule.tsx';
 import { ConsoleCard } from './vps/Console.tsx';
 import { ResizeCard } from './vps/Resize.tsx';
 import { ReverseDnsCard } from './vps/ReverseDns.tsx';
@@ -106,6 +107,7 @@ function Manage({ service }: { service: Service }) {
       {service.type === 'vps' ? <SnapshotsCard service={service} /> : null}
       {service.type === 'vps' ? <ResizeCard service={service} /> : null}
       {service.type === 'vps' || service.type === 'baremetal' ? <ReverseDnsCard service={service} /> : null}
+      {service.type === 'vps' ? <BackupScheduleCard service={service} /> : null}
       <ReinstallCard service={service} />
     </>
   );

@@ -13,6 +13,7 @@ import type { ProductAction } from '../../product-kit/actions.ts';
 import { checkTimeframe, PROBE_TIMEOUT_MS, unreachable, withTimeout } from '../../product-kit/live.ts';
 import { rdnsAction } from '../../product-kit/reverse-dns.ts';
 import { NO_PARAMS, powerAction } from '../../product-kit/shared-actions.ts';
+import { backupScheduleAction } from './backups.ts';
 import { resizeActions } from './resize.ts';
 import { snapshotActions } from './snapshots.ts';
 
@@ -143,6 +144,7 @@ export const vpsActions: readonly ProductAction[] = [
   ...snapshotActions,
   ...resizeActions,
   rdnsAction("the server's IPv4 address"),
+  backupScheduleAction,
 ];
 
 /** A mutation refused for the service's state: suspended, or not running. */

@@ -18,6 +18,8 @@ export const vpsSpecs = Type.Object(
     bandwidth_tb: numberSpec(0.1, 100),
     // How many snapshots a server of the plan keeps (./snapshots.ts).
     snapshots: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, default: DEFAULT_SNAPSHOT_LIMIT })),
+    // Scheduled backups, a paid add-on: its price in paise a month (./backups.ts); absent: not offered.
+    backup_price: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
   },
   { additionalProperties: false },
 );

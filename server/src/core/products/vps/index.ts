@@ -7,6 +7,7 @@ import { AppError } from '../../errors.ts';
 import { readStored } from '../../product-kit/data.ts';
 import type { Product } from '../../product-kit/product.ts';
 import { vpsActions, vpsRefused } from './actions.ts';
+import { autoSnapshotJob } from './backups.ts';
 import { vpsConfig, vpsSpecs } from './data.ts';
 import { createVpsLive } from './live.ts';
 import { vpsOrder } from './order.ts';
@@ -28,7 +29,11 @@ export const vpsProduct: Product<Awaited<ReturnType<typeof vpsOrder.resolve>>, V
     return { hostname: config.hostname ?? null, os: config.os ?? null, domain: config.domain ?? null };
   },
   login: (username, ipv4) => `ssh ${username}@${ipv4}`,
-  jobs: { ...vpsJobs, snapshot: snapshotJobs(driver, vmOrThrow), resize: resizeJob },
+  jobs: {
+    ...vpsJobs,
+    snapshot: { ...snapshotJobs(driver, vmOrThrow), auto: autoSnapshotJob(driver, vmOrThrow) },
+    resize: resizeJob,
+  },
   live: createVpsLive,
   actions: vpsActions,
   wrongType: () => new AppError('not_supported', { message: 'This service is not a virtual server.' }),

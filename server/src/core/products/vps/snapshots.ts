@@ -7,11 +7,16 @@
 // job is asked for and again when it runs. Restoring stops the VM, rolls its disks and config
 // back and starts it again if it was running, as Proxmox does.
 //
+// Automatic snapshots (scheduled backups, ./backups.ts) are listed with `automatic: true` and do
+// not count against the limit, which is the customer's for manual ones; the `auto-` prefix of
+// their names is reserved.
+//
 // A snapshot's id is its name on the node: names are unique per VM, and another VM's snapshot
 // (another account's) is simply not among this one's, so it answers exactly like a missing one.
 
 import { Type } from 'typebox';
 import { type Hypervisor, snapshotNameProblem, type VmRef, type VmSnapshot } from '../../../upstreams/hypervisor.ts';
+import { AUTO_PREFIX, isAutomatic } from '../../backups/schedule.ts';
 import { AppError } from '../../errors.ts';
 import type { ActionContext, ProductAction } from '../../product-kit/actions.ts';
 import { readStored } from '../../product-kit/data.ts';
@@ -58,8 +63,12 @@ export function snapshotView(s: VmSnapshot) {
     description: s.description,
     created_at: at && !Number.isNaN(at.getTime()) ? isoWithOffset(at) : null,
     parent: s.parent,
+    automatic: isAutomatic(s),
   };
 }
+
+/** The snapshots the plan's limit counts: the manual ones. */
+const manual = (list: VmSnapshot[]) => list.filter((s) => !isAutomatic(s));
 
 /** The plan's snapshot limit: its `snapshots` spec, read from the plan now (staff may change it). */
 async function limitOf(ctx: Pick<ActionContext, 'db' | 'service'>): Promise<number> {
@@ -126,9 +135,10 @@ export const snapshotActions: readonly ProductAction[] = [
     refused: (service) => new AppError('no_vm', { message: `The service is ${service.status}.` }),
     async handler(ctx) {
       const [list, limit] = await Promise.all([listed(ctx), limitOf(ctx)]);
+      const auto = list.length - manual(list).length;
       return {
         kind: 'data',
-        message: `${list.length} of ${limit} snapshots.`,
+        message: `${manual(list).length} of ${limit} snapshots${auto > 0 ? ` (and ${auto} automatic)` : ''}.`,
         data: { snapshots: list.map(snapshotView), limit },
       };
     },
@@ -152,7 +162,9 @@ export const snapshotActions: readonly ProductAction[] = [
     surfaces: { session: 'panel' },
     async check(_ctx, params) {
       const name = idOf(params, 'name');
-      const problem = snapshotNameProblem(name);
+      const problem =
+        snapshotNameProblem(name) ??
+        (name.toLowerCase().startsWith(AUTO_PREFIX) ? `must not start with ${AUTO_PREFIX} (scheduled backups)` : null);
       if (problem) throw AppError.fields({ name: problem });
       const description = typeof params.description === 'string' ? params.description : '';
       const unsafe = descriptionProblem(description);
@@ -167,7 +179,7 @@ export const snapshotActions: readonly ProductAction[] = [
           fields: { name: 'is taken on this server' },
         });
       }
-      if (list.length >= limit) throw limitReached(limit);
+      if (manual(list).length >= limit) throw limitReached(limit);
       const job = await ctx.startJob('snapshot', { action: 'create', ...params });
       return { kind: 'job', job, message: `Snapshot ${params.name} is being taken.` };
     },
@@ -230,7 +242,7 @@ export function snapshotJobs(
         const list = await hv.snapshots(vm);
         if (!list.some((s) => s.name === name)) {
           const limit = await limitOf({ db: c.env.db, service: c.env.service });
-          if (list.length >= limit) throw limitReached(limit);
+          if (manual(list).length >= limit) throw limitReached(limit);
         }
         await hv.createSnapshot(vm, name, description ?? '');
       },

@@ -15,6 +15,8 @@ interface Snapshot {
   name: string;
   description: string | null;
   created_at: string | null;
+  /** Taken by scheduled backups (./BackupSchedule.tsx): not counted against the limit. */
+  automatic?: boolean;
 }
 
 export function SnapshotsCard({ service }: { service: Service }) {
@@ -53,7 +55,8 @@ export function SnapshotsCard({ service }: { service: Service }) {
 
   const snapshots = list.data?.snapshots ?? [];
   const limit = list.data?.limit ?? 0;
-  const full = list.data !== undefined && snapshots.length >= limit;
+  const manual = snapshots.filter((s) => !s.automatic).length;
+  const full = list.data !== undefined && manual >= limit;
   const createError = mutate.variables?.action === 'snapshot_create' ? mutate.error : null;
 
   return (
@@ -61,7 +64,7 @@ export function SnapshotsCard({ service }: { service: Service }) {
       <h2 id="snap-h">Snapshots</h2>
       <p className="muted">
         A snapshot keeps the disks as they are now (not the memory); restoring one rolls the server back to it.
-        {list.data ? ` ${snapshots.length} of ${limit} used.` : ''}
+        {list.data ? ` ${manual} of ${limit} used.` : ''}
       </p>
       {list.isPending ? <Loading what="Loading snapshots" /> : null}
       {list.isError ? <ErrorAlert error={list.error} /> : null}
