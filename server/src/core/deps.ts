@@ -40,6 +40,8 @@ import { createServiceActions, type ServiceActions } from './services/service-ac
 import { createServiceDirectory, LIST_TABLES, type ServiceDirectory } from './services/service-directory.ts';
 import { createServiceStaff, type ServiceStaff } from './services/staff.ts';
 import { createSshKeyService, type SshKeyService } from './ssh/ssh-key.service.ts';
+import { createStaffService, type StaffService } from './staff/staff.service.ts';
+import { createStaffAuth, type StaffAuth } from './staff/staff-auth.ts';
 import { type Installation, loadInstallationId } from './system/installation.ts';
 import { type Clock, systemClock } from './time.ts';
 import { createRequestLog, type RequestLog } from './tokens/request-log.ts';
@@ -101,6 +103,9 @@ export interface Deps {
   installation: Installation;
   /** Signed outgoing webhooks: endpoints, their log, and the dispatcher the worker runs (core/webhooks/). */
   webhooks: Webhooks;
+  /** Staff members of the console, and their sign-in (core/staff/, CONTRACT §14). */
+  staff: StaffService;
+  staffAuth: StaffAuth;
 }
 
 export interface DepsOverrides {
@@ -170,7 +175,10 @@ async function createBase(config: Config, database: Database, logger: Logger, ov
 /** Who may do what: accounts, signing in, sessions between requests, API tokens and their request log. */
 function createAccess(
   base: Base,
-): Pick<Deps, 'accounts' | 'auth' | 'twoFactor' | 'passkeys' | 'sessionCache' | 'tokens' | 'requestLog'> {
+): Pick<
+  Deps,
+  'accounts' | 'auth' | 'twoFactor' | 'passkeys' | 'sessionCache' | 'tokens' | 'requestLog' | 'staff' | 'staffAuth'
+> {
   const { config, logger, database, clock, secretKey, limits, bus, mailer } = base;
   const db = database.db;
   const rp = relyingParty(config.publicUrl);
@@ -198,7 +206,9 @@ function createAccess(
   });
   const tokens = createTokenService({ db, clock, bus });
   const requestLog = createRequestLog(db, logger.child({ component: 'request-log' }));
-  return { accounts, auth, twoFactor, passkeys, sessionCache, tokens, requestLog };
+  const staff = createStaffService({ db, clock, mailer, publicUrl: config.publicUrl });
+  const staffAuth = createStaffAuth({ db, clock, secretKey, limits });
+  return { accounts, auth, twoFactor, passkeys, sessionCache, tokens, requestLog, staff, staffAuth };
 }
 
 /** Money: the billing cycle, the wallet, deposits and billing profiles. */

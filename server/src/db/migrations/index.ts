@@ -30,6 +30,7 @@ import * as m0027 from './0027_passkeys.ts';
 import * as m0029 from './0029_activity.ts';
 import * as m0030 from './0030_privacy.ts';
 import * as m0031 from './0031_webhooks.ts';
+import * as m0036 from './0036_staff.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_extensions': m0001,
@@ -62,4 +63,5 @@ export const migrations: Record<string, Migration> = {
   '0029_activity': m0029,
   '0030_privacy': m0030,
   '0031_webhooks': m0031,
+  '0036_staff': m0036,
 };
