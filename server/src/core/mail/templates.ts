@@ -63,8 +63,24 @@ function button(link: string, label: string): string {
   return `<a href="${escapeHtml(link)}" style="display:inline-block;background:#0b5cff;color:#fff;padding:10px 18px;border-radius:6px;text-decoration:none">${escapeHtml(label)}</a>`;
 }
 
+/** The staff console's invitation (CONTRACT §14). */
+function staffInvite(message: Extract<MailMessage, { template: 'staff_invite' }>, hello: string): RenderedMail {
+  return {
+    subject: 'Your Hostplane staff account',
+    text: `${hello}\n\nYou have been given a Hostplane staff account (role: ${message.role}). Choose your password here:\n\n${message.link}\n\nThe link works once, within ${message.hours} hours. After signing in you will set up an authenticator app: staff sign-in always takes a second factor.\n`,
+    html: page('Your Hostplane staff account', [
+      escapeHtml(hello),
+      `You have been given a Hostplane staff account (role: <strong>${escapeHtml(message.role)}</strong>). Choose your password:`,
+      button(message.link, 'Choose a password'),
+      `Or open this link: ${escapeHtml(message.link)}`,
+      `The link works once, within ${message.hours} hours. After signing in you will set up an authenticator app: staff sign-in always takes a second factor.`,
+    ]),
+  };
+}
+
 export function renderMail(message: MailMessage): RenderedMail {
   const hello = message.template === 'verify_email' ? 'Hello,' : greeting(message.name);
+  if (message.template === 'staff_invite') return staffInvite(message, hello);
   switch (message.template) {
     case 'verify_email':
       return {
@@ -137,18 +153,6 @@ export function renderMail(message: MailMessage): RenderedMail {
           `We stopped sending webhooks to <strong>${escapeHtml(message.url)}</strong>: ${escapeHtml(message.why)}`,
           'When it answers again, enable it on the webhooks page (failed deliveries can be sent again from its log there):',
           button(message.link, 'Open webhooks'),
-        ]),
-      };
-    case 'staff_invite':
-      return {
-        subject: 'Your Hostplane staff account',
-        text: `${hello}\n\nYou have been given a Hostplane staff account (role: ${message.role}). Choose your password here:\n\n${message.link}\n\nThe link works once, within ${message.hours} hours. After signing in you will set up an authenticator app: staff sign-in always takes a second factor.\n`,
-        html: page('Your Hostplane staff account', [
-          escapeHtml(hello),
-          `You have been given a Hostplane staff account (role: <strong>${escapeHtml(message.role)}</strong>). Choose your password:`,
-          button(message.link, 'Choose a password'),
-          `Or open this link: ${escapeHtml(message.link)}`,
-          `The link works once, within ${message.hours} hours. After signing in you will set up an authenticator app: staff sign-in always takes a second factor.`,
         ]),
       };
     case 'two_factor_reset':

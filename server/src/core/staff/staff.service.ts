@@ -117,17 +117,202 @@ function notSelf(actor: AuditActor, member: StaffRow, what: string): void {
   if (actor.staffId === member.id) throw new AppError('conflict', { message: `You cannot ${what} yourself.` });
 }
 
+/** Change one member under a lock; `work` writes its audit row in the same transaction. */
+function change<T>(
+  options: StaffServiceOptions,
+  target: string | number,
+  work: (trx: Transaction<DB>, member: StaffRow) => Promise<T>,
+): Promise<T> {
+  return options.db.transaction().execute(async (trx) => work(trx, await lockMember(trx, target)));
+}
+
+/** Add a member and mail the invitation. */
+async function addMember(
+  options: StaffServiceOptions,
+  input: { email: string; name?: string; role: string },
+  actor: AuditActor,
+): Promise<StaffView> {
+  const fields = newStaffProblems(input);
+  if (Object.keys(fields).length > 0) throw AppError.fields(fields);
+  const email = normalizeIdentifier(input.email);
+  const name = input.name?.trim() || email.split('@')[0] || email;
+  try {
+    return await options.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .insertInto('staff')
+        .values({ email, name, role: input.role as StaffRole })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await sendInvite(options, trx, row);
+      await recordAudit(trx, {
+        actor,
+        action: 'staff.add',
+        targetType: 'staff',
+        targetId: row.id,
+        after: { email, name, role: row.role },
+        at: options.clock(),
+      });
+      return staffView(row);
+    });
+  } catch (error) {
+    if ((error as { code?: string }).code === '23505')
+      throw AppError.fields({ email: 'is already a staff member' }, undefined, { existence: true });
+    throw error;
+  }
+}
+
+/** Disable: no more sign-ins, every session ends now, open invitations stop working. */
+function disableMember(
+  options: StaffServiceOptions,
+  target: string | number,
+  actor: AuditActor,
+  reason: string | null,
+) {
+  return change(options, target, async (trx, member) => {
+    notSelf(actor, member, 'disable');
+    if (member.disabled_at !== null) throw new AppError('conflict', { message: 'Already disabled.' });
+    const now = options.clock();
+    const row = await trx
+      .updateTable('staff')
+      .set({ disabled_at: now, updated_at: now })
+      .where('id', '=', member.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const endedSessions = await endStaffSessions(trx, member.id);
+    await trx
+      .updateTable('staff_tokens')
+      .set({ consumed_at: now })
+      .where('staff_id', '=', member.id)
+      .where('consumed_at', 'is', null)
+      .execute();
+    await recordAudit(trx, {
+      actor,
+      action: 'staff.disable',
+      targetType: 'staff',
+      targetId: member.id,
+      before: { disabled: false },
+      after: { disabled: true, sessions_ended: endedSessions },
+      reason,
+      at: now,
+    });
+    return { staff: staffView(row), endedSessions };
+  });
+}
+
+/** Give a member another role (it counts from their next request). */
+function setMemberRole(
+  options: StaffServiceOptions,
+  target: string | number,
+  role: string,
+  actor: AuditActor,
+  reason: string | null,
+) {
+  return change(options, target, async (trx, member) => {
+    if (!isStaffRole(role)) throw AppError.fields({ role: `must be one of ${STAFF_ROLES.join(', ')}` });
+    notSelf(actor, member, 'change the role of');
+    if (member.role === role) throw new AppError('conflict', { message: `Already ${role}.` });
+    const row = await trx
+      .updateTable('staff')
+      .set({ role, updated_at: options.clock() })
+      .where('id', '=', member.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await recordAudit(trx, {
+      actor,
+      action: 'staff.role',
+      targetType: 'staff',
+      targetId: member.id,
+      before: { role: member.role },
+      after: { role },
+      reason,
+      at: options.clock(),
+    });
+    return staffView(row);
+  });
+}
+
+/** Forget a member's authenticator (lost phone): they enrol again at their next sign-in; sessions end. */
+function resetMemberTotp(options: StaffServiceOptions, target: string | number, actor: AuditActor) {
+  return change(options, target, async (trx, member) => {
+    const row = await trx
+      .updateTable('staff')
+      .set({
+        totp_secret: null,
+        totp_pending_secret: null,
+        totp_enabled_at: null,
+        totp_last_step: null,
+        updated_at: options.clock(),
+      })
+      .where('id', '=', member.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const endedSessions = await endStaffSessions(trx, member.id);
+    await recordAudit(trx, {
+      actor,
+      action: 'staff.totp_reset',
+      targetType: 'staff',
+      targetId: member.id,
+      before: { totp: member.totp_enabled_at !== null },
+      after: { totp: false, sessions_ended: endedSessions },
+      at: options.clock(),
+    });
+    return { staff: staffView(row), endedSessions };
+  });
+}
+
+/**
+ * Use an invitation: set the password (every session of the member ends). The link works once
+ * (one conditional UPDATE), within INVITE_TTL_HOURS, for a member not disabled.
+ */
+async function acceptInvite(
+  options: StaffServiceOptions,
+  token: string,
+  password: string,
+  ip: string | null,
+): Promise<StaffView> {
+  const invalid = () => AppError.fields({ token: 'is invalid, used or expired; ask an admin for a new invitation' });
+  if (!/^[A-Za-z0-9_-]{20,100}$/.test(token)) throw invalid();
+  const early = staffPasswordProblem(password);
+  if (early) throw AppError.fields({ password: early });
+  const hash = await hashPassword(password);
+  return options.db.transaction().execute(async (trx) => {
+    const now = options.clock();
+    const used = await trx
+      .updateTable('staff_tokens')
+      .set({ consumed_at: now })
+      .where('token_hash', '=', sha256Hex(token))
+      .where('purpose', '=', 'invite')
+      .where('consumed_at', 'is', null)
+      .where('expires_at', '>', now)
+      .returning('staff_id')
+      .executeTakeFirst();
+    if (!used) throw invalid();
+    const member = await lockMember(trx, used.staff_id);
+    if (member.disabled_at !== null) throw invalid();
+    const problem = staffPasswordProblem(password, member.email);
+    if (problem) throw AppError.fields({ password: problem });
+    const row = await trx
+      .updateTable('staff')
+      .set({ password_hash: hash, updated_at: now })
+      .where('id', '=', member.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await endStaffSessions(trx, member.id);
+    await recordAudit(trx, {
+      actor: { staffId: member.id, role: member.role, ip },
+      action: 'staff.password_set',
+      targetType: 'staff',
+      targetId: member.id,
+      before: { status: staffView(member).status },
+      after: { status: staffView(row).status },
+      at: now,
+    });
+    return staffView(row);
+  });
+}
+
 export function createStaffService(options: StaffServiceOptions) {
   const { db, clock } = options;
-
-  /** Change one member under a lock, audited in the same transaction. */
-  function change<T>(
-    target: string | number,
-    work: (trx: Transaction<DB>, member: StaffRow) => Promise<T>,
-  ): Promise<T> {
-    return db.transaction().execute(async (trx) => work(trx, await lockMember(trx, target)));
-  }
-
   return {
     list: async (): Promise<StaffView[]> =>
       (await db.selectFrom('staff').selectAll().orderBy('id').execute()).map(staffView),
@@ -142,40 +327,11 @@ export function createStaffService(options: StaffServiceOptions) {
       return staffView(row);
     },
 
-    /** Add a member and mail the invitation. */
-    async add(input: { email: string; name?: string; role: string }, actor: AuditActor): Promise<StaffView> {
-      const fields = newStaffProblems(input);
-      if (Object.keys(fields).length > 0) throw AppError.fields(fields);
-      const email = normalizeIdentifier(input.email);
-      const name = input.name?.trim() || email.split('@')[0] || email;
-      try {
-        return await db.transaction().execute(async (trx) => {
-          const row = await trx
-            .insertInto('staff')
-            .values({ email, name, role: input.role as StaffRole })
-            .returningAll()
-            .executeTakeFirstOrThrow();
-          await sendInvite(options, trx, row);
-          await recordAudit(trx, {
-            actor,
-            action: 'staff.add',
-            targetType: 'staff',
-            targetId: row.id,
-            after: { email, name, role: row.role },
-            at: clock(),
-          });
-          return staffView(row);
-        });
-      } catch (error) {
-        if ((error as { code?: string }).code === '23505')
-          throw AppError.fields({ email: 'is already a staff member' }, undefined, { existence: true });
-        throw error;
-      }
-    },
+    add: (input: { email: string; name?: string; role: string }, actor: AuditActor) => addMember(options, input, actor),
 
     /** Mail a new invitation (the earlier links stop working), e.g. when one expired. */
     invite: (target: string | number, actor: AuditActor): Promise<StaffView> =>
-      change(target, async (trx, member) => {
+      change(options, target, async (trx, member) => {
         if (member.disabled_at !== null) throw new AppError('conflict', { message: 'This member is disabled.' });
         await sendInvite(options, trx, member);
         await recordAudit(trx, {
@@ -188,137 +344,15 @@ export function createStaffService(options: StaffServiceOptions) {
         return staffView(member);
       }),
 
-    /** Disable: no more sign-ins, every session ends now, open invitations stop working. */
     disable: (target: string | number, actor: AuditActor, reason: string | null = null) =>
-      change(target, async (trx, member) => {
-        notSelf(actor, member, 'disable');
-        if (member.disabled_at !== null) throw new AppError('conflict', { message: 'Already disabled.' });
-        const now = clock();
-        const row = await trx
-          .updateTable('staff')
-          .set({ disabled_at: now, updated_at: now })
-          .where('id', '=', member.id)
-          .returningAll()
-          .executeTakeFirstOrThrow();
-        const endedSessions = await endStaffSessions(trx, member.id);
-        await trx
-          .updateTable('staff_tokens')
-          .set({ consumed_at: now })
-          .where('staff_id', '=', member.id)
-          .where('consumed_at', 'is', null)
-          .execute();
-        await recordAudit(trx, {
-          actor,
-          action: 'staff.disable',
-          targetType: 'staff',
-          targetId: member.id,
-          before: { disabled: false },
-          after: { disabled: true, sessions_ended: endedSessions },
-          reason,
-          at: now,
-        });
-        return { staff: staffView(row), endedSessions };
-      }),
+      disableMember(options, target, actor, reason),
 
-    /** Give a member another role (it counts from their next request). */
     setRole: (target: string | number, role: string, actor: AuditActor, reason: string | null = null) =>
-      change(target, async (trx, member) => {
-        if (!isStaffRole(role)) throw AppError.fields({ role: `must be one of ${STAFF_ROLES.join(', ')}` });
-        notSelf(actor, member, 'change the role of');
-        if (member.role === role) throw new AppError('conflict', { message: `Already ${role}.` });
-        const row = await trx
-          .updateTable('staff')
-          .set({ role, updated_at: clock() })
-          .where('id', '=', member.id)
-          .returningAll()
-          .executeTakeFirstOrThrow();
-        await recordAudit(trx, {
-          actor,
-          action: 'staff.role',
-          targetType: 'staff',
-          targetId: member.id,
-          before: { role: member.role },
-          after: { role },
-          reason,
-          at: clock(),
-        });
-        return staffView(row);
-      }),
+      setMemberRole(options, target, role, actor, reason),
 
-    /** Forget a member's authenticator (lost phone): they enrol again at their next sign-in; sessions end. */
-    resetTotp: (target: string | number, actor: AuditActor) =>
-      change(target, async (trx, member) => {
-        const row = await trx
-          .updateTable('staff')
-          .set({
-            totp_secret: null,
-            totp_pending_secret: null,
-            totp_enabled_at: null,
-            totp_last_step: null,
-            updated_at: clock(),
-          })
-          .where('id', '=', member.id)
-          .returningAll()
-          .executeTakeFirstOrThrow();
-        const endedSessions = await endStaffSessions(trx, member.id);
-        await recordAudit(trx, {
-          actor,
-          action: 'staff.totp_reset',
-          targetType: 'staff',
-          targetId: member.id,
-          before: { totp: member.totp_enabled_at !== null },
-          after: { totp: false, sessions_ended: endedSessions },
-          at: clock(),
-        });
-        return { staff: staffView(row), endedSessions };
-      }),
+    resetTotp: (target: string | number, actor: AuditActor) => resetMemberTotp(options, target, actor),
 
-    /**
-     * Use an invitation: set the password (every session of the member ends). The link works
-     * once (one conditional UPDATE), within INVITE_TTL_HOURS, for a member not disabled.
-     */
-    async acceptInvite(token: string, password: string, ip: string | null): Promise<StaffView> {
-      const invalid = () =>
-        AppError.fields({ token: 'is invalid, used or expired; ask an admin for a new invitation' });
-      if (!/^[A-Za-z0-9_-]{20,100}$/.test(token)) throw invalid();
-      const early = staffPasswordProblem(password);
-      if (early) throw AppError.fields({ password: early });
-      const hash = await hashPassword(password);
-      return db.transaction().execute(async (trx) => {
-        const now = clock();
-        const used = await trx
-          .updateTable('staff_tokens')
-          .set({ consumed_at: now })
-          .where('token_hash', '=', sha256Hex(token))
-          .where('purpose', '=', 'invite')
-          .where('consumed_at', 'is', null)
-          .where('expires_at', '>', now)
-          .returning('staff_id')
-          .executeTakeFirst();
-        if (!used) throw invalid();
-        const member = await lockMember(trx, used.staff_id);
-        if (member.disabled_at !== null) throw invalid();
-        const problem = staffPasswordProblem(password, member.email);
-        if (problem) throw AppError.fields({ password: problem });
-        const row = await trx
-          .updateTable('staff')
-          .set({ password_hash: hash, updated_at: now })
-          .where('id', '=', member.id)
-          .returningAll()
-          .executeTakeFirstOrThrow();
-        await endStaffSessions(trx, member.id);
-        await recordAudit(trx, {
-          actor: { staffId: member.id, role: member.role, ip },
-          action: 'staff.password_set',
-          targetType: 'staff',
-          targetId: member.id,
-          before: { status: staffView(member).status },
-          after: { status: staffView(row).status },
-          at: now,
-        });
-        return staffView(row);
-      });
-    },
+    acceptInvite: (token: string, password: string, ip: string | null) => acceptInvite(options, token, password, ip),
   };
 }
 
