@@ -194,7 +194,12 @@ describe('the audit log', () => {
 
     const page = await adminStaff.browser.get(`/audit?target_type=staff&target_id=${newbie}&limit=2`);
     assert.equal(page.statusCode, 200, page.body);
-    const entries = page.json().entries as { action: string; actor: string; role: string | null; reason: string | null }[];
+    const entries = page.json().entries as {
+      action: string;
+      actor: string;
+      role: string | null;
+      reason: string | null;
+    }[];
     assert.deepEqual(
       entries.map((e) => [e.action, e.actor]),
       [
