@@ -234,6 +234,7 @@ function setMemberRole(
 /** Forget a member's authenticator (lost phone): they enrol again at their next sign-in; sessions end. */
 function resetMemberTotp(options: StaffServiceOptions, target: string | number, actor: AuditActor) {
   return change(options, target, async (trx, member) => {
+    notSelf(actor, member, 'reset the authenticator of');
     const row = await trx
       .updateTable('staff')
       .set({
