@@ -796,6 +796,204 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/staff/auth/csrf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start an anonymous staff session and get its CSRF token (needed by login and invite)
+         * @description No staff session needed.
+         */
+        get: operations["staffCsrf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/staff/auth/invite": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation: choose a password (the link mailed by `staff add`)
+         * @description The token of /staff/invite?token=…; password at least 12 characters with a letter and a digit. The link works once, within 72 hours; every session of the member ends. Then sign in.
+         *
+         *     No staff session needed.
+         */
+        post: operations["staffAcceptInvite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/staff/auth/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with e-mail and password; the second factor follows
+         * @description Replaces the session (a new STAFFSESSID). The answer is never a full session: `stage` says what comes next (enrol, or totp). 401 invalid_credentials; 403 account_suspended for a disabled member (only with the right password); 429 locked_out after 5 failures in 15 minutes (passwords and codes together).
+         *
+         *     No staff session needed.
+         */
+        post: operations["staffLogin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/staff/auth/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The second factor: enrol an authenticator app, or enter its code
+         * @description `{action:"enrol"}` (stage enrol): a new secret (`secret`, base32, and `otpauth_url` for a QR code). `{action:"verify", code}`: a code of the app — confirms the enrolment (stage enrol) or completes the sign-in (stage totp); the session is replaced by a full one (new cookie and CSRF token).
+         *
+         *     Any staff session, also one whose second factor is still to come.
+         */
+        post: operations["staffTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/staff/auth/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End this staff session (the CSRF token as the X-CSRF-Token header)
+         * @description Any staff session, also one whose second factor is still to come.
+         */
+        post: operations["staffLogout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/staff/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who is signed in, the session stage and its CSRF token
+         * @description Any staff session, also one whose second factor is still to come.
+         */
+        get: operations["staffMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/staff/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit log of staff changes, newest first
+         * @description Staff role: admin or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        get: operations["staffAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/staff/staff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every staff member
+         * @description Staff role: admin or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        get: operations["staffList"];
+        put?: never;
+        /**
+         * Add, invite, disable a staff member, change a role, or forget an authenticator
+         * @description You cannot disable yourself or change your own role (409). A disabled member is signed out at once.
+         *
+         *     Staff role: admin or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        post: operations["staffChange"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/staff/deposits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Deposits, newest first (pending by default)
+         * @description Staff role: support or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        get: operations["staffDeposits"];
+        put?: never;
+        /**
+         * Approve (credits the wallet once) or reject (with a reason the customer sees) a pending deposit
+         * @description 404 for an unknown id; 409 when it is no longer pending.
+         *
+         *     Staff role: billing or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        post: operations["staffDecideDeposit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/search/": {
         parameters: {
             query?: never;
@@ -3710,7 +3908,7 @@ export interface operations {
                         message: string;
                         events: {
                             id: number;
-                            /** @description one of sign_in, sign_in_failed, two_factor_enabled, two_factor_disabled, two_factor_recovery_regenerated, two_factor_reset, passkey_added, passkey_removed, password_changed, email_changed, token_created, token_revoked, order_placed, payment, deposit_created, deposit_approved, deposit_rejected, deposit_refunded, sso, console, session_revoked, export_requested, export_ready, export_downloaded, deletion_scheduled, deletion_cancelled, staff_account_suspended, staff_account_unsuspended, staff_email_verified, staff_wallet_credited, staff_invoice_credited */
+                            /** @description one of sign_in, sign_in_failed, two_factor_enabled, two_factor_disabled, two_factor_recovery_regenerated, two_factor_reset, passkey_added, passkey_removed, password_changed, email_changed, token_created, token_revoked, order_placed, payment, deposit_created, deposit_approved, deposit_rejected, deposit_refunded, sso, console, session_revoked, export_requested, export_ready, export_downloaded, deletion_scheduled, deletion_cancelled, staff_account_suspended, staff_account_unsuspended, staff_email_verified, staff_wallet_credited, staff_wallet_refunded, staff_invoice_credited */
                             type: string;
                             /** Format: date-time */
                             at: string;
@@ -8223,6 +8421,1030 @@ export interface operations {
             };
             /** @description Rate limited; see Retry-After */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffCsrf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        csrf_token: string;
+                    };
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffAcceptInvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    token: string;
+                    password: string;
+                    /** @description or send the X-CSRF-Token header */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        staff: {
+                            id: number;
+                            email: string;
+                            name: string;
+                            /** @description one of support, billing, admin (support ⊂ billing ⊂ admin) */
+                            role: "support" | "billing" | "admin";
+                            status: "invited" | "active" | "disabled";
+                            /** @description an authenticator app is enrolled */
+                            totp: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                            disabled_at: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffLogin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    email: string;
+                    password: string;
+                    /** @description or send the X-CSRF-Token header */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        /** @description enrol: enrol an authenticator app (POST auth/totp {action:"enrol"}, then {action:"verify", code}); totp: enter its code (POST auth/totp {action:"verify", code}); full: signed in. Every route but auth/totp, auth/logout and me answers 403 second_factor_required until full. */
+                        stage: "enrol" | "totp" | "full";
+                        /** @description CSRF token of the new session */
+                        csrf_token: string;
+                        /** Format: date-time */
+                        expires_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    action: "enrol" | "verify";
+                    /** @description the 6 digits the app shows (action verify) */
+                    code?: string;
+                    /** @description or send the X-CSRF-Token header */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        secret: string;
+                        otpauth_url: string;
+                    } | {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        /** @description enrol: enrol an authenticator app (POST auth/totp {action:"enrol"}, then {action:"verify", code}); totp: enter its code (POST auth/totp {action:"verify", code}); full: signed in. Every route but auth/totp, auth/logout and me answers 403 second_factor_required until full. */
+                        stage: "enrol" | "totp" | "full";
+                        /** @description CSRF token of the new session */
+                        csrf_token: string;
+                        /** Format: date-time */
+                        expires_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffLogout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        staff: {
+                            id: number;
+                            email: string;
+                            name: string;
+                            /** @description one of support, billing, admin (support ⊂ billing ⊂ admin) */
+                            role: "support" | "billing" | "admin";
+                            totp: boolean;
+                        };
+                        /** @description enrol: enrol an authenticator app (POST auth/totp {action:"enrol"}, then {action:"verify", code}); totp: enter its code (POST auth/totp {action:"verify", code}); full: signed in. Every route but auth/totp, auth/logout and me answers 403 second_factor_required until full. */
+                        stage: "enrol" | "totp" | "full";
+                        csrf_token: string;
+                        /** Format: date-time */
+                        expires_at: string;
+                    };
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffAudit: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description rows with a smaller id */
+                before?: string;
+                target_type?: string;
+                target_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        entries: {
+                            /** @description bigint, as a string */
+                            id: string;
+                            /** Format: date-time */
+                            at: string;
+                            staff_id: number | null;
+                            /** @description `staff:<id>` or `operator` (the staff CLI) */
+                            actor: string;
+                            role: ("support" | "billing" | "admin") | null;
+                            /** @description `<noun>.<verb>`, e.g. deposit.approve, staff.role */
+                            action: string;
+                            target_type: string;
+                            target_id: string | null;
+                            /** @description the fields of the target, as they were (before) or became (after) */
+                            before: unknown;
+                            /** @description the fields of the target, as they were (before) or became (after) */
+                            after: unknown;
+                            reason: string | null;
+                            ip: string | null;
+                        }[];
+                        /** @description pass as `before` for the next page */
+                        next_before: string | null;
+                    };
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        staff: {
+                            id: number;
+                            email: string;
+                            name: string;
+                            /** @description one of support, billing, admin (support ⊂ billing ⊂ admin) */
+                            role: "support" | "billing" | "admin";
+                            status: "invited" | "active" | "disabled";
+                            /** @description an authenticator app is enrolled */
+                            totp: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                            disabled_at: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffChange: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description add {email, role, name?}; invite {id}; disable {id, reason?}; role {id, role, reason?}; totp_reset {id} */
+        requestBody: {
+            content: {
+                "application/json": {
+                    action: "add" | "invite" | "disable" | "role" | "totp_reset";
+                    /** @description the member (every action but add) */
+                    id?: number;
+                    /** @description add */
+                    email?: string;
+                    /** @description add (default: the e-mail before the @) */
+                    name?: string;
+                    /** @description one of support, billing, admin (support ⊂ billing ⊂ admin) */
+                    role?: "support" | "billing" | "admin";
+                    /** @description disable, role: kept in the audit log */
+                    reason?: string;
+                    /** @description or send the X-CSRF-Token header */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        staff: {
+                            id: number;
+                            email: string;
+                            name: string;
+                            /** @description one of support, billing, admin (support ⊂ billing ⊂ admin) */
+                            role: "support" | "billing" | "admin";
+                            status: "invited" | "active" | "disabled";
+                            /** @description an authenticator app is enrolled */
+                            totp: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                            disabled_at: string | null;
+                        };
+                        sessions_ended?: number;
+                    };
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        staff: {
+                            id: number;
+                            email: string;
+                            name: string;
+                            /** @description one of support, billing, admin (support ⊂ billing ⊂ admin) */
+                            role: "support" | "billing" | "admin";
+                            status: "invited" | "active" | "disabled";
+                            /** @description an authenticator app is enrolled */
+                            totp: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                            disabled_at: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not found (also for rows owned by another account) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffDeposits: {
+        parameters: {
+            query?: {
+                status?: "pending" | "approved" | "rejected" | "all";
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        deposits: {
+                            id: number;
+                            public_id: string;
+                            account: {
+                                id: number;
+                                email: string;
+                            };
+                            /** @description INR, two decimals */
+                            amount: string;
+                            /** @enum {string} */
+                            currency: "INR";
+                            /** @description manual (UPI/bank, reviewed by staff) or razorpay */
+                            method: string;
+                            txn_ref: string | null;
+                            status: "pending" | "approved" | "rejected";
+                            reason: string | null;
+                            reviewed_by: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            reviewed_at: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffDecideDeposit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    action: "approve" | "reject";
+                    id: number;
+                    /** @description reject: required, shown to the customer */
+                    reason?: string;
+                    /** @description or send the X-CSRF-Token header */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        deposit: {
+                            id: number;
+                            public_id: string;
+                            account: {
+                                id: number;
+                                email: string;
+                            };
+                            /** @description INR, two decimals */
+                            amount: string;
+                            /** @enum {string} */
+                            currency: "INR";
+                            /** @description manual (UPI/bank, reviewed by staff) or razorpay */
+                            method: string;
+                            txn_ref: string | null;
+                            status: "pending" | "approved" | "rejected";
+                            reason: string | null;
+                            reviewed_by: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            reviewed_at: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not found (also for rows owned by another account) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -10,7 +10,9 @@ import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import type { Browser } from './support/browser.ts';
 import { freshIp, signedInBrowser } from './support/factories.ts';
+import { ManualClock } from './support/harness.ts';
 import { type ApiClient, apiClient } from './support/rest.ts';
+import { type SignedInStaff, signedInStaff } from './support/staff.ts';
 import { createUpstreamApp, type UpstreamApp } from './support/upstreams.ts';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 40);
@@ -33,12 +35,16 @@ interface Operation {
 
 let u: UpstreamApp;
 let session: { browser: Browser };
+/** An admin of the staff console (/api/v1/staff), so its routes are reached past their role check. */
+let staff: SignedInStaff;
+const staffClock = new ManualClock();
 let token: ApiClient;
 let operations: Operation[];
 
 before(async () => {
   u = await createUpstreamApp({ worker: false });
   session = await signedInBrowser(u.t, freshIp());
+  staff = await signedInStaff(u.t, staffClock, 'admin', freshIp());
   token = await apiClient(u.t, ['*'], '0');
   const doc = (await u.t.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json() as {
     paths: Record<
@@ -56,7 +62,7 @@ before(async () => {
     Object.entries(ops)
       .filter(([method]) => ['get', 'post', 'put', 'delete'].includes(method))
       // Signing out ends the fuzzer's own session; health and the document take no input.
-      .filter(() => !/\/auth\/logout\/|\/health\/|openapi\.json/.test(path))
+      .filter(() => !/\/auth\/logout\/?$|\/health\/|openapi\.json/.test(path))
       .map(([method, op]) => ({
         method: method.toUpperCase() as Operation['method'],
         path,
@@ -186,6 +192,11 @@ function encodeQuery(values: Record<string, unknown>): string {
 async function send(op: Operation, url: string, body: unknown): Promise<LightMyRequestResponse> {
   const isSession = /^\/api\/v1\/(client|search)/.test(op.path);
   const payload = body === undefined ? undefined : JSON.stringify(body);
+  if (op.path.startsWith('/api/v1/staff/')) {
+    return staff.browser.request(op.method as 'GET' | 'POST', url, {
+      ...(payload === undefined ? {} : { body: payload, headers: { 'content-type': 'application/json' } }),
+    });
+  }
   if (isSession) {
     return session.browser.request(op.method, url, {
       csrf: true,
@@ -216,7 +227,8 @@ describe('schema-driven fuzzing', () => {
           const path = op.path.replace(/\{[^}]+\}/g, () => params[n++] ?? '1');
           const url = path + encodeQuery(query as Record<string, unknown>);
           const res = await send(op, url, body);
-          const session = /^\/api\/v1\/(client|search)/.test(op.path);
+          // The staff console's API answers in the session envelope too (CONTRACT §14).
+          const session = /^\/api\/v1\/(client|search|staff)/.test(op.path);
           const tally = `${op.method} ${op.path} ${res.statusCode}`;
           seen.set(tally, (seen.get(tally) ?? 0) + 1);
           const where = `${op.method} ${url.slice(0, 200)} body=${JSON.stringify(body)?.slice(0, 200)}`;
@@ -236,6 +248,8 @@ describe('schema-driven fuzzing', () => {
       // A session the fuzzer signed out of, or rotated, is renewed so later operations are reached.
       if ((await session.browser.get('/api/v1/client/account/')).statusCode === 401)
         session = await signedInBrowser(u.t, freshIp());
+      if ((await staff.browser.get('/me')).statusCode === 401)
+        staff = await signedInStaff(u.t, staffClock, 'admin', freshIp());
     }
     // FUZZ_DEBUG=1 prints what each operation answered, to see how deep the inputs got.
     if (process.env.FUZZ_DEBUG) process.stdout.write(`${[...seen].map(([k, v]) => `${k} ×${v}`).join('\n')}\n`);

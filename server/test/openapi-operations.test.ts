@@ -67,6 +67,11 @@ describe('OpenAPI operations', () => {
         if (PUBLIC_SESSION_ROUTES.has(path) || (method === 'GET' && PUBLIC_SESSION_READS.has(path))) expected = [];
         else if (method === 'GET') expected = [{ session: [] }];
         else expected = [{ session: [], csrf: [] }];
+      } else if (path.startsWith('/api/v1/staff/')) {
+        // The staff console (CONTRACT §14): its own cookie and CSRF token; only the bootstrap is public.
+        if (path === '/api/v1/staff/auth/csrf') expected = [];
+        else if (method === 'GET') expected = [{ staffSession: [] }];
+        else expected = [{ staffSession: [], staffCsrf: [] }];
       } else expected = [{ bearer: [] }];
       assert.deepEqual(op.security, expected, route);
     }

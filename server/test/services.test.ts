@@ -287,6 +287,21 @@ describe('requests reviewed by staff', () => {
     assert.equal(refused.json().code, 'suspended');
     assert.equal((await admin('services', 'unsuspend', String(serviceId))).exitCode, 0);
     assert.equal((await detail(owner.browser)).status, 'active');
+    // Both staff changes are in the audit log, as the operator (CONTRACT §14).
+    const audited = await u.t.deps.database.db
+      .selectFrom('audit_log')
+      .select(['action', 'actor', 'target_type', 'target_id'])
+      .where('target_type', '=', 'service')
+      .where('target_id', '=', String(serviceId))
+      .orderBy('id')
+      .execute();
+    assert.deepEqual(
+      audited.map((a) => [a.action, a.actor]),
+      [
+        ['service.suspend', 'operator'],
+        ['service.unsuspend', 'operator'],
+      ],
+    );
     const kinds = (await owner.browser.get('/api/v1/client/notifications/'))
       .json()
       .notifications.map((n: { kind: string }) => n.kind);
@@ -301,6 +316,14 @@ describe('requests reviewed by staff', () => {
       0,
     );
     assert.equal((await detail(owner.browser)).status, 'active');
+    const rejectAudit = await u.t.deps.database.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('action', '=', 'service_request.reject')
+      .where('target_id', '=', String(pending.id))
+      .executeTakeFirstOrThrow();
+    assert.equal(rejectAudit.actor, 'operator');
+    assert.equal(rejectAudit.reason, 'unpaid invoice first');
     const [declined] = (await owner.browser.get('/api/v1/client/notifications/')).json().notifications;
     assert.equal(declined.kind, 'terminate_request_rejected');
     assert.match(declined.body, /unpaid invoice first/);

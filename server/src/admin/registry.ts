@@ -11,6 +11,7 @@ import { mailCommands } from './commands/mail.ts';
 import { nodeCommands } from './commands/nodes.ts';
 import { searchCommands } from './commands/search.ts';
 import { serviceCommands } from './commands/services.ts';
+import { staffCommands } from './commands/staff.ts';
 import { installationCommands, systemCommands } from './commands/system.ts';
 import { walletCommands } from './commands/wallet.ts';
 
@@ -29,4 +30,5 @@ export const COMMANDS: Command[] = [
   ...mailCommands,
   ...systemCommands,
   ...installationCommands,
+  ...staffCommands,
 ];

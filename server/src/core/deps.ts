@@ -41,6 +41,8 @@ import { createServiceActions, type ServiceActions } from './services/service-ac
 import { createServiceDirectory, LIST_TABLES, type ServiceDirectory } from './services/service-directory.ts';
 import { createServiceStaff, type ServiceStaff } from './services/staff.ts';
 import { createSshKeyService, type SshKeyService } from './ssh/ssh-key.service.ts';
+import { createStaffService, type StaffService } from './staff/staff.service.ts';
+import { createStaffAuth, type StaffAuth } from './staff/staff-auth.ts';
 import { type Installation, loadInstallationId } from './system/installation.ts';
 import { type Clock, systemClock } from './time.ts';
 import { createRequestLog, type RequestLog } from './tokens/request-log.ts';
@@ -59,9 +61,8 @@ export interface Deps {
   mailer: Mailer;
   accounts: AccountService;
   auth: AuthService;
-  /** Two-factor sign-in: TOTP and recovery codes (core/auth/two-factor.ts). */
+  /** Two-factor sign-in: TOTP and recovery codes (core/auth/two-factor.ts); passkeys (core/auth/passkeys.ts). */
   twoFactor: TwoFactor;
-  /** Passkeys: WebAuthn credentials, registered and listed (core/auth/passkeys.ts). */
   passkeys: Passkeys;
   catalog: CatalogService;
   nodes: NodeService;
@@ -98,12 +99,14 @@ export interface Deps {
   tokens: TokenService;
   requestLog: RequestLog;
   consoles: Consoles;
-  /** Session rows between requests (core/auth/sessions.ts). */
-  sessionCache: SessionCache;
+  sessionCache: SessionCache; // session rows between requests (core/auth/sessions.ts)
   /** This installation's id, the namespace of the external ids it creates upstream (T3-M2). */
   installation: Installation;
   /** Signed outgoing webhooks: endpoints, their log, and the dispatcher the worker runs (core/webhooks/). */
   webhooks: Webhooks;
+  /** Staff members of the console, and their sign-in (core/staff/, CONTRACT §14). */
+  staff: StaffService;
+  staffAuth: StaffAuth;
 }
 
 export interface DepsOverrides {
@@ -173,7 +176,10 @@ async function createBase(config: Config, database: Database, logger: Logger, ov
 /** Who may do what: accounts, signing in, sessions between requests, API tokens and their request log. */
 function createAccess(
   base: Base,
-): Pick<Deps, 'accounts' | 'auth' | 'twoFactor' | 'passkeys' | 'sessionCache' | 'tokens' | 'requestLog'> {
+): Pick<
+  Deps,
+  'accounts' | 'auth' | 'twoFactor' | 'passkeys' | 'sessionCache' | 'tokens' | 'requestLog' | 'staff' | 'staffAuth'
+> {
   const { config, logger, database, clock, secretKey, limits, bus, mailer } = base;
   const db = database.db;
   const rp = relyingParty(config.publicUrl);
@@ -201,7 +207,9 @@ function createAccess(
   });
   const tokens = createTokenService({ db, clock, bus });
   const requestLog = createRequestLog(db, logger.child({ component: 'request-log' }));
-  return { accounts, auth, twoFactor, passkeys, sessionCache, tokens, requestLog };
+  const staff = createStaffService({ db, clock, mailer, publicUrl: config.publicUrl });
+  const staffAuth = createStaffAuth({ db, clock, secretKey, limits });
+  return { accounts, auth, twoFactor, passkeys, sessionCache, tokens, requestLog, staff, staffAuth };
 }
 
 /** Money: the billing cycle, the wallet, deposits and billing profiles. */

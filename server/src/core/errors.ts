@@ -24,6 +24,12 @@ const CATALOGUE = {
   csrf_failed: { status: 403, message: 'The CSRF token is missing or wrong.' },
   insufficient_scope: { status: 403, message: 'The API token lacks the scope this route needs.' },
   ip_not_allowed: { status: 403, message: 'This address is not in the API token allow-list.' },
+  // the staff console (CONTRACT §14)
+  forbidden_role: { status: 403, message: 'Your staff role may not use this.' },
+  second_factor_required: {
+    status: 403,
+    message: 'Finish signing in: enrol an authenticator app, or enter its code (POST /api/v1/staff/auth/totp).',
+  },
   email_unverified: { status: 403, message: 'Verify your e-mail address before signing in.' },
   account_suspended: { status: 403, message: 'This account is suspended.' },
   deletion_blocked: {

@@ -15,6 +15,7 @@ const HOUR_MS = 3600 * 1000;
 export async function sweep(db: Kysely<DB>, now: Date): Promise<Record<string, number>> {
   const dayAgo = new Date(now.getTime() - 24 * HOUR_MS);
   const sessions = await db.deleteFrom('sessions').where('expires_at', '<=', now).executeTakeFirst();
+  const staffSessions = await db.deleteFrom('staff_sessions').where('expires_at', '<=', now).executeTakeFirst();
   const tokens = await db
     .deleteFrom('account_tokens')
     .where((eb) => eb.or([eb('expires_at', '<=', dayAgo), eb('consumed_at', '<=', dayAgo)]))
@@ -43,6 +44,7 @@ export async function sweep(db: Kysely<DB>, now: Date): Promise<Record<string, n
   return {
     idempotency_keys: Number(idempotency.numDeletedRows),
     sessions: Number(sessions.numDeletedRows),
+    staff_sessions: Number(staffSessions.numDeletedRows),
     tokens: Number(tokens.numDeletedRows),
     codes: Number(codes.numDeletedRows),
     request_log: Number(requestLog.numDeletedRows),

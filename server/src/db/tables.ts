@@ -37,6 +37,7 @@ import type {
   ServiceEventsTable,
   ServiceRequestsTable,
 } from './tables/operations.ts';
+import type { AuditLogTable, StaffSessionsTable, StaffTable, StaffTokensTable } from './tables/staff.ts';
 import type { WebhookDeliveriesTable, WebhookEndpointsTable, WebhookEventsTable } from './tables/webhooks.ts';
 
 export type * from './tables/accounts.ts';
@@ -48,6 +49,7 @@ export type * from './tables/messages.ts';
 export type * from './tables/money.ts';
 export type * from './tables/operations.ts';
 export { JOB_TYPES } from './tables/operations.ts';
+export type * from './tables/staff.ts';
 export type * from './tables/webhooks.ts';
 
 /**
@@ -173,6 +175,10 @@ export interface DB {
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   backup_schedules: BackupSchedulesTable;
+  staff: StaffTable;
+  staff_tokens: StaffTokensTable;
+  staff_sessions: StaffSessionsTable;
+  audit_log: AuditLogTable;
 }
 
 export type Plan = Selectable<PlansTable>;

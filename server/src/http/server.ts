@@ -31,6 +31,7 @@ import { razorpayReturnRoutes } from './razorpay-return.ts';
 import { clientIp } from './request-context.ts';
 import { restSurface } from './rest/plugin.ts';
 import { authConstraint, searchRoutes } from './search.routes.ts';
+import { staffSurface } from './staff/plugin.ts';
 import { errorBody, sendError } from './surfaces.ts';
 import { createTurnBatch } from './turn-batch.ts';
 import { webhookRoutes } from './webhooks.routes.ts';
@@ -204,6 +205,8 @@ export function buildServer(deps: Deps): FastifyInstance {
   app.register(healthRoutes, { deps });
   app.register(webhookRoutes, { deps });
   app.register(clientSurface, { deps, prefix: '/api/v1/client' });
+  // The staff console's API (CONTRACT §14): its own cookie, CSRF and role table.
+  app.register(staffSurface, { deps, prefix: '/api/v1/staff' });
   app.register(searchRoutes, { deps, prefix: '/api/v1/search' });
   app.register(restSurface, { deps, prefix: '/api/v1' });
   // The second token surface (spec 4.12), mounted where the operator says (ALT_BASE_PATH).

@@ -13,6 +13,8 @@ export function surfaceOf(url: string, authorization?: string | string[]): Surfa
   const path = url.split('?', 1)[0] ?? '';
   if (path === '/api/v1/health' || path === '/api/v1/health/') return 'health';
   if (/^\/api\/v1\/client(\/|$)/.test(path)) return 'session';
+  // The staff console's API answers in the session envelope too (CONTRACT §14).
+  if (/^\/api\/v1\/staff(\/|$)/.test(path)) return 'session';
   // Search answers both surfaces (CONTRACT §8): a bearer token makes it the token surface.
   if (/^\/api\/v1\/search(\/|$)/.test(path)) return isBearer(authorization) ? 'token' : 'session';
   return 'token';

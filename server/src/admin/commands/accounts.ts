@@ -1,6 +1,7 @@
 // accounts list|show|verify|suspend|unsuspend (CONTRACT §1), 2fa-reset (CONTRACT §11).
 
 import { accountStatus } from '../../core/accounts/account.service.ts';
+import { byOperator } from '../../core/audit/audit.ts';
 import { AppError } from '../../core/errors.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import type { Account } from '../../db/tables.ts';
@@ -89,6 +90,7 @@ export const accountCommands: Command[] = [
       const { account, endedSessions } = await deps.accounts.suspend(
         found.id,
         (options.reason as string | undefined) ?? null,
+        byOperator(),
       );
       return {
         json: { ...view(account), sessions_ended: endedSessions },
@@ -105,7 +107,7 @@ export const accountCommands: Command[] = [
       const found = await deps.accounts.find(args[0] as string);
       if (found.suspended_at === null)
         throw new AppError('conflict', { message: `${clean(found.email)} is not suspended.` });
-      const account = await deps.accounts.unsuspend(found.id);
+      const account = await deps.accounts.unsuspend(found.id, byOperator());
       return { json: view(account), text: `unsuspended ${clean(account.email)}` };
     },
   },
@@ -117,7 +119,7 @@ export const accountCommands: Command[] = [
     args: ['ACCOUNT'],
     async run(deps, { args }) {
       const account = await deps.accounts.find(args[0] as string);
-      const { wasOn, endedSessions } = await deps.twoFactor.staffReset(account);
+      const { wasOn, endedSessions } = await deps.twoFactor.staffReset(account, byOperator());
       return {
         json: { ...view(account), two_factor_was_on: wasOn, sessions_ended: endedSessions },
         text: `two-factor sign-in ${wasOn ? 'turned off' : 'was not on'} for ${clean(account.email)}; ${endedSessions} session(s) ended; the customer was mailed`,

@@ -2,6 +2,7 @@
 // --reason [--amount] (an online deposit back through the gateway, §12); reconcile FILE (§12)
 // lives in ./reconcile.ts.
 
+import { byOperator } from '../../core/audit/audit.ts';
 import { formatPaise } from '../../core/money.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import type { DepositStatus } from '../../db/tables.ts';
@@ -103,7 +104,7 @@ export const depositCommands: Command[] = [
     summary: 'Approve a pending deposit: credits the wallet once, notifies the client',
     args: ['ID'],
     async run(deps, { args, actor }) {
-      const { deposit, transaction } = await deps.deposits.approve(idArg(args[0]), actor);
+      const { deposit, transaction } = await deps.deposits.approve(idArg(args[0]), actor, byOperator());
       // After the credit, unpaid orders may have been paid from it (the billing cycle): the balance now.
       const balance = await deps.wallet.balance(deposit.account_id);
       return {
@@ -123,7 +124,12 @@ export const depositCommands: Command[] = [
     args: ['ID'],
     options: { reason: { type: 'string', required: true, description: 'why (shown to the client)' } },
     async run(deps, { args, options, actor }) {
-      const { deposit } = await deps.deposits.reject(idArg(args[0]), actor, requiredOption(options, 'reason'));
+      const { deposit } = await deps.deposits.reject(
+        idArg(args[0]),
+        actor,
+        requiredOption(options, 'reason'),
+        byOperator(),
+      );
       return { json: view(deposit), text: `rejected ${deposit.public_id}: ${clean(deposit.reason)}` };
     },
   },

@@ -2,6 +2,7 @@
 // Approvals run through the backend as jobs; the command waits (up to a minute) for the outcome.
 
 import { setTimeout as sleep } from 'node:timers/promises';
+import { byOperator } from '../../core/audit/audit.ts';
 import type { Deps } from '../../core/deps.ts';
 import { formatPaise } from '../../core/money.ts';
 import { isoWithOffset } from '../../core/time.ts';
@@ -85,7 +86,7 @@ export const serviceCommands: Command[] = [
     summary: 'Approve a request: suspends (stops) or terminates (deletes, releases the IPv4) through the backend',
     args: ['ID'],
     async run(deps, { args, actor }) {
-      const { request, job } = await deps.serviceStaff.approveRequest(idArg(args[0]), actor);
+      const { request, job } = await deps.serviceStaff.approveRequest(idArg(args[0]), actor, byOperator());
       const settled = await settle(deps, job.id);
       return {
         json: { request: request.id, kind: request.kind, job: jobRow(settled) },
@@ -102,7 +103,12 @@ export const serviceCommands: Command[] = [
       reason: { type: 'string', required: true, description: 'why (kept on the request and in the service events)' },
     },
     async run(deps, { args, options, actor }) {
-      const request = await deps.services.rejectRequest(idArg(args[0]), actor, requiredOption(options, 'reason'));
+      const request = await deps.services.rejectRequest(
+        idArg(args[0]),
+        actor,
+        requiredOption(options, 'reason'),
+        byOperator(),
+      );
       return { json: request, text: `rejected request ${request.id}` };
     },
   },
@@ -200,7 +206,7 @@ export const serviceCommands: Command[] = [
     summary: 'Lift a suspension (starts the server again)',
     args: ['ID'],
     async run(deps, { args }) {
-      const job = await deps.serviceStaff.unsuspend(idArg(args[0]));
+      const job = await deps.serviceStaff.unsuspend(idArg(args[0]), byOperator());
       const settled = await settle(deps, job.id);
       return { json: jobRow(settled), text: `unsuspend of service ${job.service_id}: ${outcome(settled)}` };
     },

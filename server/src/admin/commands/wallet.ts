@@ -1,5 +1,6 @@
 // wallet credit EMAIL AMOUNT --note | wallet show ACCOUNT (CONTRACT §1).
 
+import { byOperator } from '../../core/audit/audit.ts';
 import { formatPaise } from '../../core/money.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import { type Command, clean, requiredOption, table } from '../command.ts';
@@ -13,7 +14,12 @@ export const walletCommands: Command[] = [
     options: { note: { type: 'string', required: true, description: 'why (kept on the ledger row)' } },
     async run(deps, { args, options, actor }) {
       const account = await deps.accounts.find(args[0] as string);
-      const entry = await deps.wallet.credit(account.id, args[1], `${requiredOption(options, 'note')} (${actor})`);
+      const entry = await deps.wallet.credit(
+        account.id,
+        args[1],
+        `${requiredOption(options, 'note')} (${actor})`,
+        byOperator(),
+      );
       // The credit may have paid unpaid renewal orders at once (the billing cycle): the balance now.
       const balance = await deps.wallet.balance(account.id);
       return {
@@ -36,7 +42,12 @@ export const walletCommands: Command[] = [
     options: { note: { type: 'string', required: true, description: 'how it was paid back (bank or UPI reference)' } },
     async run(deps, { args, options, actor }) {
       const account = await deps.accounts.find(args[0] as string);
-      const entry = await deps.wallet.withdraw(account.id, args[1], `${requiredOption(options, 'note')} (${actor})`);
+      const entry = await deps.wallet.withdraw(
+        account.id,
+        args[1],
+        `${requiredOption(options, 'note')} (${actor})`,
+        byOperator(),
+      );
       const balance = await deps.wallet.balance(account.id);
       return {
         json: {

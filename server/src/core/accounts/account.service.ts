@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Account, DB } from '../../db/tables.ts';
 import { byClient, byStaff, recordActivity, type Who } from '../activity/activity.ts';
+import { auditAs } from '../audit/audit.ts';
 import { consumeLinkToken, issueLinkToken } from '../auth/link-tokens.ts';
 import { destroyAccountSessions } from '../auth/sessions.ts';
 import type { Bus } from '../bus.ts';
@@ -279,6 +280,12 @@ export function createAccountService(options: AccountServiceOptions) {
       who: Who = byStaff(),
     ): Promise<{ account: Account; endedSessions: number }> {
       return db.transaction().execute(async (trx) => {
+        const was = await trx
+          .selectFrom('accounts')
+          .select(['suspended_at', 'suspended_reason'])
+          .where('id', '=', accountId)
+          .forUpdate()
+          .executeTakeFirst();
         const account = await trx
           .updateTable('accounts')
           .set({ suspended_at: clock(), suspended_reason: reason, updated_at: clock() })
@@ -295,6 +302,15 @@ export function createAccountService(options: AccountServiceOptions) {
           who,
           summary: `Hostplane staff suspended your account; ${endedSessions} session(s) signed out`,
           details: { sessions_ended: endedSessions },
+          at: clock(),
+        });
+        await auditAs(trx, who, {
+          action: 'account.suspend',
+          targetType: 'account',
+          targetId: accountId,
+          before: { suspended: Boolean(was?.suspended_at), suspended_reason: was?.suspended_reason ?? null },
+          after: { suspended: true, suspended_reason: reason, sessions_ended: endedSessions },
+          reason,
           at: clock(),
         });
         return { account, endedSessions };
@@ -319,6 +335,14 @@ export function createAccountService(options: AccountServiceOptions) {
           who,
           summary: 'Hostplane staff lifted the suspension of your account',
           details: {},
+          at: clock(),
+        });
+        await auditAs(trx, who, {
+          action: 'account.unsuspend',
+          targetType: 'account',
+          targetId: accountId,
+          before: { suspended: true },
+          after: { suspended: false },
           at: clock(),
         });
         return account;

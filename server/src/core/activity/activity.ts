@@ -12,6 +12,7 @@
 import type { Kysely } from 'kysely';
 import { pageOf } from '../../db/page.ts';
 import type { ActivityActor, ActivityRow, DB } from '../../db/tables.ts';
+import type { AuditActor } from '../audit/actor.ts';
 
 /**
  * Every type of event, the one list the route's filter and the OpenAPI document read. Types of
@@ -49,6 +50,7 @@ export const ACTIVITY_TYPES = [
   'staff_account_unsuspended',
   'staff_email_verified',
   'staff_wallet_credited',
+  'staff_wallet_refunded',
   'staff_invoice_credited',
 ] as const;
 export type ActivityType = (typeof ACTIVITY_TYPES)[number];
@@ -64,6 +66,12 @@ export interface Who {
   actor: ActivityActor;
   ip: string | null;
   staffName: string | null;
+  /**
+   * A staff change to record in the audit log too (core/audit/audit.ts `auditAs`): set by the
+   * staff CLI (`byOperator`) and the staff console (`byStaffMember`); services that take a `Who`
+   * write the audit row in the change's transaction when it is there.
+   */
+  audit?: AuditActor;
 }
 
 /** The platform on its own: the billing cycle, a gateway's webhook, a statement reconciliation. */

@@ -5,6 +5,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/tables.ts';
 import { recordActivity, type Who } from '../activity/activity.ts';
+import { auditAs } from '../audit/audit.ts';
 import type { Bus } from '../bus.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import type { Clock } from '../time.ts';
@@ -38,6 +39,14 @@ export async function staffResetTwoFactor(
         ? `Hostplane staff turned two-factor sign-in off; ${endedSessions} session(s) signed out`
         : `Hostplane staff reset two-factor sign-in (it was not on); ${endedSessions} session(s) signed out`,
       details: { was_on: wasOn, sessions_ended: endedSessions },
+      at: options.clock(),
+    });
+    await auditAs(trx, who, {
+      action: 'account.two_factor_reset',
+      targetType: 'account',
+      targetId: account.id,
+      before: { two_factor: wasOn },
+      after: { two_factor: false, sessions_ended: endedSessions },
       at: options.clock(),
     });
     return { wasOn, endedSessions };

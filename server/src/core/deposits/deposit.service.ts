@@ -9,6 +9,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { pageOf } from '../../db/page.ts';
 import type { Account, DB, Deposit, DepositStatus } from '../../db/tables.ts';
 import { byClient, recordActivity, type Who, whoOfReviewer } from '../activity/activity.ts';
+import { auditAs } from '../audit/audit.ts';
 import { AppError } from '../errors.ts';
 import { publicId } from '../ids.ts';
 import type { Mailer } from '../mail/mailer.ts';
@@ -134,8 +135,17 @@ async function submit(
   }
 }
 
-/** Staff decide a pending deposit, under a lock on it, so two decisions cannot both apply. */
-async function decide(options: DepositServiceOptions, id: number, reviewer: string, decision: Decision) {
+/**
+ * Staff decide a pending deposit, under a lock on it, so two decisions cannot both apply. With a
+ * staff `who` (byOperator, byStaffMember) the decision is audited in the same transaction.
+ */
+async function decide(
+  options: DepositServiceOptions,
+  id: number,
+  reviewer: string,
+  decision: Decision,
+  who: Who = whoOfReviewer(reviewer),
+) {
   return options.db.transaction().execute(async (trx) => {
     const deposit = await trx.selectFrom('deposits').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
     if (!deposit) throw new AppError('not_found', { message: `No deposit ${id}.` });
@@ -147,8 +157,20 @@ async function decide(options: DepositServiceOptions, id: number, reviewer: stri
       .select(['id', 'name', 'email'])
       .where('id', '=', deposit.account_id)
       .executeTakeFirstOrThrow();
-    if (decision.status === 'approved') return approve(options, trx, deposit, account, reviewer);
-    return reject(options, trx, deposit, account, reviewer, decision.reason);
+    const done =
+      decision.status === 'approved'
+        ? await approve(options, trx, deposit, account, reviewer, who)
+        : await reject(options, trx, deposit, account, reviewer, decision.reason, who);
+    await auditAs(trx, who, {
+      action: decision.status === 'approved' ? 'deposit.approve' : 'deposit.reject',
+      targetType: 'deposit',
+      targetId: deposit.id,
+      before: { status: deposit.status, account_id: deposit.account_id, amount: formatPaise(deposit.amount_paise) },
+      after: { status: done.deposit.status, transaction: done.transaction?.public_id ?? null },
+      reason: decision.status === 'rejected' ? decision.reason : null,
+      at: options.clock(),
+    });
+    return done;
   });
 }
 
@@ -302,11 +324,12 @@ export function createDepositService(options: DepositServiceOptions) {
       return deposit;
     },
 
-    approve: (id: number, reviewer: string) => decide(options, id, reviewer, { status: 'approved' }),
+    /** Approve; `who` a staff one (byOperator, byStaffMember) audits it. */
+    approve: (id: number, reviewer: string, who?: Who) => decide(options, id, reviewer, { status: 'approved' }, who),
 
-    async reject(id: number, reviewer: string, reason: string) {
+    async reject(id: number, reviewer: string, reason: string, who?: Who) {
       if (reason.trim().length < 3) throw AppError.fields({ reason: 'say why (at least 3 characters)' });
-      return decide(options, id, reviewer, { status: 'rejected', reason: reason.trim() });
+      return decide(options, id, reviewer, { status: 'rejected', reason: reason.trim() }, who);
     },
   };
 }

@@ -22,7 +22,9 @@ export type MailMessage =
   /** Data export and account deletion (CONTRACT §11): always with a link to the panel's privacy page. */
   | { template: 'privacy'; name: string; subject: string; paragraphs: string[]; link: string; linkLabel: string }
   /** A webhook endpoint was disabled: it failed for 3 days, or answered 410 Gone (CONTRACT §13). */
-  | { template: 'webhook_disabled'; name: string; url: string; why: string; link: string };
+  | { template: 'webhook_disabled'; name: string; url: string; why: string; link: string }
+  /** An invitation to the staff console (CONTRACT §14): set a password at the link. */
+  | { template: 'staff_invite'; name: string; role: string; link: string; hours: number };
 
 export interface RenderedMail {
   subject: string;
@@ -61,8 +63,24 @@ function button(link: string, label: string): string {
   return `<a href="${escapeHtml(link)}" style="display:inline-block;background:#0b5cff;color:#fff;padding:10px 18px;border-radius:6px;text-decoration:none">${escapeHtml(label)}</a>`;
 }
 
+/** The staff console's invitation (CONTRACT §14). */
+function staffInvite(message: Extract<MailMessage, { template: 'staff_invite' }>, hello: string): RenderedMail {
+  return {
+    subject: 'Your Hostplane staff account',
+    text: `${hello}\n\nYou have been given a Hostplane staff account (role: ${message.role}). Choose your password here:\n\n${message.link}\n\nThe link works once, within ${message.hours} hours. After signing in you will set up an authenticator app: staff sign-in always takes a second factor.\n`,
+    html: page('Your Hostplane staff account', [
+      escapeHtml(hello),
+      `You have been given a Hostplane staff account (role: <strong>${escapeHtml(message.role)}</strong>). Choose your password:`,
+      button(message.link, 'Choose a password'),
+      `Or open this link: ${escapeHtml(message.link)}`,
+      `The link works once, within ${message.hours} hours. After signing in you will set up an authenticator app: staff sign-in always takes a second factor.`,
+    ]),
+  };
+}
+
 export function renderMail(message: MailMessage): RenderedMail {
   const hello = message.template === 'verify_email' ? 'Hello,' : greeting(message.name);
+  if (message.template === 'staff_invite') return staffInvite(message, hello);
   switch (message.template) {
     case 'verify_email':
       return {

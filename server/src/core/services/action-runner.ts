@@ -111,6 +111,21 @@ export async function authorisePanel(
   return service;
 }
 
+/** ActionContext.startJob: a job of the service queued in a transaction of its own. */
+function jobStarter(
+  db: Kysely<DB>,
+  jobs: RunnerOptions['jobs'],
+  accountId: number,
+  serviceId: number,
+): ActionContext['startJob'] {
+  return (type, jobParams) =>
+    db
+      .transaction()
+      .execute((trx) =>
+        startJob(trx, jobs, { accountId, serviceId, type, ...(jobParams ? { params: jobParams } : {}) }),
+      );
+}
+
 export function createActionRunner(options: RunnerOptions) {
   const { db, jobs, drivers, services, limits, clock, publicUrl, secretKey, products, lives, invoicing } = options;
 
@@ -130,15 +145,7 @@ export function createActionRunner(options: RunnerOptions) {
       service,
       db,
       limits,
-      startJob: (type, jobParams) =>
-        db.transaction().execute((trx) =>
-          startJob(trx, jobs, {
-            accountId,
-            serviceId: service.id,
-            type,
-            ...(jobParams ? { params: jobParams } : {}),
-          }),
-        ),
+      startJob: jobStarter(db, jobs, accountId, service.id),
       live: () => live(own, service),
       drivers,
       node: () => nodeOf(service),

@@ -4,6 +4,8 @@
 
 import type { Kysely, Transaction } from 'kysely';
 import type { DB, ServiceRequest } from '../../db/tables.ts';
+import type { Who } from '../activity/activity.ts';
+import { auditAs } from '../audit/audit.ts';
 import { AppError } from '../errors.ts';
 import { notify } from '../notifications/notification.service.ts';
 import type { Clock } from '../time.ts';
@@ -86,7 +88,8 @@ export function createServiceRequests({ db, clock }: { db: Kysely<DB>; clock: Cl
       return query.execute();
     },
 
-    async rejectRequest(requestId: number, reviewer: string, reason: string): Promise<ServiceRequest> {
+    /** Refuse a pending request; a staff `who` (byOperator, byStaffMember) audits it. */
+    async rejectRequest(requestId: number, reviewer: string, reason: string, who?: Who): Promise<ServiceRequest> {
       if (reason.trim().length < 3) throw AppError.fields({ reason: 'say why (at least 3 characters)' });
       return db.transaction().execute(async (trx) => {
         const request = await lockPending(trx, requestId);
@@ -110,6 +113,15 @@ export function createServiceRequests({ db, clock }: { db: Kysely<DB>; clock: Cl
           title: `${what} of ${label} was declined`,
           body: `Your request to ${request.kind} ${label} was declined: ${reason.trim()}`,
           data: { service: request.service_id, request: request.id },
+        });
+        await auditAs(trx, who, {
+          action: `service_request.reject`,
+          targetType: 'service_request',
+          targetId: request.id,
+          before: { status: request.status, kind: request.kind, service_id: request.service_id },
+          after: { status: updated.status },
+          reason: reason.trim(),
+          at: clock(),
         });
         return updated;
       });

@@ -12,6 +12,8 @@ import type {
   ServiceRequest,
   ServiceStatus,
 } from '../../db/tables.ts';
+import type { Who } from '../activity/activity.ts';
+import { auditAs } from '../audit/audit.ts';
 import { AppError } from '../errors.ts';
 import type { AppJobs } from '../jobs/catalog.ts';
 import * as jobRepo from '../jobs/job.repository.ts';
@@ -42,6 +44,7 @@ async function approveRequest(
   { db, jobs, clock }: ServiceStaffOptions,
   requestId: number,
   reviewer: string,
+  who?: Who,
 ): Promise<{ request: ServiceRequest; job: Job }> {
   return db.transaction().execute(async (trx) => {
     const request = await lockPending(trx, requestId);
@@ -65,6 +68,15 @@ async function approveRequest(
       `${request.kind === 'suspend' ? 'Suspension' : 'Termination'} approved by staff`,
       { job: job.id },
     );
+    // The target is the service: its suspension or termination starts with this job.
+    await auditAs(trx, who, {
+      action: `service.${request.kind}`,
+      targetType: 'service',
+      targetId: request.service_id,
+      before: { request: request.id, request_status: request.status },
+      after: { request_status: updated.status, job: job.id },
+      at: clock(),
+    });
     return { request: updated, job };
   });
 }
@@ -134,16 +146,26 @@ async function checkNodes(
 export function createServiceStaff(options: ServiceStaffOptions) {
   const { db, jobs } = options;
   return {
-    approveRequest: (requestId: number, reviewer: string): Promise<{ request: ServiceRequest; job: Job }> =>
-      approveRequest(options, requestId, reviewer),
+    /** Approve a request (its job starts); a staff `who` (byOperator, byStaffMember) audits it. */
+    approveRequest: (requestId: number, reviewer: string, who?: Who): Promise<{ request: ServiceRequest; job: Job }> =>
+      approveRequest(options, requestId, reviewer, who),
 
-    async unsuspend(serviceId: number): Promise<Job> {
+    async unsuspend(serviceId: number, who?: Who): Promise<Job> {
       return db.transaction().execute(async (trx) => {
         const service = await services.lockForStaff(trx, serviceId);
         if (!service) throw new AppError('not_found', { message: `No service ${serviceId}.` });
         if (service.status !== 'suspended')
           throw new AppError('conflict', { message: `Service ${serviceId} is ${service.status}, not suspended.` });
-        return startJob(trx, jobs, { accountId: service.account_id, serviceId, type: 'unsuspend' });
+        const job = await startJob(trx, jobs, { accountId: service.account_id, serviceId, type: 'unsuspend' });
+        await auditAs(trx, who, {
+          action: 'service.unsuspend',
+          targetType: 'service',
+          targetId: serviceId,
+          before: { status: service.status, suspend_reason: service.suspend_reason },
+          after: { job: job.id },
+          at: options.clock(),
+        });
+        return job;
       });
     },
 

@@ -3,6 +3,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DB, LedgerRow } from '../../db/tables.ts';
 import { byStaff, recordActivity, type Who } from '../activity/activity.ts';
+import { auditAs } from '../audit/audit.ts';
 import { AppError } from '../errors.ts';
 import { formatPaise, parsePaise } from '../money.ts';
 import { balanceOf, history, type LedgerFilter, type LedgerPage, lockWallet, post } from './ledger.ts';
@@ -48,6 +49,16 @@ export function createWalletService({
           at: entry.created_at,
         });
         await afterCredit?.(trx, accountId);
+        await auditAs(trx, who, {
+          action: 'wallet.credit',
+          targetType: 'account',
+          targetId: accountId,
+          before: { balance: formatPaise(BigInt(entry.balance_after_paise) - BigInt(entry.amount_paise)) },
+          // After paying what was unpaid from it (afterCredit): the balance the account is left with.
+          after: { balance: formatPaise(await balanceOf(trx, accountId)), transaction: entry.public_id },
+          reason: note.trim(),
+          at: entry.created_at,
+        });
         return entry;
       });
     },
@@ -57,7 +68,7 @@ export function createWalletService({
      * transfer, e.g. before the account is deleted): a `withdrawal` row with how it was paid. Never
      * more than the balance (422 insufficient_funds).
      */
-    async withdraw(accountId: number, amount: unknown, note: string): Promise<LedgerRow> {
+    async withdraw(accountId: number, amount: unknown, note: string, who: Who = byStaff()): Promise<LedgerRow> {
       const parsed = parsePaise(amount);
       const fields: Record<string, string> = {};
       if (!parsed.ok) fields.amount = parsed.reason;
@@ -66,11 +77,30 @@ export function createWalletService({
       if (Object.keys(fields).length > 0) throw AppError.fields(fields);
       return db.transaction().execute(async (trx) => {
         await lockWallet(trx, accountId);
-        return post(trx, accountId, {
+        const entry = await post(trx, accountId, {
           kind: 'withdrawal',
           amountPaise: -(parsed as { paise: bigint }).paise,
           note: note.trim(),
         });
+        const paid = formatPaise(-BigInt(entry.amount_paise));
+        await recordActivity(trx, {
+          accountId,
+          type: 'staff_wallet_refunded',
+          who,
+          summary: `Hostplane staff paid ₹${paid} of your wallet back to you (${entry.public_id})`,
+          details: { amount: paid, transaction: entry.public_id },
+          at: entry.created_at,
+        });
+        await auditAs(trx, who, {
+          action: 'wallet.refund',
+          targetType: 'account',
+          targetId: accountId,
+          before: { balance: formatPaise(BigInt(entry.balance_after_paise) - BigInt(entry.amount_paise)) },
+          after: { balance: formatPaise(entry.balance_after_paise), transaction: entry.public_id },
+          reason: note.trim(),
+          at: entry.created_at,
+        });
+        return entry;
       });
     },
   };

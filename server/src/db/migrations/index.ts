@@ -34,6 +34,7 @@ import * as m0032 from './0032_reverse_dns.ts';
 import * as m0033 from './0033_resize.ts';
 import * as m0034 from './0034_backup_schedules.ts';
 import * as m0035 from './0035_user_data.ts';
+import * as m0036 from './0036_staff.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_extensions': m0001,
@@ -66,8 +67,9 @@ export const migrations: Record<string, Migration> = {
   '0029_activity': m0029,
   '0030_privacy': m0030,
   '0031_webhooks': m0031,
-  '0033_resize': m0033,
-  '0035_user_data': m0035,
   '0032_reverse_dns': m0032,
+  '0033_resize': m0033,
   '0034_backup_schedules': m0034,
+  '0035_user_data': m0035,
+  '0036_staff': m0036,
 };

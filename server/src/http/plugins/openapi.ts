@@ -123,7 +123,9 @@ export function registerOpenApi(app: FastifyInstance, publicUrl: string, altBase
           'snapshots, SSH keys, and the plans, regions and images a deploy names. Public session-surface routes (register, ' +
           'one-time codes, forgot, reset, verify) take JSON without a CSRF token; sent as a form ' +
           "(multipart or any other non-JSON body) they need the anonymous session's token from " +
-          '`GET /api/v1/client/auth/csrf/`, else 403 csrf_failed. Money is a decimal string in INR.',
+          '`GET /api/v1/client/auth/csrf/`, else 403 csrf_failed. Money is a decimal string in INR. ' +
+          "The staff console's API is under /api/v1/staff (tags `staff: …`): cookie `STAFFSESSID` and a CSRF token of " +
+          'its own, a mandatory second factor, and roles support ⊂ billing ⊂ admin (403 forbidden_role).',
         // The project is not published under an open licence (an SPDX reference of its own).
         license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
       },
@@ -137,6 +139,18 @@ export function registerOpenApi(app: FastifyInstance, publicUrl: string, altBase
             in: 'header',
             name: 'X-CSRF-Token',
             description: 'Session CSRF token (or body `csrf_token`)',
+          },
+          staffSession: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'STAFFSESSID',
+            description: 'Staff console session cookie (POST /api/v1/staff/auth/login, then the second factor)',
+          },
+          staffCsrf: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-CSRF-Token',
+            description: "The staff session's CSRF token (or body `csrf_token`); a customer session's never fits",
           },
         },
       },
@@ -153,6 +167,10 @@ export function registerOpenApi(app: FastifyInstance, publicUrl: string, altBase
         { name: 'vps', description: 'Session surface: virtual server management (snapshots)' },
         { name: 'ssh-keys', description: 'Session surface: SSH keys of the account' },
         { name: 'webhooks', description: 'Session surface: signed outgoing webhooks (Standard Webhooks)' },
+        { name: 'staff: auth', description: 'Staff console (/api/v1/staff): sign-in, second factor, session' },
+        { name: 'staff: audit', description: 'Staff console: the audit log of staff changes (admin)' },
+        { name: 'staff: directory', description: 'Staff console: staff members and their roles (admin)' },
+        { name: 'staff: deposits', description: 'Staff console: the deposits queue' },
         {
           name: 'cloud: instances',
           description: `Second token surface (${altBasePath}/v1): KVM and bare-metal instances, power, jobs`,

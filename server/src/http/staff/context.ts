@@ -1,0 +1,79 @@
+// What staff route handlers share: the caller (its session, as the access hook let it through),
+// the caller as the audit log names it, the STAFFSESSID cookie, and the staff member's view.
+
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { Who } from '../../core/activity/activity.ts';
+import { type AuditActor, byStaffMember } from '../../core/audit/audit.ts';
+import type { Deps } from '../../core/deps.ts';
+import { AppError } from '../../core/errors.ts';
+import { STAFF_ROLES } from '../../core/staff/roles.ts';
+import type { StaffView } from '../../core/staff/staff.service.ts';
+import { type LoadedStaffSession, STAFF_SESSION_COOKIE } from '../../core/staff/staff-sessions.ts';
+import { isoWithOffset } from '../../core/time.ts';
+import { clientIp } from '../request-context.ts';
+
+/** The caller's session (any stage on `session` routes; full on role routes). */
+export function staffSession(request: FastifyRequest): LoadedStaffSession {
+  const session = request.staff.session;
+  if (session === null) throw new AppError('unauthenticated');
+  return session;
+}
+
+/** The caller as the audit log records them: id, role now, address. */
+export function actorOf(request: FastifyRequest): AuditActor {
+  const { staff } = staffSession(request);
+  return { staffId: staff.id, role: staff.role, ip: clientIp(request) };
+}
+
+/** The caller as services' `who` (audited; customers read "Hostplane staff" in their activity log). */
+export function whoOfStaff(request: FastifyRequest): Who {
+  return byStaffMember(actorOf(request));
+}
+
+const cookieOptions = (deps: Deps) => ({
+  path: '/',
+  httpOnly: true,
+  sameSite: 'strict' as const,
+  secure: deps.config.publicUrl.startsWith('https://'),
+});
+
+/** A session cookie (no Max-Age: it ends with the browser, and the server ends it after 8 h at most). */
+export function setStaffCookie(deps: Deps, reply: FastifyReply, id: string): void {
+  reply.setCookie(STAFF_SESSION_COOKIE, id, cookieOptions(deps));
+}
+
+export function clearStaffCookie(deps: Deps, reply: FastifyReply): void {
+  reply.clearCookie(STAFF_SESSION_COOKIE, cookieOptions(deps));
+}
+
+export const StaffRoleSchema = Type.Union([Type.Literal('support'), Type.Literal('billing'), Type.Literal('admin')], {
+  description: `one of ${STAFF_ROLES.join(', ')} (support ⊂ billing ⊂ admin)`,
+});
+
+export const StaffMemberSchema = Type.Object(
+  {
+    id: Type.Integer(),
+    email: Type.String(),
+    name: Type.String(),
+    role: StaffRoleSchema,
+    status: Type.Union([Type.Literal('invited'), Type.Literal('active'), Type.Literal('disabled')]),
+    totp: Type.Boolean({ description: 'an authenticator app is enrolled' }),
+    created_at: Type.String({ format: 'date-time' }),
+    disabled_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+
+export function staffMemberView(s: StaffView) {
+  return {
+    id: s.id,
+    email: s.email,
+    name: s.name,
+    role: s.role,
+    status: s.status,
+    totp: s.totp,
+    created_at: isoWithOffset(s.created_at),
+    disabled_at: s.disabled_at ? isoWithOffset(s.disabled_at) : null,
+  };
+}

@@ -1,0 +1,125 @@
+// /api/v1/staff/deposits (CONTRACT §14): the deposits queue — the pattern for domain routes.
+// GET (support and above) lists deposits, pending by default; POST {action: approve|reject, id,
+// reason} (billing and above) decides one through the same core service as the staff CLI
+// (`deposits approve|reject`), so the customer's wallet, notification, mail and activity log
+// change at once, and the decision is audited in its transaction (whoOfStaff).
+
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { Deps } from '../../core/deps.ts';
+import { AppError } from '../../core/errors.ts';
+import { formatPaise } from '../../core/money.ts';
+import { isoWithOffset } from '../../core/time.ts';
+import type { Deposit } from '../../db/tables.ts';
+import { mutationBody, okSchema } from '../client/envelopes.ts';
+import { sessionErrors } from '../schemas.ts';
+import { actorOf, whoOfStaff } from './context.ts';
+
+const tags = ['staff: deposits'];
+const Time = Type.String({ format: 'date-time' });
+const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
+
+const StaffDepositSchema = Type.Object(
+  {
+    id: Type.Integer(),
+    public_id: Type.String(),
+    account: Type.Object({ id: Type.Integer(), email: Type.String() }, { additionalProperties: false }),
+    amount: Type.String({ description: 'INR, two decimals' }),
+    currency: Type.Literal('INR'),
+    method: Type.String({ description: 'manual (UPI/bank, reviewed by staff) or razorpay' }),
+    txn_ref: Nullable(Type.String()),
+    status: Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('rejected')]),
+    reason: Nullable(Type.String()),
+    reviewed_by: Nullable(Type.String()),
+    created_at: Time,
+    reviewed_at: Nullable(Time),
+  },
+  { additionalProperties: false },
+);
+
+function view(d: Deposit & { email: string }) {
+  return {
+    id: d.id,
+    public_id: d.public_id,
+    account: { id: d.account_id, email: d.email },
+    amount: formatPaise(d.amount_paise),
+    currency: 'INR' as const,
+    method: d.method,
+    txn_ref: d.txn_ref,
+    status: d.status,
+    reason: d.reason,
+    reviewed_by: d.reviewed_by,
+    created_at: isoWithOffset(d.created_at),
+    reviewed_at: d.reviewed_at ? isoWithOffset(d.reviewed_at) : null,
+  };
+}
+
+export async function staffDepositRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  const app = root.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.get(
+    '/deposits',
+    {
+      schema: {
+        operationId: 'staffDeposits',
+        tags,
+        summary: 'Deposits, newest first (pending by default)',
+        querystring: Type.Object({
+          status: Type.Optional(
+            Type.Union(
+              [Type.Literal('pending'), Type.Literal('approved'), Type.Literal('rejected'), Type.Literal('all')],
+              {
+                default: 'pending',
+              },
+            ),
+          ),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+        }),
+        response: { 200: okSchema({ deposits: Type.Array(StaffDepositSchema) }) },
+      },
+    },
+    async (request) => {
+      const status = request.query.status ?? 'pending';
+      const rows = await deps.deposits.list({
+        limit: request.query.limit ?? 50,
+        ...(status === 'all' ? {} : { status }),
+      });
+      return { success: true as const, message: 'Deposits.', deposits: rows.map(view) };
+    },
+  );
+
+  app.post(
+    '/deposits',
+    {
+      schema: {
+        operationId: 'staffDecideDeposit',
+        tags,
+        summary: 'Approve (credits the wallet once) or reject (with a reason the customer sees) a pending deposit',
+        description: '404 for an unknown id; 409 when it is no longer pending.',
+        body: mutationBody({
+          action: Type.Union([Type.Literal('approve'), Type.Literal('reject')]),
+          id: Type.Integer({ minimum: 1 }),
+          reason: Type.Optional(
+            Type.String({ maxLength: 500, description: 'reject: required, shown to the customer' }),
+          ),
+        }),
+        response: { 200: okSchema({ deposit: StaffDepositSchema }), ...sessionErrors(404, 409, 422) },
+      },
+    },
+    async (request) => {
+      const { action, id, reason } = request.body;
+      const reviewer = `staff:${actorOf(request).staffId}`;
+      if (action === 'reject' && (reason === undefined || reason.trim() === '')) {
+        throw AppError.fields({ reason: 'is required to reject (the customer reads it)' });
+      }
+      if (action === 'approve') await deps.deposits.approve(id, reviewer, whoOfStaff(request));
+      else await deps.deposits.reject(id, reviewer, reason as string, whoOfStaff(request));
+      return {
+        success: true as const,
+        message: action === 'approve' ? 'Approved; the wallet is credited.' : 'Rejected; the customer is told why.',
+        deposit: view(await deps.deposits.get(id)),
+      };
+    },
+  );
+}

@@ -1,0 +1,22 @@
+// The staff surface, /api/v1/staff/… (CONTRACT §14): the API of the staff console, with its own
+// cookie (STAFFSESSID), CSRF tokens and session rules (./access.ts), and every route declared in
+// the route table (./route-table.ts) with the least role that may use it. Errors answer in the
+// session surface's envelope (CONTRACT §2). docs/STAFF.md says how to add a route.
+
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../../core/deps.ts';
+import { useFastSerializer } from '../plugins/serializer.ts';
+import { staffAccess } from './access.ts';
+import { staffAuditRoutes } from './audit.routes.ts';
+import { staffAuthRoutes } from './auth.routes.ts';
+import { staffDepositRoutes } from './deposits.routes.ts';
+import { staffDirectoryRoutes } from './staff.routes.ts';
+
+export async function staffSurface(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  useFastSerializer(app);
+  await app.register(staffAccess, { deps });
+  await app.register(staffAuthRoutes, { deps });
+  await app.register(staffAuditRoutes, { deps });
+  await app.register(staffDirectoryRoutes, { deps });
+  await app.register(staffDepositRoutes, { deps });
+}
