@@ -5,12 +5,13 @@
 // service's last job, whose progress the page shows at the top (stop, resize, start).
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router';
 import { Alert, Button, ErrorAlert, Loading } from '../../../components/ui.tsx';
 import { ApiError, api, unwrap } from '../../../lib/api.ts';
 import { day, rupees } from '../../../lib/format.ts';
 import { type Job, jobRunning, type Service, serviceKey } from '../common.ts';
+import './infra.css';
 
 interface Specs {
   vcpu: number;
@@ -39,6 +40,16 @@ export function ResizeCard({ service }: { service: Service }) {
   const client = useQueryClient();
   const [chosen, setChosen] = useState<Option | null>(null);
   const busy = jobRunning(service.last_job);
+  // The confirmation takes the focus when it opens; Cancel gives it back to that plan's Resize button.
+  const confirm = useRef<HTMLButtonElement>(null);
+  const triggers = useRef(new Map<number, HTMLButtonElement>());
+  useEffect(() => {
+    if (chosen) confirm.current?.focus();
+  }, [chosen]);
+  const cancel = (id: number) => {
+    setChosen(null);
+    requestAnimationFrame(() => triggers.current.get(id)?.focus());
+  };
 
   const options = useQuery({
     queryKey: ['vps-resize', service.id, service.plan.label],
@@ -59,6 +70,7 @@ export function ResizeCard({ service }: { service: Service }) {
       setChosen(null);
       client.invalidateQueries({ queryKey: serviceKey(service.id) });
       client.invalidateQueries({ queryKey: ['vps-resize', service.id] });
+      client.invalidateQueries({ queryKey: ['wallet'] });
     },
   });
 
@@ -67,7 +79,7 @@ export function ResizeCard({ service }: { service: Service }) {
   const short = resize.error instanceof ApiError && resize.error.status === 402;
 
   return (
-    <section className="card" aria-labelledby="resize-h">
+    <section className="card infra-card" aria-labelledby="resize-h">
       <h2 id="resize-h">Resize</h2>
       <p className="muted">
         Move this server to a larger plan. You pay the difference for the rest of the period now
@@ -78,38 +90,54 @@ export function ResizeCard({ service }: { service: Service }) {
       {options.isError ? <ErrorAlert error={options.error} /> : null}
       {data ? (
         <p>
-          Now: <strong>{data.current.name}</strong> ({sizes(data.current.specs)}), {rupees(data.current.price.monthly)}
-          /month.
+          Now: <strong>{data.current.name}</strong> · {rupees(data.current.price.monthly)} a month
+          <br />
+          <small className="muted">{sizes(data.current.specs)}</small>
         </p>
       ) : null}
+      {busy ? <p className="hint">A job is running on this server; resizing waits until it ends.</p> : null}
       {data && data.plans.length === 0 ? <p>No larger plan is sold in this server’s region.</p> : null}
       {data && data.plans.length > 0 ? (
-        <ul className="list">
+        <ul className="list infra-plans" aria-label="Larger plans">
           {data.plans.map((p) => (
             <li key={p.id}>
-              <div className="snap-row">
+              <div className="infra-plan">
                 <div>
-                  <strong>{p.name}</strong> · {rupees(p.price.monthly)}/month
+                  <strong>{p.name}</strong> · {rupees(p.price.monthly)} a month
                   <br />
-                  <small className="muted">
-                    {sizes(p.specs)} · pay now {rupees(p.charge_now.amount)} (GST {rupees(p.charge_now.tax)})
-                  </small>
+                  <small className="muted">{sizes(p.specs)}</small>
+                  <br />
+                  <span>
+                    Pay now: <strong>{rupees(p.charge_now.amount)}</strong>{' '}
+                    <small className="muted">(GST {rupees(p.charge_now.tax)} included)</small>
+                  </span>
                 </div>
-                <Button variant="secondary" disabled={busy || resize.isPending} onClick={() => setChosen(p)}>
-                  Resize<span className="sr-only"> to {p.name}</span>
+                <Button
+                  ref={(button) => {
+                    if (button) triggers.current.set(p.id, button);
+                    else triggers.current.delete(p.id);
+                  }}
+                  variant="secondary"
+                  disabled={busy || resize.isPending}
+                  aria-expanded={chosen?.id === p.id}
+                  aria-label={`Resize to ${p.name}`}
+                  onClick={() => setChosen(p)}
+                >
+                  Resize
                 </Button>
               </div>
               {chosen?.id === p.id ? (
-                <fieldset className="confirm">
+                <fieldset className="confirm infra-pay">
                   <legend className="sr-only">Resize to {p.name}</legend>
                   <p>
-                    Pay {rupees(p.charge_now.amount)} from your wallet now and resize to {p.name}? The server restarts.
+                    Pay <strong>{rupees(p.charge_now.amount)}</strong> from your wallet now and resize to {p.name}? The
+                    server restarts; from the next renewal it costs {rupees(p.price.monthly)} a month.
                   </p>
-                  <div className="row">
-                    <Button busy={resize.isPending} onClick={() => resize.mutate(p)}>
-                      Pay {rupees(p.charge_now.amount)} and resize
+                  <div className="row infra-actions">
+                    <Button ref={confirm} busy={resize.isPending} onClick={() => resize.mutate(p)}>
+                      Pay {rupees(p.charge_now.amount)} and resize to {p.name}
                     </Button>
-                    <Button variant="secondary" onClick={() => setChosen(null)}>
+                    <Button variant="secondary" onClick={() => cancel(p.id)}>
                       Cancel
                     </Button>
                   </div>
