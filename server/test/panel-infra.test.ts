@@ -103,6 +103,12 @@ async function settled(page: Page): Promise<void> {
     .waitFor({ timeout: JOB_WAIT });
 }
 
+/** Nothing is wider than the phone's screen (no sideways scrolling). */
+async function fits(panel: PanelPage, what: string): Promise<void> {
+  const width = (await panel.page.evaluate('document.documentElement.scrollWidth')) as number;
+  assert.ok(width <= panel.viewport.width, `${what} is ${width} px wide at ${panel.viewport.width} px`);
+}
+
 /** Tab moves the focus forward to the element (a keyboard user reaches it without a mouse). */
 async function tabTo(page: Page, name: string, limit = 40): Promise<void> {
   for (let i = 0; i < limit; i++) {
@@ -166,7 +172,7 @@ describe('issue 37 cards in the panel', { skip: skip ?? false }, () => {
 
     await name.fill('not a name!');
     await card.getByRole('button', { name: 'Set reverse DNS' }).click();
-    await card.locator('.field.has-error').waitFor();
+    await card.locator('.field-error', { hasText: /^This name / }).waitFor();
     assert.equal(await name.getAttribute('aria-invalid'), 'true');
     await waitFor('the focus on the refused field', async () => name.evaluate((e) => e === e.ownerDocument.activeElement));
     assert.match((await name.getAttribute('aria-describedby')) ?? '', /error/);
@@ -177,6 +183,11 @@ describe('issue 37 cards in the panel', { skip: skip ?? false }, () => {
     await card.locator('dd', { hasText: 'not set' }).waitFor();
     assert.equal(await zonePtr(ipv4), null);
     assert.equal(await name.getAttribute('aria-invalid'), null, 'the old error went with a new answer');
+    // Nothing typed: said beside the field, nothing sent.
+    const calls = pdns.calls.length;
+    await card.getByRole('button', { name: 'Set reverse DNS' }).click();
+    await card.locator('.field.has-error', { hasText: /Enter a name/ }).waitFor();
+    assert.equal(pdns.calls.length, calls);
     panel.assertClean([/status of 422/]);
   });
 
@@ -216,7 +227,7 @@ describe('issue 37 cards in the panel', { skip: skip ?? false }, () => {
     const card = page.getByRole('region', { name: 'Scheduled backups' });
     await card.getByLabel('Frequency').selectOption('daily');
     await card.getByLabel('Hour (IST)').selectOption('4');
-    await card.getByLabel('Keep the newest').fill('5');
+    await card.getByLabel('Snapshots to keep').fill('5');
     await card.getByText(/₹[\d,.]+ a month/).waitFor();
     await card.getByRole('button', { name: 'Turn on scheduled backups' }).click();
     const pay = card.getByRole('button', { name: /^Pay ₹[\d,.]+ and turn on$/ });
@@ -254,20 +265,24 @@ describe('issue 37 cards in the panel', { skip: skip ?? false }, () => {
       await page.getByLabel('Cloud-init user data (optional)').fill(USER_DATA);
       await page.getByText(`${USER_DATA.length} of 65,536 bytes`).waitFor();
       await audit(phone, 'infra-order-user-data');
+      await fits(phone, 'infra-order-user-data');
 
       await page.goto(`/services/${serviceId}/manage`);
       await page.getByRole('region', { name: 'Reverse DNS' }).waitFor();
       await audit(phone, 'infra-manage');
+      await fits(phone, 'infra-manage');
       const rdns = page.getByRole('region', { name: 'Reverse DNS' });
       await rdns.getByLabel('Reverse DNS name', { exact: true }).fill('-bad-.example');
       await rdns.getByRole('button', { name: 'Set reverse DNS' }).click();
       await rdns.locator('.field.has-error').waitFor();
       await audit(phone, 'infra-rdns-invalid');
+      await fits(phone, 'infra-rdns-invalid');
 
       const resize = page.getByRole('region', { name: 'Resize' });
       await resize.getByRole('button', { name: 'Resize to Cloud VPS 8 GB' }).click();
       await resize.getByRole('button', { name: /^Pay ₹[\d,.]+ and resize to Cloud VPS 8 GB$/ }).waitFor();
       await audit(phone, 'infra-resize-confirm');
+      await fits(phone, 'infra-resize-confirm');
       await resize.getByRole('button', { name: 'Cancel' }).click();
 
       const backups = page.getByRole('region', { name: 'Scheduled backups' });
@@ -275,6 +290,7 @@ describe('issue 37 cards in the panel', { skip: skip ?? false }, () => {
       await backups.getByRole('button', { name: 'Turn on scheduled backups' }).click();
       await backups.getByRole('button', { name: /^Pay ₹[\d,.]+ and turn on$/ }).waitFor();
       await audit(phone, 'infra-backups-confirm');
+      await fits(phone, 'infra-backups-confirm');
       await backups.getByRole('button', { name: 'Cancel' }).click();
       phone.assertClean([/status of 422/]);
     } finally {

@@ -26,7 +26,9 @@ interface Answer {
 export function BackupScheduleCard({ service }: { service: Service }) {
   const client = useQueryClient();
   const current = service.backup_schedule;
-  const [frequency, setFrequency] = useState<Frequency>((current?.frequency as Frequency | undefined) ?? 'off');
+  // Off, the form offers to turn them on (daily by default); on, it offers to change or turn them off.
+  const onNow = (current?.frequency ?? 'off') !== 'off';
+  const [frequency, setFrequency] = useState<Frequency>(onNow ? (current?.frequency as Frequency) : 'daily');
   const [hour, setHour] = useState(String(current?.hour ?? 3));
   const [keep, setKeep] = useState(String(current?.keep ?? 7));
   const [weekday, setWeekday] = useState(String(current?.weekday ?? 0));
@@ -35,7 +37,7 @@ export function BackupScheduleCard({ service }: { service: Service }) {
   const submit = useRef<HTMLButtonElement>(null);
   useEffect(() => {
     if (!current) return;
-    setFrequency(current.frequency as Frequency);
+    setFrequency(current.frequency === 'off' ? 'daily' : (current.frequency as Frequency));
     if (current.hour !== null && current.hour !== undefined) setHour(String(current.hour));
     if (current.keep !== null && current.keep !== undefined) setKeep(String(current.keep));
     if (current.weekday !== null && current.weekday !== undefined) setWeekday(String(current.weekday));
@@ -149,7 +151,7 @@ export function BackupScheduleCard({ service }: { service: Service }) {
             setAsking(false);
           }}
         >
-          <option value="off">Off</option>
+          {on ? <option value="off">Off</option> : null}
           <option value="daily">Daily</option>
           <option value="weekly">Weekly</option>
         </SelectField>
@@ -188,7 +190,7 @@ export function BackupScheduleCard({ service }: { service: Service }) {
               ))}
             </SelectField>
             <TextField
-              label="Keep the newest"
+              label="Snapshots to keep"
               type="number"
               inputMode="numeric"
               min={1}
@@ -198,7 +200,7 @@ export function BackupScheduleCard({ service }: { service: Service }) {
                 setKeep(e.target.value);
                 setAsking(false);
               }}
-              hint="Automatic snapshots kept, 1 to 14; older ones are deleted."
+              hint="1 to 14: the newest automatic snapshots stay, older ones are deleted."
               error={keepError ?? fieldError(save.error, 'keep')}
               required
             />

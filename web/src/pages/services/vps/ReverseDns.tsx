@@ -27,7 +27,14 @@ export function ReverseDnsCard({ service }: { service: Service }) {
       }
     },
   });
-  const refused = fieldError(save.error, 'ptr');
+  const [empty, setEmpty] = useState(false);
+  const reason = fieldError(save.error, 'ptr');
+  // The server's reason is a phrase ("must be a fully qualified name …"): said as a sentence.
+  const refused = empty
+    ? 'Enter a name such as mail.example.in, or clear the reverse DNS.'
+    : reason && /^[a-z]/.test(reason)
+      ? `This name ${reason}${/[.!?]$/.test(reason) ? '' : '.'}`
+      : reason;
   // A refused name: the keyboard goes back to the field that says why.
   useEffect(() => {
     if (refused) input.current?.focus();
@@ -62,14 +69,22 @@ export function ReverseDnsCard({ service }: { service: Service }) {
         noValidate
         onSubmit={(e) => {
           e.preventDefault();
-          save.mutate(name.trim());
+          const ptr = name.trim();
+          setEmpty(ptr === '');
+          if (ptr === '') {
+            save.reset();
+            input.current?.focus();
+          } else save.mutate(ptr);
         }}
       >
         <TextField
           ref={input}
           label="Reverse DNS name"
           value={name}
-          onChange={(e) => setName(e.target.value)}
+          onChange={(e) => {
+            setName(e.target.value);
+            setEmpty(false);
+          }}
           hint="A full hostname such as mail.example.in: letters, digits and hyphens between dots, at most 253 characters."
           error={refused}
           placeholder="mail.example.in"
@@ -80,7 +95,7 @@ export function ReverseDnsCard({ service }: { service: Service }) {
           inputMode="url"
         />
         <div className="row infra-actions">
-          <Button type="submit" busy={save.isPending && !clearing} disabled={!active || !service.ipv4 || !name.trim()}>
+          <Button type="submit" busy={save.isPending && !clearing} disabled={!active || !service.ipv4}>
             Set reverse DNS
           </Button>
           {service.ptr ? (
