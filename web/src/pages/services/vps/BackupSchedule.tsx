@@ -91,7 +91,11 @@ export function BackupScheduleCard({ service }: { service: Service }) {
   const charge = !on && frequency !== 'off' && quote.data ? quote.data.charged : null;
   const paying = charge !== null && Number(charge) > 0;
   const when_ = `${frequency === 'weekly' ? `weekly on ${WEEKDAYS[Number(weekday)]}` : 'daily'} at ${HOURS[Number(hour)]} IST, keeping the newest ${keepN}`;
-  const label = on ? (frequency === 'off' ? 'Turn off scheduled backups' : 'Save schedule') : 'Turn on scheduled backups';
+  const label = on
+    ? frequency === 'off'
+      ? 'Turn off scheduled backups'
+      : 'Save schedule'
+    : 'Turn on scheduled backups';
   const keepError = frequency !== 'off' && keep !== '' && !keepOk ? 'Keep between 1 and 14 snapshots.' : undefined;
   const cancel = () => {
     setAsking(false);
@@ -210,7 +214,12 @@ export function BackupScheduleCard({ service }: { service: Service }) {
           <p className="hint">Turning it off stops the charge from the next renewal; this period is not refunded.</p>
         ) : null}
         {asking ? (
-          <fieldset className="confirm infra-pay">
+          <fieldset
+            className="confirm infra-pay"
+            onKeyDown={(e) => {
+              if (e.key === 'Escape') cancel();
+            }}
+          >
             <legend className="sr-only">Turn on scheduled backups</legend>
             <p>
               Back up {when_}?{' '}

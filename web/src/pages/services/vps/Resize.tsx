@@ -127,7 +127,12 @@ export function ResizeCard({ service }: { service: Service }) {
                 </Button>
               </div>
               {chosen?.id === p.id ? (
-                <fieldset className="confirm infra-pay">
+                <fieldset
+                  className="confirm infra-pay"
+                  onKeyDown={(e) => {
+                    if (e.key === 'Escape') cancel(p.id);
+                  }}
+                >
                   <legend className="sr-only">Resize to {p.name}</legend>
                   <p>
                     Pay <strong>{rupees(p.charge_now.amount)}</strong> from your wallet now and resize to {p.name}? The

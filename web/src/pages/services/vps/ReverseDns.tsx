@@ -33,7 +33,7 @@ export function ReverseDnsCard({ service }: { service: Service }) {
   const refused = empty
     ? 'Enter a name such as mail.example.in, or clear the reverse DNS.'
     : reason && /^[a-z]/.test(reason)
-      ? `This name ${reason}${/[.!?]$/.test(reason) ? '' : '.'}`
+      ? `${/^must /.test(reason) ? 'The name ' : 'Not a valid name: '}${reason}${/[.!?]$/.test(reason) ? '' : '.'}`
       : reason;
   // A refused name: the keyboard goes back to the field that says why.
   useEffect(() => {
