@@ -80,7 +80,7 @@ export async function staffAccountRoutes(root: FastifyInstance, { deps }: { deps
       // An id: that account first (a search by text would not find it by its number).
       if (/^\d{1,9}$/.test(q) && offset === 0) {
         const byId = await deps.accounts.find(q).catch(() => null);
-        if (byId && !rows.some((a) => a.id === byId.id)) rows.unshift(byId);
+        if (byId) rows.splice(0, rows.length, byId, ...rows.filter((a) => a.id !== byId.id));
       }
       const more = rows.length > limit;
       return {
