@@ -10,47 +10,11 @@ import type { CatalogPlan } from '../../core/catalog/catalog.service.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import { formatPaise } from '../../core/money.ts';
-import { inTrouble, type NodeLoad, nodeLoads } from '../../core/staff/dashboard.ts';
-import { isoWithOffset } from '../../core/time.ts';
+import { type NodeLoad, nodeLoads } from '../../core/staff/dashboard.ts';
 import { mutationBody, okSchema } from '../client/envelopes.ts';
 import { sessionErrors } from '../schemas.ts';
 import { whoOfStaff } from './context.ts';
-import { Reason } from './views.ts';
-
-export const NodeLoadSchema = Type.Object(
-  {
-    id: Type.Integer(),
-    name: Type.String(),
-    kind: Type.String(),
-    location_id: Type.Integer(),
-    endpoint: Type.String(),
-    active: Type.Boolean({ description: 'false: drained (no new service is placed on it)' }),
-    health: Type.String({ description: 'up, down or unknown (its last check)' }),
-    last_error: Type.Union([Type.String(), Type.Null()], { description: 'what the last failed check said' }),
-    checked_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-    capacity: Type.Integer(),
-    used: Type.Integer({ description: 'services on it, not terminated or failed' }),
-    trouble: Type.Boolean({ description: 'down, or carrying more than its capacity' }),
-  },
-  { additionalProperties: false },
-);
-
-export function nodeLoadView(n: NodeLoad) {
-  return {
-    id: n.id,
-    name: n.name,
-    kind: n.kind,
-    location_id: n.location_id,
-    endpoint: n.endpoint,
-    active: n.active,
-    health: n.health,
-    last_error: n.health === 'up' ? null : n.health_detail,
-    checked_at: n.checked_at ? isoWithOffset(n.checked_at) : null,
-    capacity: n.capacity,
-    used: n.used,
-    trouble: inTrouble(n),
-  };
-}
+import { NodeLoadSchema, nodeLoadView, Reason } from './views.ts';
 
 const PlanSchema = Type.Object(
   {

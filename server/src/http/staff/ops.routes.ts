@@ -16,8 +16,7 @@ import { mutationBody, okSchema } from '../client/envelopes.ts';
 import { sessionErrors } from '../schemas.ts';
 import { sendAsIs } from '../surfaces.ts';
 import { actorOf } from './context.ts';
-import { NodeLoadSchema, nodeLoadView } from './infra.routes.ts';
-import { jobView, StaffJobSchema } from './views.ts';
+import { jobView, NodeLoadSchema, nodeLoadView, StaffJobSchema } from './views.ts';
 
 const Money = Type.Object(
   { amount: Type.String({ description: 'INR, two decimals' }), count: Type.Integer() },

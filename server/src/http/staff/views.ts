@@ -6,6 +6,7 @@ import { Type } from 'typebox';
 import { accountStatus } from '../../core/accounts/account.service.ts';
 import type { ActivityRow } from '../../core/activity/activity.ts';
 import { formatPaise } from '../../core/money.ts';
+import { inTrouble, type NodeLoad } from '../../core/staff/dashboard.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import type { Account, Job, LedgerRow, Service, ServiceEvent } from '../../db/tables.ts';
 
@@ -157,6 +158,43 @@ export const activityView = (r: ActivityRow) => ({
   ip: r.ip,
   at: isoWithOffset(r.at),
 });
+
+// Nodes with their load (GET nodes, the dashboard's nodes in trouble).
+
+export const NodeLoadSchema = Type.Object(
+  {
+    id: Type.Integer(),
+    name: Type.String(),
+    kind: Type.String(),
+    location_id: Type.Integer(),
+    endpoint: Type.String(),
+    active: Type.Boolean({ description: 'false: drained (no new service is placed on it)' }),
+    health: Type.String({ description: 'up, down or unknown (its last check)' }),
+    last_error: Type.Union([Type.String(), Type.Null()], { description: 'what the last failed check said' }),
+    checked_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    capacity: Type.Integer(),
+    used: Type.Integer({ description: 'services on it, not terminated or failed' }),
+    trouble: Type.Boolean({ description: 'down, or carrying more than its capacity' }),
+  },
+  { additionalProperties: false },
+);
+
+export function nodeLoadView(n: NodeLoad) {
+  return {
+    id: n.id,
+    name: n.name,
+    kind: n.kind,
+    location_id: n.location_id,
+    endpoint: n.endpoint,
+    active: n.active,
+    health: n.health,
+    last_error: n.health === 'up' ? null : n.health_detail,
+    checked_at: n.checked_at ? isoWithOffset(n.checked_at) : null,
+    capacity: n.capacity,
+    used: n.used,
+    trouble: inTrouble(n),
+  };
+}
 
 /** A reason the audit log keeps: required for the changes that say so. */
 export const Reason = Type.Optional(Type.String({ maxLength: 500, description: 'why (kept in the audit log)' }));
