@@ -154,7 +154,9 @@ async function staffJob(
     const service = await services.lockForStaff(trx, serviceId);
     if (!service) throw new AppError('not_found', { message: `No service ${serviceId}.` });
     if (!(STAFF_JOBS[kind] as readonly ServiceStatus[]).includes(service.status))
-      throw new AppError('conflict', { message: `Service ${serviceId} is ${service.status}; it cannot be ${kind}ed.` });
+      throw new AppError('conflict', {
+        message: `Service ${serviceId} is ${service.status}; it cannot be ${kind === 'suspend' ? 'suspended' : 'terminated'}.`,
+      });
     const job = await startJob(trx, jobs, {
       accountId: service.account_id,
       serviceId,
