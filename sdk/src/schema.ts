@@ -994,6 +994,216 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/staff/dashboard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Today's money in and out (IST day), failed jobs, nodes in trouble, deposits waiting
+         * @description money_in: manual deposits approved today and online (Razorpay) payments captured today; money_out: withdrawals (wallet money paid back outside the platform) and refunds into wallets, today. failed_jobs: how many failed today, and the latest five failed. nodes: down at their last check, or carrying more services than their capacity. deposits_waiting: pending deposits and the age of the oldest.
+         *
+         *     Staff role: support or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        get: operations["staffDashboard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/staff/billing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The billing cycle now: preview (a dry run, nothing changes) or run
+         * @description The same cycle as the worker and `npm run admin -- billing run`: reminders, renewals, unpaid orders, overdue suspensions and terminations. `actions` is what it did (or would do), per service. A run is audited (billing.run) once it has finished; each service of it is its own transaction.
+         *
+         *     Staff role: billing or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        post: operations["staffBillingRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/staff/invoices/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A month's invoices and credit notes in GSTR-1 sections (CSV or JSON)
+         * @description The document `npm run admin -- invoices export --month` writes: b2b, b2cl, b2cs, cdnr, cdnur, hsn, totals and the ledger reconciliation (docs/INVOICES.md). GSTR-1 is filed by month, so the period is one month, in India Standard Time. format=csv (default) answers text/csv as an attachment.
+         *
+         *     Staff role: billing or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        get: operations["staffInvoiceExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/staff/accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search accounts by e-mail, username, name or id (oldest first)
+         * @description Staff role: support or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        get: operations["staffAccounts"];
+        put?: never;
+        /**
+         * Suspend, unsuspend, credit or debit the wallet, reset two-factor sign-in, resend the verification mail
+         * @description suspend, unsuspend, credit, debit: billing or admin; reset_2fa, resend_verification: support and above. credit and debit need amount_paise and a reason (kept on the ledger row and in the audit log); suspend needs a reason. A debit beyond the balance is 422 insufficient_funds and changes nothing.
+         *
+         *     Staff role: support or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        post: operations["staffAccountAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/staff/accounts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One account: profile, balance, services, latest ledger rows and activity
+         * @description Staff role: support or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        get: operations["staffAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/staff/services": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Services of every account (or one), newest first
+         * @description Staff role: support or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        get: operations["staffServices"];
+        put?: never;
+        /**
+         * Suspend, unsuspend or terminate a service, or queue a failed job again
+         * @description suspend, unsuspend, retry_job: billing or admin; terminate: admin. A reason is required (kept in the audit log). retry_job needs job_id, a job of this service. The change runs as a job; `job` is it as it started. 409 when the service is not in a state for it, or another job runs.
+         *
+         *     Staff role: billing or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        post: operations["staffServiceAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/staff/services/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One service with its latest events and jobs (with what the node said when a job failed)
+         * @description Staff role: support or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        get: operations["staffService"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/staff/nodes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every node: health, last error, capacity, load, drained or not (never its credentials)
+         * @description Staff role: admin or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        get: operations["staffNodes"];
+        put?: never;
+        /**
+         * Drain a node (no new service is placed on it) or undrain it
+         * @description Services on a drained node keep running. 409 when it already is so; a reason is required.
+         *
+         *     Staff role: admin or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        post: operations["staffNodeAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/staff/plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every plan, active or not, with its regions
+         * @description Staff role: admin or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        get: operations["staffPlans"];
+        put?: never;
+        /**
+         * Change a plan's monthly price and/or whether it is listed and sold
+         * @description New orders and plan changes pay the new price; running services keep the price they were sold at. Audited (plan.update) with the fields that changed, before and after.
+         *
+         *     Staff role: admin or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        post: operations["staffPlanAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/search/": {
         parameters: {
             query?: never;
@@ -3908,7 +4118,7 @@ export interface operations {
                         message: string;
                         events: {
                             id: number;
-                            /** @description one of sign_in, sign_in_failed, two_factor_enabled, two_factor_disabled, two_factor_recovery_regenerated, two_factor_reset, passkey_added, passkey_removed, password_changed, email_changed, token_created, token_revoked, order_placed, payment, deposit_created, deposit_approved, deposit_rejected, deposit_refunded, sso, console, session_revoked, export_requested, export_ready, export_downloaded, deletion_scheduled, deletion_cancelled, staff_account_suspended, staff_account_unsuspended, staff_email_verified, staff_wallet_credited, staff_wallet_refunded, staff_invoice_credited */
+                            /** @description one of sign_in, sign_in_failed, two_factor_enabled, two_factor_disabled, two_factor_recovery_regenerated, two_factor_reset, passkey_added, passkey_removed, password_changed, email_changed, token_created, token_revoked, order_placed, payment, deposit_created, deposit_approved, deposit_rejected, deposit_refunded, sso, console, session_revoked, export_requested, export_ready, export_downloaded, deletion_scheduled, deletion_cancelled, staff_account_suspended, staff_account_unsuspended, staff_email_verified, staff_wallet_credited, staff_wallet_refunded, staff_wallet_debited, staff_invoice_credited */
                             type: string;
                             /** Format: date-time */
                             at: string;
@@ -9418,6 +9628,1336 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffDashboard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        day: {
+                            /** Format: date-time */
+                            from: string;
+                            /** Format: date-time */
+                            to: string;
+                        };
+                        money_in: {
+                            deposits: {
+                                /** @description INR, two decimals */
+                                amount: string;
+                                count: number;
+                            };
+                            online: {
+                                /** @description INR, two decimals */
+                                amount: string;
+                                count: number;
+                            };
+                            total: string;
+                        };
+                        money_out: {
+                            withdrawals: {
+                                /** @description INR, two decimals */
+                                amount: string;
+                                count: number;
+                            };
+                            refunds: {
+                                /** @description INR, two decimals */
+                                amount: string;
+                                count: number;
+                            };
+                            total: string;
+                        };
+                        failed_jobs: {
+                            today: number;
+                            latest: {
+                                id: number;
+                                type: string;
+                                service_id: number;
+                                status: string;
+                                progress: number;
+                                step: string | null;
+                                attempts: number;
+                                error_code: string | null;
+                                error_message: string | null;
+                                /** @description what the node said (staff only) */
+                                error_detail: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                finished_at: string | null;
+                            }[];
+                        };
+                        nodes: {
+                            id: number;
+                            name: string;
+                            kind: string;
+                            location_id: number;
+                            endpoint: string;
+                            /** @description false: drained (no new service is placed on it) */
+                            active: boolean;
+                            /** @description up, down or unknown (its last check) */
+                            health: string;
+                            /** @description what the last failed check said */
+                            last_error: string | null;
+                            checked_at: string | null;
+                            capacity: number;
+                            /** @description services on it, not terminated or failed */
+                            used: number;
+                            /** @description down, or carrying more than its capacity */
+                            trouble: boolean;
+                        }[];
+                        deposits_waiting: {
+                            count: number;
+                            oldest_at: string | null;
+                            oldest_age_seconds: number | null;
+                        };
+                    };
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffBillingRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    action: "preview" | "run";
+                    reason?: string;
+                    /** @description or send the X-CSRF-Token header */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        /** Format: date-time */
+                        at: string;
+                        dry_run: boolean;
+                        actions: {
+                            service: number;
+                            label: string;
+                            account: number;
+                            action: string;
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffInvoiceExport: {
+        parameters: {
+            query: {
+                /** @description YYYY-MM */
+                month: string;
+                format?: "csv" | "json";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description text/csv (format=csv) or the JSON document in the envelope (format=json) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        export: unknown;
+                    };
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffAccounts: {
+        parameters: {
+            query?: {
+                /** @description part of an e-mail, username or name; or an id */
+                q?: string;
+                limit?: number;
+                /** @description next_cursor of the page before */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        accounts: {
+                            id: number;
+                            email: string;
+                            username: string | null;
+                            name: string;
+                            /** @description active, unverified or suspended */
+                            status: string;
+                            email_verified_at: string | null;
+                            suspended_at: string | null;
+                            suspended_reason: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffAccountAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    action: "suspend" | "unsuspend" | "credit" | "debit" | "reset_2fa" | "resend_verification";
+                    id: number;
+                    /** @description why (kept in the audit log) */
+                    reason?: string;
+                    /** @description credit, debit: paise */
+                    amount_paise?: number;
+                    /** @description or send the X-CSRF-Token header */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        account: {
+                            id: number;
+                            email: string;
+                            username: string | null;
+                            name: string;
+                            /** @description active, unverified or suspended */
+                            status: string;
+                            email_verified_at: string | null;
+                            suspended_at: string | null;
+                            suspended_reason: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                        /** @description INR, after the change */
+                        balance: string;
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not found (also for rows owned by another account) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        account: {
+                            id: number;
+                            email: string;
+                            username: string | null;
+                            name: string;
+                            /** @description active, unverified or suspended */
+                            status: string;
+                            email_verified_at: string | null;
+                            suspended_at: string | null;
+                            suspended_reason: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                        /** @description INR */
+                        balance: string;
+                        services: {
+                            id: number;
+                            label: string;
+                            type: string;
+                            status: string;
+                            account: {
+                                id: number;
+                                email: string;
+                            };
+                            node_id: number | null;
+                            /** @description INR a month, two decimals */
+                            price: string;
+                            paid_until: string | null;
+                            suspend_reason: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                        ledger: {
+                            public_id: string;
+                            kind: string;
+                            /** @description INR, negative for money out */
+                            amount: string;
+                            balance_after: string;
+                            note: string | null;
+                            /** Format: date-time */
+                            at: string;
+                        }[];
+                        activity: {
+                            type: string;
+                            /** @description self, staff or system */
+                            actor: string;
+                            staff_name: string | null;
+                            summary: string;
+                            ip: string | null;
+                            /** Format: date-time */
+                            at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not found (also for rows owned by another account) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffServices: {
+        parameters: {
+            query?: {
+                status?: "pending" | "provisioning" | "active" | "suspended" | "failed" | "terminated";
+                /** @description a plan type, e.g. vps */
+                type?: string;
+                account_id?: number;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        services: {
+                            id: number;
+                            label: string;
+                            type: string;
+                            status: string;
+                            account: {
+                                id: number;
+                                email: string;
+                            };
+                            node_id: number | null;
+                            /** @description INR a month, two decimals */
+                            price: string;
+                            paid_until: string | null;
+                            suspend_reason: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffServiceAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    action: "suspend" | "unsuspend" | "terminate" | "retry_job";
+                    id: number;
+                    job_id?: number;
+                    /** @description why (kept in the audit log) */
+                    reason?: string;
+                    /** @description or send the X-CSRF-Token header */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        job: {
+                            id: number;
+                            type: string;
+                            service_id: number;
+                            status: string;
+                            progress: number;
+                            step: string | null;
+                            attempts: number;
+                            error_code: string | null;
+                            error_message: string | null;
+                            /** @description what the node said (staff only) */
+                            error_detail: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            finished_at: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not found (also for rows owned by another account) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffService: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        service: {
+                            id: number;
+                            label: string;
+                            type: string;
+                            status: string;
+                            account: {
+                                id: number;
+                                email: string;
+                            };
+                            node_id: number | null;
+                            /** @description INR a month, two decimals */
+                            price: string;
+                            paid_until: string | null;
+                            suspend_reason: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                        events: {
+                            kind: string;
+                            message: string;
+                            /** Format: date-time */
+                            at: string;
+                        }[];
+                        jobs: {
+                            id: number;
+                            type: string;
+                            service_id: number;
+                            status: string;
+                            progress: number;
+                            step: string | null;
+                            attempts: number;
+                            error_code: string | null;
+                            error_message: string | null;
+                            /** @description what the node said (staff only) */
+                            error_detail: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            finished_at: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not found (also for rows owned by another account) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffNodes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        nodes: {
+                            id: number;
+                            name: string;
+                            kind: string;
+                            location_id: number;
+                            endpoint: string;
+                            /** @description false: drained (no new service is placed on it) */
+                            active: boolean;
+                            /** @description up, down or unknown (its last check) */
+                            health: string;
+                            /** @description what the last failed check said */
+                            last_error: string | null;
+                            checked_at: string | null;
+                            capacity: number;
+                            /** @description services on it, not terminated or failed */
+                            used: number;
+                            /** @description down, or carrying more than its capacity */
+                            trouble: boolean;
+                        }[];
+                    };
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffNodeAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    action: "drain" | "undrain";
+                    id: number;
+                    /** @description why (kept in the audit log) */
+                    reason?: string;
+                    /** @description or send the X-CSRF-Token header */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        node: {
+                            id: number;
+                            name: string;
+                            kind: string;
+                            location_id: number;
+                            endpoint: string;
+                            /** @description false: drained (no new service is placed on it) */
+                            active: boolean;
+                            /** @description up, down or unknown (its last check) */
+                            health: string;
+                            /** @description what the last failed check said */
+                            last_error: string | null;
+                            checked_at: string | null;
+                            capacity: number;
+                            /** @description services on it, not terminated or failed */
+                            used: number;
+                            /** @description down, or carrying more than its capacity */
+                            trouble: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not found (also for rows owned by another account) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffPlans: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        plans: {
+                            id: number;
+                            label: string;
+                            name: string;
+                            type: string;
+                            price_paise: number;
+                            /** @description INR a month, two decimals */
+                            price: string;
+                            active: boolean;
+                            regions: string[];
+                        }[];
+                    };
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffPlanAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    action: "update";
+                    id: number;
+                    price_paise?: number;
+                    active?: boolean;
+                    /** @description why (kept in the audit log) */
+                    reason?: string;
+                    /** @description or send the X-CSRF-Token header */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        plan: {
+                            id: number;
+                            label: string;
+                            name: string;
+                            type: string;
+                            price_paise: number;
+                            /** @description INR a month, two decimals */
+                            price: string;
+                            active: boolean;
+                            regions: string[];
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not found (also for rows owned by another account) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

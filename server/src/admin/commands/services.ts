@@ -166,7 +166,7 @@ export const serviceCommands: Command[] = [
     summary: 'Queue a failed (or stuck) job again',
     args: ['ID'],
     async run(deps, { args }) {
-      const job = await deps.serviceStaff.retryJob(idArg(args[0]));
+      const job = await deps.serviceStaff.retryJob(idArg(args[0]), byOperator());
       const settled = await settle(deps, job.id);
       return { json: jobRow(settled), text: `job ${job.id} queued again: ${outcome(settled)}` };
     },

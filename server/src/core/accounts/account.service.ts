@@ -243,9 +243,21 @@ export function createAccountService(options: AccountServiceOptions) {
     /** Use a verification link. Single use; an account already verified stays verified. */
     verifyEmail: (token: string): Promise<Account> => verifyEmail(options, token),
 
-    /** Mail a fresh verification link (after a login attempt on an unverified account). */
-    async resendVerification(account: Pick<Account, 'id' | 'name' | 'email'>): Promise<void> {
-      await db.transaction().execute((trx) => sendVerification(options, trx, account));
+    /**
+     * Mail a fresh verification link (after a login attempt on an unverified account, or staff
+     * asked: a staff `who` audits it).
+     */
+    async resendVerification(account: Pick<Account, 'id' | 'name' | 'email'>, who?: Who): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        await sendVerification(options, trx, account);
+        await auditAs(trx, who, {
+          action: 'account.resend_verification',
+          targetType: 'account',
+          targetId: account.id,
+          after: { mailed: account.email },
+          at: clock(),
+        });
+      });
     },
 
     get: (accountId: number): Promise<Account> => get(options, accountId),

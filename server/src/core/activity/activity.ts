@@ -51,6 +51,7 @@ export const ACTIVITY_TYPES = [
   'staff_email_verified',
   'staff_wallet_credited',
   'staff_wallet_refunded',
+  'staff_wallet_debited',
   'staff_invoice_credited',
 ] as const;
 export type ActivityType = (typeof ACTIVITY_TYPES)[number];

@@ -4,9 +4,11 @@
 
 import type { Kysely } from 'kysely';
 import type { DB, Location, OsTemplate, Plan, PlanType } from '../../db/tables.ts';
+import type { Who } from '../activity/activity.ts';
+import { auditAs } from '../audit/audit.ts';
 import type { Bus } from '../bus.ts';
 import { AppError } from '../errors.ts';
-import { parsePaise } from '../money.ts';
+import { formatPaise, parsePaise } from '../money.ts';
 import type { ProductRegistry } from '../product-kit/registry.ts';
 import { specProblems } from './specs.ts';
 
@@ -129,6 +131,63 @@ export async function setPlanActive({ db, bus }: CatalogServiceOptions, ref: str
   if (!plan) throw new AppError('not_found', { message: `No plan "${ref}".` });
   await bus.publish(db, { topic: 'catalog' });
   return plan;
+}
+
+/** The most a plan may cost a month, so a slip of three zeros does not reach customers. */
+const MAX_PLAN_PRICE_PAISE = 10_00_000_00n; // ₹10,00,000
+
+/**
+ * Change a plan's monthly price (new orders and plan changes; running services keep the price
+ * they were sold at) and/or whether it is listed and sold; a staff `who` audits the fields that
+ * changed, before and after.
+ */
+export async function updatePlan(
+  { db, bus }: CatalogServiceOptions,
+  id: number,
+  change: { pricePaise?: bigint; active?: boolean },
+  who?: Who,
+  reason: string | null = null,
+): Promise<Plan> {
+  if (change.pricePaise !== undefined && (change.pricePaise <= 0n || change.pricePaise > MAX_PLAN_PRICE_PAISE))
+    throw AppError.fields({ price_paise: 'must be more than zero and at most 100000000 (₹10,00,000)' });
+  if (change.pricePaise === undefined && change.active === undefined)
+    throw AppError.fields({ price_paise: 'give price_paise and/or active' });
+  return db.transaction().execute(async (trx) => {
+    const plan = await trx.selectFrom('plans').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+    if (!plan) throw new AppError('not_found', { message: `No plan ${id}.` });
+    const before: Record<string, unknown> = {};
+    const after: Record<string, unknown> = {};
+    if (change.pricePaise !== undefined && BigInt(plan.price_paise) !== change.pricePaise) {
+      before.price = formatPaise(plan.price_paise);
+      after.price = formatPaise(change.pricePaise);
+    }
+    if (change.active !== undefined && plan.active !== change.active) {
+      before.active = plan.active;
+      after.active = change.active;
+    }
+    if (Object.keys(after).length === 0) return plan;
+    const updated = await trx
+      .updateTable('plans')
+      .set({
+        ...(change.pricePaise === undefined ? {} : { price_paise: change.pricePaise }),
+        ...(change.active === undefined ? {} : { active: change.active }),
+        updated_at: new Date(),
+      })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await auditAs(trx, who, {
+      action: 'plan.update',
+      targetType: 'plan',
+      targetId: id,
+      before,
+      after,
+      reason,
+      at: new Date(),
+    });
+    await bus.publish(trx, { topic: 'catalog' });
+    return updated;
+  });
 }
 
 export async function addLocation(db: Kysely<DB>, input: NewLocation): Promise<Location> {

@@ -4,6 +4,7 @@
 
 import { type Kysely, sql } from 'kysely';
 import type { DB, Location, OsTemplate, Plan } from '../../db/tables.ts';
+import type { Who } from '../activity/activity.ts';
 import { AppError } from '../errors.ts';
 import { type LocationStock, locationStock, type UnavailableReason, unavailableReason } from './availability.ts';
 import {
@@ -16,6 +17,7 @@ import {
   type NewPlan,
   setOsImage,
   setPlanActive,
+  updatePlan,
 } from './catalog-edits.ts';
 
 export type { NewPlan } from './catalog-edits.ts';
@@ -167,6 +169,12 @@ export function createCatalogService(options: CatalogServiceOptions) {
     // Staff edits (catalog-edits.ts).
     addPlan: (input: NewPlan): Promise<Plan> => addPlan(options, input),
     setPlanActive: (ref: string, active: boolean): Promise<Plan> => setPlanActive(options, ref, active),
+    updatePlan: (
+      id: number,
+      change: { pricePaise?: bigint; active?: boolean },
+      who?: Who,
+      reason?: string | null,
+    ): Promise<Plan> => updatePlan(options, id, change, who, reason ?? null),
     addLocation: (input: NewLocation): Promise<Location> => addLocation(options.db, input),
     addOs: (input: NewOs): Promise<OsTemplate> => addOs(options.db, input),
     setOsImage: (slug: string, imageUrl: string | null): Promise<OsTemplate> => setOsImage(options, slug, imageUrl),

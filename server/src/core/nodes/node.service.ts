@@ -6,6 +6,8 @@
 import type { Kysely } from 'kysely';
 import type { DB, NodeKind, NodeRow } from '../../db/tables.ts';
 import { kindEntry, nodeKinds } from '../../upstreams/registry.ts';
+import type { Who } from '../activity/activity.ts';
+import { auditAs } from '../audit/audit.ts';
 import { decryptSecret, encryptSecret } from '../crypto/secrets.ts';
 import { AppError } from '../errors.ts';
 import * as nodes from './node.repository.ts';
@@ -114,6 +116,35 @@ export function createNodeService({ db, secretKey }: { db: Kysely<DB>; secretKey
     /** The decrypted credentials of a node, to build its driver. Never log or return them. */
     credentials(node: Pick<NodeRow, 'name' | 'credentials_sealed'>): Record<string, string> {
       return JSON.parse(decryptSecret(secretKey, node.credentials_sealed, aad(node.name))) as Record<string, string>;
+    },
+
+    /**
+     * Drain (`active` false: no new service is placed on it; those on it keep running) or undrain
+     * a node. Audited with a staff `who`; 409 when it already is so.
+     */
+    async setActive(id: number, active: boolean, reason: string | null, who?: Who): Promise<NodeRow> {
+      return db.transaction().execute(async (trx) => {
+        const node = await trx.selectFrom('nodes').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+        if (!node) throw new AppError('not_found', { message: `No node ${id}.` });
+        if (node.active === active)
+          throw new AppError('conflict', { message: `Node ${node.name} is already ${active ? 'active' : 'drained'}.` });
+        const updated = await trx
+          .updateTable('nodes')
+          .set({ active })
+          .where('id', '=', id)
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        await auditAs(trx, who, {
+          action: active ? 'node.undrain' : 'node.drain',
+          targetType: 'node',
+          targetId: id,
+          before: { active: node.active },
+          after: { active },
+          reason,
+          at: new Date(),
+        });
+        return updated;
+      });
     },
 
     async setHealth(id: number, health: 'up' | 'down', detail: string | null): Promise<void> {

@@ -148,7 +148,7 @@ export async function labelForStaff(db: Executor, id: number): Promise<string> {
 /** Services of every account (or one), newest first, with the owner's e-mail. */
 export function listForStaff(
   db: Executor,
-  filter: { accountId?: number; status?: ServiceStatus; limit: number },
+  filter: { accountId?: number; status?: ServiceStatus; type?: PlanType; limit: number },
 ): Promise<(Service & { email: string })[]> {
   let query = db
     .selectFrom('services')
@@ -159,7 +159,19 @@ export function listForStaff(
     .limit(filter.limit);
   if (filter.accountId !== undefined) query = query.where('services.account_id', '=', filter.accountId);
   if (filter.status) query = query.where('services.status', '=', filter.status);
+  if (filter.type) query = query.where('services.type', '=', filter.type);
   return query.execute();
+}
+
+/** One service of any account, with the owner's e-mail (staff). */
+export function findForStaff(db: Executor, id: number): Promise<(Service & { email: string }) | undefined> {
+  return db
+    .selectFrom('services')
+    .innerJoin('accounts', 'accounts.id', 'services.account_id')
+    .selectAll('services')
+    .select('accounts.email')
+    .where('services.id', '=', id)
+    .executeTakeFirst();
 }
 
 /** Status of these services with whether their owner is suspended (open consoles re-checked). */

@@ -7,6 +7,7 @@ import type {
   Job,
   JobStatus,
   JobType,
+  PlanType,
   Service,
   ServiceEvent,
   ServiceRequest,
@@ -85,7 +86,12 @@ async function approveRequest(
  * Hand a job to the queue again: a failed one (not a provisioning or a resize, whose charge was
  * refunded: the client orders or resizes again), or one stuck queued/running for STUCK_AFTER_MINUTES.
  */
-async function retryJob({ db, jobs, clock }: ServiceStaffOptions, jobId: number): Promise<Job> {
+async function retryJob(
+  { db, jobs, clock }: ServiceStaffOptions,
+  jobId: number,
+  who?: Who,
+  reason?: string,
+): Promise<Job> {
   return db.transaction().execute(async (trx) => {
     const job = await jobRepo.lockForStaff(trx, jobId);
     if (!job) throw noJob(jobId);
@@ -114,7 +120,66 @@ async function retryJob({ db, jobs, clock }: ServiceStaffOptions, jobId: number)
     }
     await jobs.enqueue(trx, queueFor(job.type), { jobId });
     await recordEvent(trx, job.service_id, 'job_retried', `Job ${jobId} (${job.type}) queued again by staff`);
+    await auditAs(trx, who, {
+      action: 'job.retry',
+      targetType: 'service',
+      targetId: job.service_id,
+      before: { job: jobId, type: job.type, status: job.status, attempts: job.attempts },
+      after: { job: jobId, status: updated.status },
+      reason: reason ?? null,
+      at: clock(),
+    });
     return updated;
+  });
+}
+
+/** What staff may start on a service themselves, and the statuses it may start from. */
+const STAFF_JOBS = {
+  suspend: ['active'],
+  terminate: ['active', 'suspended', 'failed'],
+} as const satisfies Record<string, readonly ServiceStatus[]>;
+
+/**
+ * Suspend (reason `staff`: paying does not lift it) or terminate a service on staff's own
+ * decision: the job starts now, through the backend, as an approved client request's would.
+ */
+async function staffJob(
+  { db, jobs, clock }: ServiceStaffOptions,
+  serviceId: number,
+  kind: keyof typeof STAFF_JOBS,
+  reason: string,
+  who?: Who,
+): Promise<Job> {
+  return db.transaction().execute(async (trx) => {
+    const service = await services.lockForStaff(trx, serviceId);
+    if (!service) throw new AppError('not_found', { message: `No service ${serviceId}.` });
+    if (!(STAFF_JOBS[kind] as readonly ServiceStatus[]).includes(service.status))
+      throw new AppError('conflict', {
+        message: `Service ${serviceId} is ${service.status}; it cannot be ${kind === 'suspend' ? 'suspended' : 'terminated'}.`,
+      });
+    const job = await startJob(trx, jobs, {
+      accountId: service.account_id,
+      serviceId,
+      type: kind,
+      ...(kind === 'suspend' ? { params: { reason: 'staff' } } : {}),
+    });
+    await recordEvent(
+      trx,
+      serviceId,
+      `${kind}_by_staff`,
+      `${kind === 'suspend' ? 'Suspension' : 'Termination'} started by staff`,
+      { job: job.id },
+    );
+    await auditAs(trx, who, {
+      action: `service.${kind}`,
+      targetType: 'service',
+      targetId: serviceId,
+      before: { status: service.status },
+      after: { job: job.id },
+      reason,
+      at: clock(),
+    });
+    return job;
   });
 }
 
@@ -150,7 +215,7 @@ export function createServiceStaff(options: ServiceStaffOptions) {
     approveRequest: (requestId: number, reviewer: string, who?: Who): Promise<{ request: ServiceRequest; job: Job }> =>
       approveRequest(options, requestId, reviewer, who),
 
-    async unsuspend(serviceId: number, who?: Who): Promise<Job> {
+    async unsuspend(serviceId: number, who?: Who, reason?: string): Promise<Job> {
       return db.transaction().execute(async (trx) => {
         const service = await services.lockForStaff(trx, serviceId);
         if (!service) throw new AppError('not_found', { message: `No service ${serviceId}.` });
@@ -163,6 +228,7 @@ export function createServiceStaff(options: ServiceStaffOptions) {
           targetId: serviceId,
           before: { status: service.status, suspend_reason: service.suspend_reason },
           after: { job: job.id },
+          reason: reason ?? null,
           at: options.clock(),
         });
         return job;
@@ -178,9 +244,23 @@ export function createServiceStaff(options: ServiceStaffOptions) {
     listServices(filter: {
       accountId?: number;
       status?: ServiceStatus;
+      type?: PlanType;
       limit: number;
     }): Promise<(Service & { email: string })[]> {
       return services.listForStaff(db, filter);
+    },
+
+    /** A service of any account with its latest events and jobs. */
+    async service(
+      serviceId: number,
+    ): Promise<{ service: Service & { email: string }; events: ServiceEvent[]; jobs: Job[] }> {
+      const service = await services.findForStaff(db, serviceId);
+      if (!service) throw new AppError('not_found', { message: `No service ${serviceId}.` });
+      const [events, jobs] = await Promise.all([
+        listEvents(db, serviceId, 20),
+        jobRepo.listForStaff(db, { serviceId, limit: 20 }),
+      ]);
+      return { service, events, jobs };
     },
 
     /** A job with its service's latest events. */
@@ -190,8 +270,16 @@ export function createServiceStaff(options: ServiceStaffOptions) {
       return { job, events: await listEvents(db, job.service_id, 15) };
     },
 
-    /** Queue a failed or stuck job again (see `retryJob` above). */
-    retryJob: (jobId: number): Promise<Job> => retryJob(options, jobId),
+    /** Queue a failed or stuck job again (see `retryJob` above); a staff `who` audits it. */
+    retryJob: (jobId: number, who?: Who, reason?: string): Promise<Job> => retryJob(options, jobId, who, reason),
+
+    /** Suspend a service on staff's decision (reason `staff`), audited. */
+    suspend: (serviceId: number, reason: string, who?: Who): Promise<Job> =>
+      staffJob(options, serviceId, 'suspend', reason, who),
+
+    /** Terminate a service on staff's decision, audited. */
+    terminate: (serviceId: number, reason: string, who?: Who): Promise<Job> =>
+      staffJob(options, serviceId, 'terminate', reason, who),
 
     /** Probe each node (or one) and record its health. */
     checkNodes: (only?: string) => checkNodes(options, only),

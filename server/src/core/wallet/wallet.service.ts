@@ -68,42 +68,85 @@ export function createWalletService({
      * transfer, e.g. before the account is deleted): a `withdrawal` row with how it was paid. Never
      * more than the balance (422 insufficient_funds).
      */
-    async withdraw(accountId: number, amount: unknown, note: string, who: Who = byStaff()): Promise<LedgerRow> {
-      const parsed = parsePaise(amount);
-      const fields: Record<string, string> = {};
-      if (!parsed.ok) fields.amount = parsed.reason;
-      else if (parsed.paise <= 0n) fields.amount = 'must be more than zero';
-      if (note.trim().length < 3) fields.note = 'say how it was paid back (at least 3 characters)';
-      if (Object.keys(fields).length > 0) throw AppError.fields(fields);
-      return db.transaction().execute(async (trx) => {
-        await lockWallet(trx, accountId);
-        const entry = await post(trx, accountId, {
-          kind: 'withdrawal',
-          amountPaise: -(parsed as { paise: bigint }).paise,
-          note: note.trim(),
-        });
-        const paid = formatPaise(-BigInt(entry.amount_paise));
-        await recordActivity(trx, {
-          accountId,
-          type: 'staff_wallet_refunded',
-          who,
-          summary: `Hostplane staff paid ₹${paid} of your wallet back to you (${entry.public_id})`,
-          details: { amount: paid, transaction: entry.public_id },
-          at: entry.created_at,
-        });
-        await auditAs(trx, who, {
-          action: 'wallet.refund',
-          targetType: 'account',
-          targetId: accountId,
-          before: { balance: formatPaise(BigInt(entry.balance_after_paise) - BigInt(entry.amount_paise)) },
-          after: { balance: formatPaise(entry.balance_after_paise), transaction: entry.public_id },
-          reason: note.trim(),
-          at: entry.created_at,
-        });
-        return entry;
-      });
-    },
+    withdraw: (accountId: number, amount: unknown, note: string, who: Who = byStaff()): Promise<LedgerRow> =>
+      takeOut(db, WITHDRAWAL, accountId, amount, note, who),
+
+    /**
+     * A staff correction taking money out of the wallet (a negative `adjustment` row with its
+     * reason), e.g. a credit given by mistake. Never more than the balance (422 insufficient_funds:
+     * nothing is written, no audit row).
+     */
+    debit: (accountId: number, amount: unknown, note: string, who: Who = byStaff()): Promise<LedgerRow> =>
+      takeOut(db, DEBIT, accountId, amount, note, who),
   };
+}
+
+interface TakeOutKind {
+  kind: 'withdrawal' | 'adjustment';
+  activity: 'staff_wallet_refunded' | 'staff_wallet_debited';
+  action: string;
+  noteHint: string;
+  summary: (amount: string, publicId: string) => string;
+}
+
+const WITHDRAWAL: TakeOutKind = {
+  kind: 'withdrawal',
+  activity: 'staff_wallet_refunded',
+  action: 'wallet.refund',
+  noteHint: 'say how it was paid back (at least 3 characters)',
+  summary: (amount, id) => `Hostplane staff paid ₹${amount} of your wallet back to you (${id})`,
+};
+
+const DEBIT: TakeOutKind = {
+  kind: 'adjustment',
+  activity: 'staff_wallet_debited',
+  action: 'wallet.debit',
+  noteHint: 'say why (at least 3 characters)',
+  summary: (amount, id) => `Hostplane staff took ₹${amount} out of your wallet (${id})`,
+};
+
+/** Money out of the wallet by staff, never below zero, with its activity row and audit row. */
+function takeOut(
+  db: Kysely<DB>,
+  how: TakeOutKind,
+  accountId: number,
+  amount: unknown,
+  note: string,
+  who: Who,
+): Promise<LedgerRow> {
+  const parsed = parsePaise(amount);
+  const fields: Record<string, string> = {};
+  if (!parsed.ok) fields.amount = parsed.reason;
+  else if (parsed.paise <= 0n) fields.amount = 'must be more than zero';
+  if (note.trim().length < 3) fields.note = how.noteHint;
+  if (Object.keys(fields).length > 0) return Promise.reject(AppError.fields(fields));
+  return db.transaction().execute(async (trx) => {
+    await lockWallet(trx, accountId);
+    const entry = await post(trx, accountId, {
+      kind: how.kind,
+      amountPaise: -(parsed as { paise: bigint }).paise,
+      note: note.trim(),
+    });
+    const paid = formatPaise(-BigInt(entry.amount_paise));
+    await recordActivity(trx, {
+      accountId,
+      type: how.activity,
+      who,
+      summary: how.summary(paid, entry.public_id),
+      details: { amount: paid, transaction: entry.public_id },
+      at: entry.created_at,
+    });
+    await auditAs(trx, who, {
+      action: how.action,
+      targetType: 'account',
+      targetId: accountId,
+      before: { balance: formatPaise(BigInt(entry.balance_after_paise) - BigInt(entry.amount_paise)) },
+      after: { balance: formatPaise(entry.balance_after_paise), transaction: entry.public_id },
+      reason: note.trim(),
+      at: entry.created_at,
+    });
+    return entry;
+  });
 }
 
 export type WalletService = ReturnType<typeof createWalletService>;

@@ -171,6 +171,12 @@ export function registerOpenApi(app: FastifyInstance, publicUrl: string, altBase
         { name: 'staff: audit', description: 'Staff console: the audit log of staff changes (admin)' },
         { name: 'staff: directory', description: 'Staff console: staff members and their roles (admin)' },
         { name: 'staff: deposits', description: 'Staff console: the deposits queue' },
+        { name: 'staff: operations', description: 'Staff console: the dashboard (support)' },
+        { name: 'staff: accounts', description: "Staff console: customers' accounts, their wallets and security" },
+        { name: 'staff: services', description: "Staff console: every account's services and their jobs" },
+        { name: 'staff: billing', description: 'Staff console: the billing cycle and the GSTR-1 export (billing)' },
+        { name: 'staff: infrastructure', description: 'Staff console: nodes, their health and load (admin)' },
+        { name: 'staff: catalog', description: 'Staff console: plans and their prices (admin)' },
         {
           name: 'cloud: instances',
           description: `Second token surface (${altBasePath}/v1): KVM and bare-metal instances, power, jobs`,

@@ -7,7 +7,7 @@ import type { Who } from '../../core/activity/activity.ts';
 import { type AuditActor, byStaffMember } from '../../core/audit/audit.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
-import { STAFF_ROLES } from '../../core/staff/roles.ts';
+import { roleAtLeast, STAFF_ROLES, type StaffRole } from '../../core/staff/roles.ts';
 import type { StaffView } from '../../core/staff/staff.service.ts';
 import { type LoadedStaffSession, STAFF_SESSION_COOKIE } from '../../core/staff/staff-sessions.ts';
 import { isoWithOffset } from '../../core/time.ts';
@@ -76,4 +76,14 @@ export function staffMemberView(s: StaffView) {
     created_at: isoWithOffset(s.created_at),
     disabled_at: s.disabled_at ? isoWithOffset(s.disabled_at) : null,
   };
+}
+
+/**
+ * A route whose actions need different roles (its table row names the least of them): refuse an
+ * action above the caller's role, as the access hook refuses a route (403 forbidden_role).
+ */
+export function requireRole(request: FastifyRequest, minimum: StaffRole): void {
+  const { staff } = staffSession(request);
+  if (!roleAtLeast(staff.role, minimum))
+    throw new AppError('forbidden_role', { details: { required: minimum, role: staff.role } });
 }

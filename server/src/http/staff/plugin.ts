@@ -7,9 +7,13 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../core/deps.ts';
 import { useFastSerializer } from '../plugins/serializer.ts';
 import { staffAccess } from './access.ts';
+import { staffAccountRoutes } from './accounts.routes.ts';
 import { staffAuditRoutes } from './audit.routes.ts';
 import { staffAuthRoutes } from './auth.routes.ts';
 import { staffDepositRoutes } from './deposits.routes.ts';
+import { staffInfraRoutes } from './infra.routes.ts';
+import { staffOpsRoutes } from './ops.routes.ts';
+import { staffServiceRoutes } from './services.routes.ts';
 import { staffDirectoryRoutes } from './staff.routes.ts';
 
 export async function staffSurface(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
@@ -19,4 +23,8 @@ export async function staffSurface(app: FastifyInstance, { deps }: { deps: Deps 
   await app.register(staffAuditRoutes, { deps });
   await app.register(staffDirectoryRoutes, { deps });
   await app.register(staffDepositRoutes, { deps });
+  await app.register(staffOpsRoutes, { deps });
+  await app.register(staffAccountRoutes, { deps });
+  await app.register(staffServiceRoutes, { deps });
+  await app.register(staffInfraRoutes, { deps });
 }

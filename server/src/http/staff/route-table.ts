@@ -43,6 +43,22 @@ export const STAFF_ROUTES = [
   // Deposits (./deposits.routes.ts): the pattern for domain routes.
   { method: 'GET', path: '/deposits', access: 'support', mutates: false },
   { method: 'POST', path: '/deposits', access: 'billing', mutates: true },
+  // The console's domain routes (./ops.routes.ts, ./accounts.routes.ts, ./services.routes.ts,
+  // ./infra.routes.ts). A row with actions of several roles names the least of them; the handler
+  // refuses an action above the caller's role (403 forbidden_role; docs/STAFF.md has each action's).
+  { method: 'GET', path: '/dashboard', access: 'support', mutates: false },
+  { method: 'GET', path: '/accounts', access: 'support', mutates: false },
+  { method: 'GET', path: '/accounts/:id', access: 'support', mutates: false },
+  { method: 'POST', path: '/accounts', access: 'support', mutates: true },
+  { method: 'GET', path: '/services', access: 'support', mutates: false },
+  { method: 'GET', path: '/services/:id', access: 'support', mutates: false },
+  { method: 'POST', path: '/services', access: 'billing', mutates: true },
+  { method: 'POST', path: '/billing', access: 'billing', mutates: true },
+  { method: 'GET', path: '/invoices/export', access: 'billing', mutates: false },
+  { method: 'GET', path: '/nodes', access: 'admin', mutates: false },
+  { method: 'POST', path: '/nodes', access: 'admin', mutates: true },
+  { method: 'GET', path: '/plans', access: 'admin', mutates: false },
+  { method: 'POST', path: '/plans', access: 'admin', mutates: true },
 ] as const satisfies readonly StaffRouteSpec[];
 
 /** A row by the route Fastify registers (`/api/v1/staff/deposits/` or without the slash; HEAD as GET). */
