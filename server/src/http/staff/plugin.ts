@@ -9,6 +9,7 @@ import { useFastSerializer } from '../plugins/serializer.ts';
 import { staffAccess } from './access.ts';
 import { staffAuditRoutes } from './audit.routes.ts';
 import { staffAuthRoutes } from './auth.routes.ts';
+import { staffDepositProofRoutes } from './deposit-proof.routes.ts';
 import { staffDepositRoutes } from './deposits.routes.ts';
 import { staffDirectoryRoutes } from './staff.routes.ts';
 
@@ -19,4 +20,5 @@ export async function staffSurface(app: FastifyInstance, { deps }: { deps: Deps 
   await app.register(staffAuditRoutes, { deps });
   await app.register(staffDirectoryRoutes, { deps });
   await app.register(staffDepositRoutes, { deps });
+  await app.register(staffDepositProofRoutes, { deps });
 }

@@ -43,6 +43,8 @@ export const STAFF_ROUTES = [
   // Deposits (./deposits.routes.ts): the pattern for domain routes.
   { method: 'GET', path: '/deposits', access: 'support', mutates: false },
   { method: 'POST', path: '/deposits', access: 'billing', mutates: true },
+  // The payment proof of a manual deposit, for the console's queue (./deposit-proof.routes.ts).
+  { method: 'GET', path: '/deposit-proof', access: 'support', mutates: false },
 ] as const satisfies readonly StaffRouteSpec[];
 
 /** A row by the route Fastify registers (`/api/v1/staff/deposits/` or without the slash; HEAD as GET). */
