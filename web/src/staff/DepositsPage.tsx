@@ -162,6 +162,7 @@ export default function DepositsPage() {
                 <dt>Method</dt>
                 <dd>{selected.method}</dd>
               </dl>
+              <Proof id={selected.id} method={selected.method} />
               {canDecide ? (
                 <div className="staff-decide">
                   <ErrorAlert error={decide.error} fields={['reason']} />
@@ -187,7 +188,6 @@ export default function DepositsPage() {
                   </form>
                 </div>
               ) : null}
-              <Proof id={selected.id} method={selected.method} />
             </section>
           ) : null}
         </div>

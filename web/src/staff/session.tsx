@@ -33,9 +33,10 @@ export function useMe() {
   });
 }
 
+/** After a sign-in step: forget the member as known (a cached "signed out" would send the next page back to sign-in) and ask again. */
 export function useMeChanged(): () => Promise<void> {
   const client = useQueryClient();
-  return () => client.invalidateQueries({ queryKey: ME_KEY });
+  return () => client.resetQueries({ queryKey: ME_KEY });
 }
 
 /** A page for signed-in members (second factor done); otherwise sign-in, or the factor step. */
