@@ -114,28 +114,30 @@ export default function DirectoryPage() {
                       {m.status === 'active' && !m.totp ? ' (no authenticator yet)' : ''}
                     </td>
                     <td>{day(m.created_at)}</td>
-                    <td className="staff-row-actions">
-                      {self ? (
-                        <span className="muted">you</span>
-                      ) : disabled ? null : (
-                        <>
-                          {m.status === 'invited' ? (
-                            <Button variant="secondary" onClick={() => change.mutate({ action: 'invite', id: m.id })}>
-                              Mail a new invitation
+                    <td>
+                      <div className="staff-row-actions">
+                        {self ? (
+                          <span className="muted">you</span>
+                        ) : disabled ? null : (
+                          <>
+                            {m.status === 'invited' ? (
+                              <Button variant="secondary" onClick={() => change.mutate({ action: 'invite', id: m.id })}>
+                                Mail a new invitation
+                              </Button>
+                            ) : null}
+                            <Button
+                              variant="danger"
+                              onClick={() => {
+                                if (window.confirm(`Disable ${m.email}? They are signed out at once.`)) {
+                                  change.mutate({ action: 'disable', id: m.id });
+                                }
+                              }}
+                            >
+                              Disable
                             </Button>
-                          ) : null}
-                          <Button
-                            variant="danger"
-                            onClick={() => {
-                              if (window.confirm(`Disable ${m.email}? They are signed out at once.`)) {
-                                change.mutate({ action: 'disable', id: m.id });
-                              }
-                            }}
-                          >
-                            Disable
-                          </Button>
-                        </>
-                      )}
+                          </>
+                        )}
+                      </div>
                     </td>
                   </tr>
                 );
@@ -144,7 +146,7 @@ export default function DirectoryPage() {
           </table>
         </div>
       )}
-      <section className="card" aria-labelledby="invite-title">
+      <section className="card staff-invite-card" aria-labelledby="invite-title">
         <h2 id="invite-title">Invite a member</h2>
         <p className="muted">They get a mail with a link to choose a password; it works once, within 72 hours.</p>
         <form onSubmit={add} className="staff-invite">
