@@ -1,4 +1,5 @@
-// The client panel's build: one entry (index.html), code split per area by the router's lazy
+// The client panel's build: two entries — index.html (the client panel) and staff.html (the staff
+// console at /staff, docs/STAFF.md), so neither bundle holds the other's pages — code split per area by the router's lazy
 // imports, content-hashed files under /assets/ (served immutable by server/src/http/panel.ts).
 // `npm run dev -w web` serves it with hot reload and sends the API paths to a running server.
 
@@ -18,6 +19,9 @@ export default defineConfig({
     // No inline <script> or style: the panel's Content-Security-Policy has no 'unsafe-inline'.
     assetsInlineLimit: 0,
     manifest: true,
+    rollupOptions: {
+      input: { index: 'index.html', staff: 'staff.html' },
+    },
   },
   server: {
     host: '127.0.0.1',

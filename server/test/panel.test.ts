@@ -80,7 +80,24 @@ describe('the panel at /', () => {
     assert.equal(favicon.headers['content-type'], 'image/svg+xml');
   });
 
-  test('the API, the docs, metrics, the console socket, /staff and missing files are never the panel', async () => {
+  test('/staff and /staff/… load the staff console: its own entry, none of it in the customer panel', async () => {
+    for (const url of ['/staff', '/staff/deposits', '/staff/invite?token=abc']) {
+      const res = await t.inject({ method: 'GET', url, headers: HTML });
+      assert.equal(res.statusCode, 200, url);
+      assert.match(String(res.headers['content-type']), /^text\/html/, url);
+      assert.match(res.body, /\/assets\/staff-[\w-]+\.js/, url);
+      assert.match(String(res.headers['content-security-policy']), /script-src 'self';/, url);
+      assert.equal(res.headers['x-frame-options'], 'DENY', url);
+    }
+    const customer = await t.inject({ method: 'GET', url: '/', headers: HTML });
+    assert.doesNotMatch(customer.body, /staff/i);
+    const missing = await t.inject({ method: 'GET', url: '/staff/app.js.map', headers: HTML });
+    assert.equal(missing.statusCode, 404);
+    // The page is not also a file of the build.
+    assert.equal((await t.inject({ method: 'GET', url: '/staff.html' })).statusCode, 404);
+  });
+
+  test('the API, the docs, metrics, the console socket and missing files are never the panel', async () => {
     const cases: [string, number, RegExp][] = [
       ['/api/v1/no-such-thing', 404, /"error":"not_found"/],
       ['/api/v1/client/nothing/', 404, /"code":"not_found"/],
@@ -88,8 +105,6 @@ describe('the panel at /', () => {
       ['/cloud/v1/nothing', 404, /"error":"not_found"/],
       ['/metrics', 404, /not_found/],
       ['/ws/console/', 400, /upgrade|websocket|WebSocket/i],
-      ['/staff', 404, /not_found/],
-      ['/staff/deposits', 404, /not_found/],
       ['/assets/index-missing0.js', 404, /not_found/],
       ['/robots.txt', 404, /not_found/],
       ['/services/42/app.js.map', 404, /not_found/],

@@ -63,8 +63,8 @@ function routesOf(action: ProductAction): Route[] {
         });
         break;
       case 'services':
-        // The service's own route, beside renew and the staff requests (CONTRACT §13 resize).
-        // POST /services/ itself, the action named in the body (rdns).
+        // The service's own route, beside renew and the staff requests (CONTRACT §13: resize, rdns,
+        // backup_schedule), the action named in the body.
         routes.push({
           label: `session POST ${SVC} ${action.name}`,
           session: true,
@@ -78,15 +78,6 @@ function routesOf(action: ProductAction): Route[] {
           label: `session GET ${SVC}${sessionRoute}/ (${action.name})`,
           session: true,
           call: (as, service) => browser(as).get(`${SVC}${sessionRoute}/?${query(service)}`),
-        });
-        break;
-      case 'services':
-        // The spec's service mutation (POST /services/ {action, id, …}), answered with the action's data.
-        routes.push({
-          label: `session POST ${SVC} ${action.name}`,
-          session: true,
-          call: (as, service, csrf = true) =>
-            browser(as).post(SVC, { id: service.id, action: action.name, ...params(service) }, { csrf }),
         });
         break;
       case 'panel': {

@@ -3,7 +3,8 @@
 // the HTML is `no-cache` (revalidated by ETag) and carries the panel's security headers. Every
 // GET of a path that belongs to no API surface loads the panel, whose router shows the page or
 // its own not-found page; the API prefixes, /docs, /metrics, the console WebSocket and /staff
-// are never answered with it.
+// are never answered with it. /staff and /staff/… load the staff console instead (CONTRACT §14):
+// a second entry of the same build (staff.html), so the customer's bundle holds no staff code.
 
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -76,6 +77,8 @@ interface PanelFile {
 
 export interface PanelBundle {
   index: PanelFile;
+  /** The staff console's page (staff.html), or null in a build without it. */
+  staff: PanelFile | null;
   /** By URL path: /assets/index-abc123.js, /favicon.svg. */
   files: Map<string, PanelFile>;
 }
@@ -134,10 +137,11 @@ function readPanel(dir: string): PanelBundle {
   for (const path of walk(dir)) {
     const rel = relative(dir, path).split(sep).join('/');
     // Vite's manifest describes the build for tools (bench, tests); it is not served.
-    if (rel === 'index.html' || rel.startsWith('.vite/')) continue;
+    if (rel === 'index.html' || rel === 'staff.html' || rel.startsWith('.vite/')) continue;
     files.set(`/${rel}`, fileOf(path));
   }
-  return { index: fileOf(join(dir, 'index.html')), files };
+  const staff = join(dir, 'staff.html');
+  return { index: fileOf(join(dir, 'index.html')), staff: existsSync(staff) ? fileOf(staff) : null, files };
 }
 
 function send(request: FastifyRequest, reply: FastifyReply, file: PanelFile): FastifyReply {
@@ -174,14 +178,14 @@ export function registerPanel(
   /** The payment gateway's checkout origin now (demo mode configures it after start), or null. */
   gatewayOrigin: () => string | null = () => null,
 ): void {
-  const page = (request: FastifyRequest, reply: FastifyReply) => {
+  const page = (request: FastifyRequest, reply: FastifyReply, file: PanelFile = bundle.index) => {
     reply
       .header('Cache-Control', 'no-cache')
       .header('Content-Security-Policy', panelCsp(gatewayOrigin()))
       .header('Referrer-Policy', 'same-origin')
       .header('Permissions-Policy', PERMISSIONS_POLICY)
       .header('X-Frame-Options', 'DENY');
-    return send(request, reply, bundle.index);
+    return send(request, reply, file);
   };
 
   app.get('/assets/*', { schema: { hide: true } }, async (request, reply) => {
@@ -197,6 +201,17 @@ export function registerPanel(
       reply.header('Cache-Control', 'public, max-age=3600');
       return send(request, reply, file);
     });
+  }
+
+  // The staff console's routes (/staff, /staff/invite, /staff/deposits, …): its router shows them.
+  const staff = bundle.staff;
+  if (staff !== null) {
+    app.get('/staff', { schema: { hide: true } }, async (request, reply) => page(request, reply, staff));
+    app.get('/staff/*', { schema: { hide: true } }, async (request, reply) =>
+      /\.[A-Za-z0-9]{1,8}$/.test(request.url.split('?', 1)[0] ?? '')
+        ? reply.callNotFound()
+        : page(request, reply, staff),
+    );
   }
 
   // The panel's own routes (/, /login, /services/42, …) and any path it may show as not found.

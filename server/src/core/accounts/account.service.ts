@@ -233,6 +233,52 @@ async function markVerified(options: AccountServiceOptions, accountId: number, w
   });
 }
 
+/** Suspend: the account can no longer sign in, and every session ends now. */
+async function suspendAccount(
+  options: AccountServiceOptions,
+  accountId: number,
+  reason: string | null,
+  who: Who,
+): Promise<{ account: Account; endedSessions: number }> {
+  const { db, clock } = options;
+  return db.transaction().execute(async (trx) => {
+    const was = await trx
+      .selectFrom('accounts')
+      .select(['suspended_at', 'suspended_reason'])
+      .where('id', '=', accountId)
+      .forUpdate()
+      .executeTakeFirst();
+    const account = await trx
+      .updateTable('accounts')
+      .set({ suspended_at: clock(), suspended_reason: reason, updated_at: clock() })
+      .where('id', '=', accountId)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const endedSessions = await destroyAccountSessions(trx, accountId);
+    // API tokens of the account stop working here and in every other process; consoles close.
+    await options.bus.publish(trx, { topic: 'account', id: accountId });
+    await options.bus.publish(trx, { topic: 'access_revoked', id: accountId });
+    await recordActivity(trx, {
+      accountId,
+      type: 'staff_account_suspended',
+      who,
+      summary: `Hostplane staff suspended your account; ${endedSessions} session(s) signed out`,
+      details: { sessions_ended: endedSessions },
+      at: clock(),
+    });
+    await auditAs(trx, who, {
+      action: 'account.suspend',
+      targetType: 'account',
+      targetId: accountId,
+      before: { suspended: Boolean(was?.suspended_at), suspended_reason: was?.suspended_reason ?? null },
+      after: { suspended: true, suspended_reason: reason, sessions_ended: endedSessions },
+      reason,
+      at: clock(),
+    });
+    return { account, endedSessions };
+  });
+}
+
 export function createAccountService(options: AccountServiceOptions) {
   const { db, clock } = options;
 
@@ -286,48 +332,8 @@ export function createAccountService(options: AccountServiceOptions) {
     markVerified: (accountId: number, who: Who = byStaff()): Promise<Account> => markVerified(options, accountId, who),
 
     /** Suspend: the account can no longer sign in, and every session ends now. */
-    async suspend(
-      accountId: number,
-      reason: string | null,
-      who: Who = byStaff(),
-    ): Promise<{ account: Account; endedSessions: number }> {
-      return db.transaction().execute(async (trx) => {
-        const was = await trx
-          .selectFrom('accounts')
-          .select(['suspended_at', 'suspended_reason'])
-          .where('id', '=', accountId)
-          .forUpdate()
-          .executeTakeFirst();
-        const account = await trx
-          .updateTable('accounts')
-          .set({ suspended_at: clock(), suspended_reason: reason, updated_at: clock() })
-          .where('id', '=', accountId)
-          .returningAll()
-          .executeTakeFirstOrThrow();
-        const endedSessions = await destroyAccountSessions(trx, accountId);
-        // API tokens of the account stop working here and in every other process; consoles close.
-        await options.bus.publish(trx, { topic: 'account', id: accountId });
-        await options.bus.publish(trx, { topic: 'access_revoked', id: accountId });
-        await recordActivity(trx, {
-          accountId,
-          type: 'staff_account_suspended',
-          who,
-          summary: `Hostplane staff suspended your account; ${endedSessions} session(s) signed out`,
-          details: { sessions_ended: endedSessions },
-          at: clock(),
-        });
-        await auditAs(trx, who, {
-          action: 'account.suspend',
-          targetType: 'account',
-          targetId: accountId,
-          before: { suspended: Boolean(was?.suspended_at), suspended_reason: was?.suspended_reason ?? null },
-          after: { suspended: true, suspended_reason: reason, sessions_ended: endedSessions },
-          reason,
-          at: clock(),
-        });
-        return { account, endedSessions };
-      });
-    },
+    suspend: (accountId: number, reason: string | null, who: Who = byStaff()) =>
+      suspendAccount(options, accountId, reason, who),
 
     async unsuspend(accountId: number, who: Who = byStaff()): Promise<Account> {
       return db.transaction().execute(async (trx) => {

@@ -10,6 +10,7 @@ import { staffAccess } from './access.ts';
 import { staffAccountRoutes } from './accounts.routes.ts';
 import { staffAuditRoutes } from './audit.routes.ts';
 import { staffAuthRoutes } from './auth.routes.ts';
+import { staffDepositProofRoutes } from './deposit-proof.routes.ts';
 import { staffDepositRoutes } from './deposits.routes.ts';
 import { staffInfraRoutes } from './infra.routes.ts';
 import { staffOpsRoutes } from './ops.routes.ts';
@@ -23,6 +24,7 @@ export async function staffSurface(app: FastifyInstance, { deps }: { deps: Deps 
   await app.register(staffAuditRoutes, { deps });
   await app.register(staffDirectoryRoutes, { deps });
   await app.register(staffDepositRoutes, { deps });
+  await app.register(staffDepositProofRoutes, { deps });
   await app.register(staffOpsRoutes, { deps });
   await app.register(staffAccountRoutes, { deps });
   await app.register(staffServiceRoutes, { deps });

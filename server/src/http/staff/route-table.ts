@@ -43,6 +43,8 @@ export const STAFF_ROUTES = [
   // Deposits (./deposits.routes.ts): the pattern for domain routes.
   { method: 'GET', path: '/deposits', access: 'support', mutates: false },
   { method: 'POST', path: '/deposits', access: 'billing', mutates: true },
+  // The payment proof of a manual deposit, for the console's queue (./deposit-proof.routes.ts).
+  { method: 'GET', path: '/deposit-proof', access: 'support', mutates: false },
   // The console's domain routes (./ops.routes.ts, ./accounts.routes.ts, ./services.routes.ts,
   // ./infra.routes.ts). A row with actions of several roles names the least of them; the handler
   // refuses an action above the caller's role (403 forbidden_role; docs/STAFF.md has each action's).
