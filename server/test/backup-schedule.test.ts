@@ -22,7 +22,6 @@ import { createUpstreamApp, type UpstreamApp, waitFor } from './support/upstream
 
 const SVC = '/api/v1/client/services/';
 const IST = 330 * 60_000;
-const CLI_PORT = 18_160;
 
 let u: UpstreamApp;
 /** The app's clock: real time, or the instant a test holds it at. */
@@ -433,7 +432,7 @@ describe('the scheduler', () => {
 
 describe('hostplane backups schedule', () => {
   test('sets the schedule through the token surface, as a table and as JSON; a bad hour exits 1', async () => {
-    const url = await u.t.app.listen({ port: CLI_PORT, host: '127.0.0.1' });
+    const url = await u.t.app.listen({ port: 0, host: '127.0.0.1' });
     const home = cli.home();
     const env = { HOSTPLANE_TOKEN: token.secret, HOSTPLANE_URL: url };
     const label = (

@@ -1,3 +1,4 @@
+// ci: one engine (the CLI is a client of the HTTP surfaces; every API path it calls runs on both engines in the other files)
 // `hostplane orders` and `hostplane invoices [list] | show REF | pdf REF [--out FILE]` (issue 35,
 // CONTRACT §9, §12) as a person runs them, with a token of scope billing.read only, against the
 // real app on 127.0.0.1: the list (number, issued date in IST, description, taxable, tax, total)

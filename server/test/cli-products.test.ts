@@ -1,3 +1,4 @@
+// ci: one engine (the CLI is a client of the HTTP surfaces; every API path it calls runs on both engines in the other files)
 // `hostplane` for every product on the token surfaces (issue 37), as a person runs it: the real
 // binary against the real app on 127.0.0.1 with the Proxmox, Pterodactyl, cPanel and Redfish
 // emulators and the worker. One account holds a VPS, a bare-metal server, a game server and a web

@@ -1,3 +1,4 @@
+// ci: one engine (the CLI is a client of the HTTP surfaces; every API path it calls runs on both engines in the other files)
 // `hostplane rdns set <instance> <hostname>` and `hostplane rdns clear <instance>` (issue 37,
 // CONTRACT §13) as a person runs them: the real binary against the real app on 127.0.0.1 with an
 // emulated Proxmox node and the PowerDNS emulator, with a token of instances.write: the PTR set and

@@ -1,3 +1,4 @@
+// ci: one engine (the CLI is a client of the HTTP surfaces; every API path it calls runs on both engines in the other files)
 // The `hostplane` CLI (issue 17, CONTRACT §9) as a person runs it: the real binary
 // (cli/bin/hostplane.js) as a child process, each with a HOME and XDG_CONFIG_HOME of its own,
 // against the real app listening on 127.0.0.1 with an emulated Proxmox node and the worker:

@@ -23,7 +23,6 @@ import { createUpstreamApp, type UpstreamApp, waitFor } from './support/upstream
 const SVC = '/api/v1/client/services/';
 const DAY_MS = 86_400_000;
 /** The one port of this file's listening server (the CLI needs a real socket). */
-const CLI_PORT = 18_140;
 
 /** A clock the test can stop, so that a quote and the charge after it see the same instant. */
 const clock = { at: null as number | null, now: () => new Date(clock.at ?? Date.now()) };
@@ -426,7 +425,7 @@ describe('hostplane resize', () => {
   after(() => cli.cleanup());
 
   test('follows the job to the end; -o json; a plan that is not larger is exit 1 with the reason', async () => {
-    const url = await u.t.app.listen({ port: CLI_PORT, host: '127.0.0.1' });
+    const url = await u.t.app.listen({ port: 0, host: '127.0.0.1' });
     const dir = cli.home();
     ok(await cli.run(dir, ['login', '--url', url, '--token', poorApi.secret]));
     const env = { HOSTPLANE_POLL_MS: '50' };

@@ -120,6 +120,7 @@ export async function serviceFields(
       0,
       ['power', state(stats?.power ?? s.power)],
       ['ipv4', s.ipv4],
+      ...(s.type === 'vps' || s.type === 'baremetal' ? ([['reverse dns', s.ptr ?? null]] as [string, Cell][]) : []),
       ['hostname', s.hostname],
       ...(s.os ? ([['image', s.os]] as [string, Cell][]) : []),
     );
