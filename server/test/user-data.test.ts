@@ -7,11 +7,14 @@
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { USER_DATA_MAX_BYTES } from '../src/core/orders/order-input.ts';
 import { openUserData } from '../src/core/services/user-data.ts';
 import type { Browser } from './support/browser.ts';
+import { cliRunner, ok } from './support/cli.ts';
 import { freshIp, signedInBrowser } from './support/factories.ts';
 import { type ApiClient, apiClient } from './support/rest.ts';
 import { createUpstreamApp, type UpstreamApp, waitFor } from './support/upstreams.ts';
@@ -222,6 +225,27 @@ describe('user data reaches the VM', () => {
       false,
       'the snippet went with the VM',
     );
+  });
+});
+
+describe('from the CLI', () => {
+  const cli = cliRunner('hostplane-user-data');
+  after(() => cli.cleanup());
+
+  test('hostplane instances create --user-data FILE reaches the VM', async () => {
+    const { userData } = secretScript();
+    const url = await u.t.app.listen({ port: 0, host: '127.0.0.1' });
+    const home = cli.home();
+    writeFileSync(join(home, 'init.yaml'), userData);
+    const env = { HOSTPLANE_TOKEN: token.secret, HOSTPLANE_URL: url, HOSTPLANE_POLL_MS: '50' };
+    const args = ['instances', 'create', '--plan', 'vps-1c-1g', '--hostname', `cli${++n}.example.in`];
+    const created = ok(await cli.run(home, [...args, '--user-data', 'init.yaml', '-o', 'json'], { env }));
+    const { instance, job } = JSON.parse(created.stdout) as { instance: { id: number }; job: { status: string } };
+    assert.equal(job.status, 'succeeded');
+    await assertReached(instance.id, userData);
+    const missing = await cli.run(home, [...args, '--user-data', 'nowhere.yaml'], { env });
+    assert.equal(missing.code, 2, missing.stderr);
+    assert.match(missing.stderr, /--user-data: cannot read nowhere\.yaml/);
   });
 });
 

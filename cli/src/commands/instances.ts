@@ -2,6 +2,7 @@
 // web: GET /api/v1/instances); create, delete and shutdown/reboot/power_cycle are the second
 // surface's (KVM and bare metal); start/stop/restart/kill are /api/v1's actions (game servers too).
 
+import { readFileSync } from 'node:fs';
 import {
   HostplaneError,
   type Instance,
@@ -126,6 +127,11 @@ export function instanceCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
               describe: 'SSH key id (repeatable)',
             })
             .option('idempotency-key', { type: 'string', describe: 'repeat a deploy safely (made up unless given)' })
+            .option('user-data', {
+              type: 'string',
+              describe:
+                'a file of cloud-init user data run at first boot (KVM; at most 64 KiB; - reads standard input)',
+            })
             .option('wait', { type: 'boolean', default: true, describe: 'follow the job (--no-wait: return at once)' })
             .example('$0 instances create --plan vps-1c-1g --hostname web1', ''),
         async (argv) => {
@@ -147,6 +153,7 @@ export function instanceCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
               if (!image) throw new CliError(msg`no image installs on ${type}`.text);
             }
           }
+          const userData = argv.userData === undefined ? undefined : readUserData(argv.userData);
           const sshKeys = (argv.sshKey as (number | string)[]).map(Number);
           if (sshKeys.some((k) => !Number.isInteger(k) || k < 1)) throw new UsageError('--ssh-key takes key ids');
           if (argv.output !== 'json')
@@ -159,6 +166,7 @@ export function instanceCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
             hostname: argv.hostname,
             ...(sshKeys.length > 0 ? { ssh_key_ids: sshKeys } : {}),
             ...(argv.idempotencyKey ? { idempotency_key: argv.idempotencyKey } : {}),
+            ...(userData === undefined ? {} : { user_data: userData }),
           });
           let job = placed.job;
           let instance: Instance | InstanceDetail = placed.instance;
@@ -225,4 +233,13 @@ export function instanceCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       )
       .demandCommand(1, 'Name an instances command: list, show, create, power or delete.'),
   );
+}
+
+/** The text of `--user-data FILE` (`-` standard input); the server checks its size and type. */
+function readUserData(file: string): string {
+  try {
+    return readFileSync(file === '-' ? 0 : file, 'utf8');
+  } catch (error) {
+    throw new UsageError(msg`--user-data: cannot read ${file} (${(error as Error).message})`.text);
+  }
 }
