@@ -15,6 +15,7 @@ import { type Database, openDatabase, targetFromConfig } from './db/database.ts'
 import { DataDirLockedError } from './db/lock.ts';
 import { migrateToLatest } from './db/migrator.ts';
 import { type DemoUpstreams, startDemoUpstreams } from './demo.ts';
+import { markDraining } from './http/health.routes.ts';
 import { type MetricsListener, startMetricsListener } from './http/metrics.routes.ts';
 import { buildServer } from './http/server.ts';
 import { createLogger, flushProcessLog } from './logging.ts';
@@ -190,6 +191,7 @@ function shutdownOf(
     force.unref();
     let code = 0;
     try {
+      markDraining(parts.deps); // /readyz answers 503 from here on
       await parts.app?.close(); // stops accepting, waits for in-flight requests
       await parts.metrics?.close();
       parts.adminSocket?.close();

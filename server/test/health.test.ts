@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { checkDatabase } from '../src/core/system/health.ts';
+import { markDraining } from '../src/http/health.routes.ts';
 import { createTestApp, onPostgres } from './support/harness.ts';
 
 describe('GET /api/v1/health/', () => {
@@ -59,6 +60,41 @@ describe('GET /api/v1/health/', () => {
       for (const client of held) client.release();
     } finally {
       await t.close();
+    }
+  });
+});
+
+describe('GET /livez and GET /readyz (CONTRACT §15)', () => {
+  test('live and ready; ready no more once draining; live still', async () => {
+    const t = await createTestApp();
+    try {
+      const live = await t.inject({ method: 'GET', url: '/livez' });
+      assert.equal(live.statusCode, 200);
+      assert.deepEqual(live.json(), { status: 'ok' });
+      assert.equal(live.headers['cache-control'], 'no-store');
+      const ready = await t.inject({ method: 'GET', url: '/readyz' });
+      assert.equal(ready.statusCode, 200);
+      assert.deepEqual(ready.json(), { status: 'ok' });
+      markDraining(t.deps);
+      const drained = await t.inject({ method: 'GET', url: '/readyz' });
+      assert.equal(drained.statusCode, 503);
+      assert.deepEqual(drained.json(), { status: 'draining' });
+      assert.equal((await t.inject({ method: 'GET', url: '/livez' })).statusCode, 200);
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('the database unreachable: not ready (503 unavailable), still live', async () => {
+    const t = await createTestApp();
+    try {
+      await t.deps.database.close();
+      const ready = await t.inject({ method: 'GET', url: '/readyz' });
+      assert.equal(ready.statusCode, 503);
+      assert.deepEqual(ready.json(), { status: 'unavailable' });
+      assert.equal((await t.inject({ method: 'GET', url: '/livez' })).statusCode, 200);
+    } finally {
+      await t.close().catch(() => {});
     }
   });
 });

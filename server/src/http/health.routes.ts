@@ -1,5 +1,8 @@
 // GET /api/v1/health/ (spec 4.2): public, legacy `{status, data}` envelope. 200 while the
 // database answers, 503 with `data.status: "unhealthy"` when it does not.
+// GET /livez and GET /readyz (CONTRACT §15), for orchestrators and proxies: live while the process
+// answers; ready while it can serve (the database answers and it is not draining). Neither is
+// rate limited nor logged per request, like the health route.
 
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
@@ -28,6 +31,18 @@ const HeadersTooLarge = Type.Union([Type.Ref('TokenError'), Type.Ref('SessionErr
   description: 'Request headers too large (over 16 KiB), refused before routing',
 });
 
+const Probe = Type.Object({
+  status: Type.Union([Type.Literal('ok'), Type.Literal('draining'), Type.Literal('unavailable')]),
+});
+
+/** The dependency sets whose process is shutting down (main.ts marks it before closing the server). */
+const draining = new WeakSet<Deps>();
+
+/** From now on /readyz answers 503 `draining`: a proxy stops sending new requests here. */
+export function markDraining(deps: Deps): void {
+  draining.add(deps);
+}
+
 export async function healthRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const probe = createHealthProbe(deps.database);
@@ -55,6 +70,42 @@ export async function healthRoutes(root: FastifyInstance, { deps }: { deps: Deps
       reply.header('Cache-Control', 'no-store');
       if (!db.ok) return reply.code(503).send({ status: 'error' as const, data });
       return { status: 'success' as const, data };
+    },
+  );
+
+  app.get(
+    '/livez',
+    {
+      schema: {
+        operationId: 'getLiveness',
+        security: [],
+        tags: ['health'],
+        summary: 'Liveness: 200 while the process answers (asks nothing else)',
+        response: { 200: Probe, 431: HeadersTooLarge },
+      },
+    },
+    async (_request, reply) => {
+      reply.header('Cache-Control', 'no-store');
+      return { status: 'ok' as const };
+    },
+  );
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        operationId: 'getReadiness',
+        security: [],
+        tags: ['health'],
+        summary: 'Readiness: 200 when the process can serve; 503 while it drains or the database does not answer',
+        response: { 200: Probe, 431: HeadersTooLarge, 503: Probe },
+      },
+    },
+    async (_request, reply) => {
+      reply.header('Cache-Control', 'no-store');
+      if (draining.has(deps)) return reply.code(503).send({ status: 'draining' as const });
+      const db = await probe();
+      if (!db.ok) return reply.code(503).send({ status: 'unavailable' as const });
+      return { status: 'ok' as const };
     },
   );
 }

@@ -11,7 +11,8 @@ export type Surface = 'token' | 'session' | 'health';
 
 export function surfaceOf(url: string, authorization?: string | string[]): Surface {
   const path = url.split('?', 1)[0] ?? '';
-  if (path === '/api/v1/health' || path === '/api/v1/health/') return 'health';
+  if (path === '/api/v1/health' || path === '/api/v1/health/' || path === '/livez' || path === '/readyz')
+    return 'health';
   if (/^\/api\/v1\/client(\/|$)/.test(path)) return 'session';
   // The staff console's API answers in the session envelope too (CONTRACT §14).
   if (/^\/api\/v1\/staff(\/|$)/.test(path)) return 'session';
