@@ -16,7 +16,7 @@
 
 import type { Kysely, Transaction } from 'kysely';
 import type { InvoicingConfig } from '../../config-invoicing.ts';
-import type { DB, Invoice, InvoiceLine, LedgerRow } from '../../db/tables.ts';
+import type { DB, Invoice, InvoiceLine, LedgerRow, Order } from '../../db/tables.ts';
 import { byStaff, recordActivity } from '../activity/activity.ts';
 import { AppError } from '../errors.ts';
 import { formatPaise, parsePaise } from '../money.ts';
@@ -324,3 +324,35 @@ export function createCreditNoteService(options: CreditNoteServiceOptions) {
 }
 
 export type CreditNoteService = ReturnType<typeof createCreditNoteService>;
+
+/**
+ * Give back what a paid order charged when its work gave up (provisioning, a resize): through a
+ * credit note of its tax invoice, or a plain refund row for an order without one. Null when the
+ * invoice is credited in full already.
+ */
+export async function refundOrderCharge(
+  trx: Transaction<DB>,
+  invoicing: InvoicingConfig,
+  input: { order: Order; why: string; at: Date },
+): Promise<LedgerRow | null> {
+  const { order, why, at } = input;
+  const note = `Refund of ${order.public_id}: ${why.charAt(0).toLowerCase()}${why.slice(1)}`;
+  const invoice = await trx
+    .selectFrom('invoices')
+    .selectAll()
+    .where('order_id', '=', order.id)
+    .where('kind', '=', 'invoice')
+    .executeTakeFirst();
+  if (!invoice) {
+    return post(trx, order.account_id, {
+      kind: 'refund',
+      amountPaise: BigInt(order.amount_paise),
+      referenceType: 'order',
+      referenceId: order.id,
+      note,
+      at,
+    });
+  }
+  if ((await creditableLeft(trx, invoice)) <= 0n) return null;
+  return (await refundInvoice(trx, invoicing, { invoice, reason: why, at, note })).refund;
+}

@@ -6,8 +6,8 @@
 
 import type { Transaction } from 'kysely';
 import type { InvoicingConfig } from '../../config-invoicing.ts';
-import type { DB, Job, LedgerRow, Order, Plan, Service, SuspendReason } from '../../db/tables.ts';
-import { creditableLeft, refundInvoice } from '../billing/credit-notes.ts';
+import type { DB, Job, Order, Plan, Service, SuspendReason } from '../../db/tables.ts';
+import { refundOrderCharge } from '../billing/credit-notes.ts';
 import type { Bus } from '../bus.ts';
 import { formatPaise } from '../money.ts';
 import { notify } from '../notifications/notification.service.ts';
@@ -15,7 +15,7 @@ import { recordEvent } from '../services/events.ts';
 import * as services from '../services/service.repository.ts';
 import { type Failure, finishJob } from '../services/service-jobs.ts';
 import { addMonth } from '../time.ts';
-import { lockWallet, post } from '../wallet/ledger.ts';
+import { lockWallet } from '../wallet/ledger.ts';
 import { emitWebhook } from '../webhooks/outbox.ts';
 import { jobData, serviceData } from '../webhooks/payloads.ts';
 import type { Product } from './product.ts';
@@ -74,7 +74,7 @@ export async function failedAndRefunded(
   await emitWebhook(trx, service.account_id, 'job.failed', jobData(t.job, failure), now);
   let refunded = 0n;
   if (order.status === 'paid') {
-    const refund = await refundOrder(trx, order, now, invoicing);
+    const refund = await refundOrderCharge(trx, invoicing, { order, why: 'Provisioning failed', at: now });
     refunded = refund === null ? 0n : BigInt(refund.amount_paise);
     await trx
       .updateTable('orders')
@@ -96,34 +96,6 @@ export async function failedAndRefunded(
         : `We could not set up ${service.label}: ${failure.message}`,
     data: { service: service.id, order: order.public_id },
   });
-}
-
-/** The refund row of a paid order whose service failed; null when its invoice is credited in full already. */
-async function refundOrder(
-  trx: Transaction<DB>,
-  order: Order,
-  now: Date,
-  invoicing: InvoicingConfig,
-): Promise<LedgerRow | null> {
-  const note = `Refund of ${order.public_id}: provisioning failed`;
-  const invoice = await trx
-    .selectFrom('invoices')
-    .selectAll()
-    .where('order_id', '=', order.id)
-    .where('kind', '=', 'invoice')
-    .executeTakeFirst();
-  if (!invoice) {
-    return post(trx, order.account_id, {
-      kind: 'refund',
-      amountPaise: BigInt(order.amount_paise),
-      referenceType: 'order',
-      referenceId: order.id,
-      note,
-    });
-  }
-  if ((await creditableLeft(trx, invoice)) <= 0n) return null;
-  const { refund } = await refundInvoice(trx, invoicing, { invoice, reason: 'Provisioning failed', at: now, note });
-  return refund;
 }
 
 const SUSPENSIONS: Record<SuspendReason, { event: string; body: (label: string) => string }> = {

@@ -17,7 +17,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { InvoicingConfig } from '../../config-invoicing.ts';
 import type { DB, Invoice, Order, Plan, Service } from '../../db/tables.ts';
 import { chargeFor } from '../billing/charge.ts';
-import { creditableLeft, refundInvoice } from '../billing/credit-notes.ts';
+import { refundOrderCharge } from '../billing/credit-notes.ts';
 import { istDay } from '../billing/gst.ts';
 import { issueInvoice } from '../billing/invoices.ts';
 import { prorate } from '../billing/proration.ts';
@@ -236,29 +236,6 @@ interface UndoParams {
   order_id?: unknown;
 }
 
-/** Refund the order of a resize that gave up: through a credit note of its invoice. Null: nothing left. */
-async function refundOrder(trx: Transaction<DB>, order: Order, now: Date, invoicing: InvoicingConfig) {
-  const note = `Refund of ${order.public_id}: the resize failed`;
-  const invoice = await trx
-    .selectFrom('invoices')
-    .selectAll()
-    .where('order_id', '=', order.id)
-    .where('kind', '=', 'invoice')
-    .executeTakeFirst();
-  if (!invoice) {
-    return post(trx, order.account_id, {
-      kind: 'refund',
-      amountPaise: BigInt(order.amount_paise),
-      referenceType: 'order',
-      referenceId: order.id,
-      note,
-      at: now,
-    });
-  }
-  if ((await creditableLeft(trx, invoice)) <= 0n) return null;
-  return (await refundInvoice(trx, invoicing, { invoice, reason: 'The resize failed', at: now, note })).refund;
-}
-
 /**
  * A resize job gave up (its steps already undone on the node): the old plan, price and specs come
  * back, the charge is refunded, the job fails and the client is told — in the caller's transaction.
@@ -291,7 +268,7 @@ export async function planChangeFailed(
   if (Number.isInteger(orderId) && orderId > 0) {
     const order = await trx.selectFrom('orders').selectAll().where('id', '=', orderId).forUpdate().executeTakeFirst();
     if (order?.status === 'paid') {
-      const refund = await refundOrder(trx, order, now, invoicing);
+      const refund = await refundOrderCharge(trx, invoicing, { order, why: 'The resize failed', at: now });
       refunded = refund ? BigInt(refund.amount_paise) : 0n;
       await trx
         .updateTable('orders')
