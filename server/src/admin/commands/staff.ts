@@ -3,22 +3,9 @@
 
 import { OPERATOR } from '../../core/audit/audit.ts';
 import { STAFF_ROLES } from '../../core/staff/roles.ts';
-import type { StaffView } from '../../core/staff/staff.service.ts';
+import { staffMemberView } from '../../core/staff/staff.service.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import { type Command, clean, table } from '../command.ts';
-
-function view(s: StaffView) {
-  return {
-    id: s.id,
-    email: s.email,
-    name: s.name,
-    role: s.role,
-    status: s.status,
-    totp: s.totp,
-    created_at: isoWithOffset(s.created_at),
-    disabled_at: s.disabled_at ? isoWithOffset(s.disabled_at) : null,
-  };
-}
 
 const ROLES = STAFF_ROLES.join('|');
 
@@ -41,7 +28,7 @@ export const staffCommands: Command[] = [
         },
         OPERATOR,
       );
-      return { json: view(added), text: `added ${clean(added.email)} (${added.role}); invitation mailed` };
+      return { json: staffMemberView(added), text: `added ${clean(added.email)} (${added.role}); invitation mailed` };
     },
   },
   {
@@ -49,7 +36,7 @@ export const staffCommands: Command[] = [
     verb: 'list',
     summary: 'Staff members',
     async run(deps) {
-      const rows = (await deps.staff.list()).map(view);
+      const rows = (await deps.staff.list()).map(staffMemberView);
       return { json: rows, text: table(rows, ['id', 'email', 'name', 'role', 'status', 'totp', 'created_at']) };
     },
   },
@@ -60,7 +47,7 @@ export const staffCommands: Command[] = [
     args: ['EMAIL'],
     async run(deps, { args }) {
       const member = await deps.staff.invite(args[0] as string, OPERATOR);
-      return { json: view(member), text: `invitation mailed to ${clean(member.email)}` };
+      return { json: staffMemberView(member), text: `invitation mailed to ${clean(member.email)}` };
     },
   },
   {
@@ -73,7 +60,7 @@ export const staffCommands: Command[] = [
       const reason = typeof options.reason === 'string' ? options.reason : null;
       const { staff, endedSessions } = await deps.staff.disable(args[0] as string, OPERATOR, reason);
       return {
-        json: { ...view(staff), sessions_ended: endedSessions },
+        json: { ...staffMemberView(staff), sessions_ended: endedSessions },
         text: `disabled ${clean(staff.email)}; ${endedSessions} session(s) ended`,
       };
     },
@@ -86,7 +73,7 @@ export const staffCommands: Command[] = [
     details: `ROLE is one of ${ROLES} (support ⊂ billing ⊂ admin).`,
     async run(deps, { args }) {
       const member = await deps.staff.setRole(args[0] as string, args[1] as string, OPERATOR);
-      return { json: view(member), text: `${clean(member.email)} is now ${member.role}` };
+      return { json: staffMemberView(member), text: `${clean(member.email)} is now ${member.role}` };
     },
   },
   {
@@ -97,7 +84,7 @@ export const staffCommands: Command[] = [
     async run(deps, { args }) {
       const { staff, endedSessions } = await deps.staff.resetTotp(args[0] as string, OPERATOR);
       return {
-        json: { ...view(staff), sessions_ended: endedSessions },
+        json: { ...staffMemberView(staff), sessions_ended: endedSessions },
         text: `authenticator of ${clean(staff.email)} forgotten; ${endedSessions} session(s) ended`,
       };
     },

@@ -12,7 +12,7 @@ import { type AuditActor, recordAudit } from '../audit/audit.ts';
 import { randomToken, sha256Hex } from '../crypto/secrets.ts';
 import { AppError } from '../errors.ts';
 import type { Mailer } from '../mail/mailer.ts';
-import type { Clock } from '../time.ts';
+import { type Clock, isoWithOffset } from '../time.ts';
 import { isStaffRole, STAFF_ROLES, type StaffRole } from './roles.ts';
 import { endStaffSessions } from './staff-sessions.ts';
 
@@ -358,3 +358,17 @@ export function createStaffService(options: StaffServiceOptions) {
 }
 
 export type StaffService = ReturnType<typeof createStaffService>;
+
+/** A staff member as the console's API and the staff CLI's JSON show them (never the password or TOTP secret). */
+export function staffMemberView(s: StaffView) {
+  return {
+    id: s.id,
+    email: s.email,
+    name: s.name,
+    role: s.role,
+    status: s.status,
+    totp: s.totp,
+    created_at: isoWithOffset(s.created_at),
+    disabled_at: s.disabled_at ? isoWithOffset(s.disabled_at) : null,
+  };
+}

@@ -65,18 +65,7 @@ export const StaffMemberSchema = Type.Object(
   { additionalProperties: false },
 );
 
-export function staffMemberView(s: StaffView) {
-  return {
-    id: s.id,
-    email: s.email,
-    name: s.name,
-    role: s.role,
-    status: s.status,
-    totp: s.totp,
-    created_at: isoWithOffset(s.created_at),
-    disabled_at: s.disabled_at ? isoWithOffset(s.disabled_at) : null,
-  };
-}
+export { staffMemberView } from '../../core/staff/staff.service.ts';
 
 /**
  * A route whose actions need different roles (its table row names the least of them): refuse an
