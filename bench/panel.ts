@@ -104,7 +104,7 @@ export async function run(options: BenchOptions): Promise<string> {
     if (registered.status !== 201 && registered.status !== 200) throw new Error(`register: ${registered.status}`);
     const verified = spawnSync(
       process.execPath,
-      ['--import', 'tsx', join(ROOT, 'server/src/admin/main.ts'), 'accounts', 'verify', email],
+      [join(ROOT, 'server/src/admin/main.ts'), 'accounts', 'verify', email],
       { cwd: ROOT, env: { ...process.env, ...server.env }, encoding: 'utf8' },
     );
     if (verified.status !== 0) throw new Error(`accounts verify: ${verified.stderr}`);

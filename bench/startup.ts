@@ -1,4 +1,4 @@
-// `npm run bench -- startup [--rounds N]`: time from spawning `node --import tsx server/src/main.ts`
+// `npm run bench -- startup [--rounds N]`: time from spawning `node server/src/main.ts`
 // (as `npm start` does) to the first 200 from GET /api/v1/health/, on a fresh DATA_DIR (creates
 // the embedded cluster and migrates) and on an existing one (opens and checks it), against the
 // same measurement of bench/raw-server.ts (plain node:http, also through tsx) in the same run.
@@ -21,7 +21,7 @@ interface Start {
 async function timeToOk(script: string, path: string, env: Record<string, string>): Promise<Start> {
   const port = await freePort();
   const started = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, script)], {
+  const child = spawn(process.execPath, [join(ROOT, script)], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', PORT: String(port), ...env },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -71,7 +71,7 @@ function spawnNode(
   args: string[] = [],
   nodeFlags: string[] = [],
 ): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', join(ROOT, script), ...args], {
+  const child = spawn(process.execPath, [...nodeFlags, join(ROOT, script), ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -4,7 +4,7 @@
 // are left out of the function rule: their one function is the list of routes, each handler a
 // few lines. Lines are counted as the editor shows them, blank lines and comments included.
 //
-//   node --import tsx scripts/check-sizes.ts [--report]   (--report: the 20 longest of each)
+//   node scripts/check-sizes.ts [--report]   (--report: the 20 longest of each)
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';

@@ -1,4 +1,4 @@
-// `node --import tsx scripts/openapi-dump.ts [--public-url URL] [FILE]`: the OpenAPI document
+// `node scripts/openapi-dump.ts [--public-url URL] [FILE]`: the OpenAPI document
 // the app serves at /api/v1/openapi.json, written to FILE (default openapi.json in the current
 // directory) or to stdout with `-`, for linters that read a file (CI: `redocly lint`). As in
 // scripts/openapi-generate.ts, the app is built in-process on a throwaway in-memory database

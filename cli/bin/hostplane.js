@@ -1,9 +1,6 @@
 #!/usr/bin/env node
-// The `hostplane` binary. The CLI and the SDK are TypeScript run through tsx, like every entry
-// point of this repository (`npm start` is `node --import tsx …`): no build step, so nothing to
-// go stale between a checkout and what runs. Node >= 20.6 registers the loader from here.
+// The `hostplane` binary. The CLI and the SDK are TypeScript that node runs by stripping the types
+// (node >= 22.18 does so by default), like every entry point of this repository (`npm start` is
+// `node server/src/main.ts`): no build step, so nothing to go stale between a checkout and what runs.
 
-import { register } from 'tsx/esm/api';
-
-register({ tsconfig: false });
 await import('../src/main.ts');

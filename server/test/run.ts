@@ -48,8 +48,7 @@ async function main(): Promise<number> {
   const child = spawn(
     process.execPath,
     [
-      '--import',
-      'tsx',
+      ...(env.TEST_CPU_REPORT ? ['--import', join(ROOT, 'server/test/support/cpu-report.ts')] : []),
       '--test',
       '--test-reporter=spec',
       // Three files at once on a 2-core machine: many files wait on child processes, sockets and

@@ -69,7 +69,7 @@ describe('SIGTERM with a log sink that does not take the log', () => {
     test(`stdout pipe ${sink === 'full' ? 'full (reader stopped reading)' : 'closed (reader gone)'}: exits 0 on one SIGTERM`, async () => {
       const dataDir = join(freshParent(), 'data');
       const port = await freePort();
-      const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, MAIN)], {
+      const child = spawn(process.execPath, [join(ROOT, MAIN)], {
         cwd: ROOT,
         env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'debug', DEMO: '0' },
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -111,7 +111,7 @@ describe('F4: the embedded data directory is private', () => {
   test('a fresh DATA_DIR under a 0755 parent, umask 022: nothing under it has a group/other bit', async () => {
     const dataDir = join(freshParent(), 'data');
     const port = await freePort();
-    // runNode starts `node --import tsx server/src/main.ts` as `npm start` does; the test runner's umask is inherited.
+    // runNode starts `node server/src/main.ts` as `npm start` does; the test runner's umask is inherited.
     const previous = process.umask(0o022);
     const server = runNode(MAIN, [], { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'info', DEMO: '0' });
     process.umask(previous);

@@ -118,7 +118,11 @@ describe('an order, end to end through the worker', () => {
     await waitFor('the README receiver to verify the order', async () =>
       events.every((type) => printed.some((l) => l.startsWith(`verified ${type} `))),
     );
-    const log = await deliveriesOf(browser, mine.id);
+    // The receiver answers before the worker records the answer: wait for the log to settle.
+    const log = await waitFor('the delivery log to record four answers', async () => {
+      const rows = await deliveriesOf(browser, mine.id);
+      return rows.length >= 4 && rows.every((d) => d.status !== 'pending') ? rows : null;
+    });
     assert.deepEqual(
       log.map((d) => [d.type, d.status, d.attempt, d.response_status]).reverse(),
       events.map((type) => [type, 'succeeded', 1, 204]),

@@ -1,6 +1,6 @@
 // Run the cPanel & WHM emulator on its own process (e.g. for the demo, or so it outlives an app
 // killed in a test):
-//   node --import tsx emulators/src/cpanel/main.ts [--port 2087] [--state FILE] [--whm-token TOKEN]
+//   node emulators/src/cpanel/main.ts [--port 2087] [--state FILE] [--whm-token TOKEN]
 //        [--autossl-delay MS] [--min-password-strength N] [--prefix-size 8|16] [--ip 192.0.2.10]
 // Prints one JSON line with its URL and credentials, and stops on SIGTERM/SIGINT.
 

@@ -1,5 +1,5 @@
 // Run the PowerDNS emulator on its own process:
-//   node --import tsx emulators/src/powerdns/main.ts [--port 8081] [--api-key KEY]
+//   node emulators/src/powerdns/main.ts [--port 8081] [--api-key KEY]
 //        [--zone 113.0.203.in-addr.arpa.]... [--state FILE]
 // Prints one JSON line with the url and the API key, and stops on SIGTERM/SIGINT.
 

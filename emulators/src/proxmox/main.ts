@@ -1,5 +1,5 @@
 // Run the Proxmox VE emulator on its own process (e.g. so it outlives an app killed in a test):
-//   node --import tsx emulators/src/proxmox/main.ts [--port 8006] [--state FILE] [--node pve]
+//   node emulators/src/proxmox/main.ts [--port 8006] [--state FILE] [--node pve]
 //        [--token-id USER@REALM!TOKENID] [--token-secret UUID] [--task-delay MS] [--storage-dir DIR]
 // Prints one JSON line with its URL and credentials, and stops on SIGTERM/SIGINT.
 

@@ -1,5 +1,5 @@
 // Run the Pterodactyl Panel + Wings emulator on its own process:
-//   node --import tsx emulators/src/pterodactyl/main.ts [--port 8080] [--wings-port 8443]
+//   node emulators/src/pterodactyl/main.ts [--port 8080] [--wings-port 8443]
 //        [--state FILE] [--app-key ptla_…] [--client-key ptlc_…] [--install-delay MS]
 //        [--start-delay MS] [--backup-delay MS] [--token-ttl S]
 // Prints one JSON line with its URLs and keys, and stops on SIGTERM/SIGINT.

@@ -1,5 +1,5 @@
 // Run the Razorpay emulator on its own process (e.g. for the demo):
-//   node --import tsx emulators/src/razorpay/main.ts [--port 8181] [--key-id rzp_test_X]
+//   node emulators/src/razorpay/main.ts [--port 8181] [--key-id rzp_test_X]
 //        [--key-secret S] [--webhook-url URL] [--webhook-secret S] [--manual-capture]
 //        [--callback-method post|get]
 // Prints one JSON line with the url, the key pair and the webhook secret, and stops on SIGTERM/SIGINT.

@@ -1,6 +1,6 @@
 // Run the Redfish emulator on its own process (e.g. for the demo, or so it outlives an app
 // killed in a test):
-//   node --import tsx emulators/src/redfish/main.ts [--port 8443] [--machines 3] [--state FILE]
+//   node emulators/src/redfish/main.ts [--port 8443] [--machines 3] [--state FILE]
 //        [--username root] [--password SECRET] [--install-delay MS] [--power-delay MS]
 //        [--task-delay MS] [--ids dell|random] [--require-if-match]
 // With --port N, machine i listens on N + i. Prints one JSON line with each machine's BMC URL

@@ -24,30 +24,6 @@ export interface EmbeddedPostgres {
 
 const ENTRY = new URL('./pglite-thread.ts', import.meta.url);
 
-/**
- * The thread's first code: TypeScript is loaded through tsx, as `npm start` does (`--import tsx`
- * does not reach worker threads on node 20), then the thread's module.
- */
-function threadBootstrap(): string {
-  const tsx = ENTRY.pathname.endsWith('.ts') ? import.meta.resolve('tsx/esm/api') : null;
-  return `(async () => {
-    ${tsx === null ? '' : `(await import(${JSON.stringify(tsx)})).register();`}
-    await import(${JSON.stringify(ENTRY.href)});
-  })().catch((error) => setImmediate(() => { throw error; }));`;
-}
-
-/** The process's node flags (profiling, …) without the loader the bootstrap registers itself. */
-function inheritedFlags(): string[] {
-  const flags: string[] = [];
-  const argv = process.execArgv;
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i] as string;
-    if (flag === '--import' && /^tsx(\/|$)/.test(argv[i + 1] ?? '')) i++;
-    else if (!/^--import=tsx(\/|$)/.test(flag)) flags.push(flag);
-  }
-  return flags;
-}
-
 type Request = ThreadRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
 
 /** Start the thread and open the cluster in it (in memory without `dataDir`). */
@@ -127,14 +103,15 @@ export async function startEmbedded(options: {
 /** The thread, with the process's node flags when it may have them. */
 function spawnThread(data: ThreadOptions): Worker {
   const spawn = (execArgv: string[]) =>
-    new Worker(threadBootstrap(), {
-      eval: true,
+    // TypeScript, which node runs by stripping the types (node >= 22.18 does so by default, as
+    // for `npm start`), in worker threads too.
+    new Worker(ENTRY, {
       workerData: data,
       transferList: data.loadDataDir === undefined ? [] : [data.loadDataDir],
       execArgv,
     });
   try {
-    return spawn(inheritedFlags());
+    return spawn([...process.execArgv]);
   } catch (error) {
     // A flag a thread may not have (--max-old-space-size, --stack-size, …): the thread goes without
     // the process's flags rather than the process without its database.

@@ -23,9 +23,9 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Spawn `node --import tsx <script> ...args` from the repository root with exactly `env` (plus PATH). */
+/** Spawn `node <script> ...args` from the repository root with exactly `env` (plus PATH). */
 export function runNode(script: string, args: string[], env: Record<string, string>): Running {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, script), ...args], {
+  const child = spawn(process.execPath, [join(ROOT, script), ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,0 +1,31 @@
+// `node scripts/test-costs.ts FILE [N]`: the N (default 30) test files that cost the most CPU in a
+// `TEST_CPU_REPORT=FILE npm test` run, with their wall time, and the totals.
+
+import { readFileSync } from 'node:fs';
+
+interface Cost {
+  file: string;
+  wall: number;
+  cpu: number;
+  children: number;
+  code: number;
+}
+
+const [path, count = '30'] = process.argv.slice(2);
+if (!path) {
+  console.error('usage: node scripts/test-costs.ts FILE [N]');
+  process.exit(2);
+}
+const rows = readFileSync(path, 'utf8')
+  .split('\n')
+  .filter(Boolean)
+  .map((line) => JSON.parse(line) as Cost);
+const total = (row: Cost) => row.cpu + row.children;
+rows.sort((a, b) => total(b) - total(a));
+const sum = (f: (row: Cost) => number) => rows.reduce((acc, row) => acc + f(row), 0).toFixed(0);
+console.log(`${rows.length} files; CPU ${sum(total)} s (own ${sum((r) => r.cpu)} s), wall ${sum((r) => r.wall)} s`);
+console.log('   cpu  own  child  wall  file');
+for (const row of rows.slice(0, Number(count))) {
+  const cells = [total(row), row.cpu, row.children, row.wall].map((n) => n.toFixed(1).padStart(5));
+  console.log(`${cells.join(' ')}  ${row.file}${row.code ? ` (exit ${row.code})` : ''}`);
+}
