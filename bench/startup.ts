@@ -21,7 +21,7 @@ interface Start {
 async function timeToOk(script: string, path: string, env: Record<string, string>): Promise<Start> {
   const port = await freePort();
   const started = performance.now();
-  const child = spawn(process.execPath, [join(ROOT, script)], {
+  const child = spawn(process.execPath, ['--import', join(ROOT, 'server/src/boot.ts'), join(ROOT, script)], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', PORT: String(port), ...env },
     stdio: ['ignore', 'ignore', 'pipe'],

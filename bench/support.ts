@@ -71,11 +71,15 @@ function spawnNode(
   args: string[] = [],
   nodeFlags: string[] = [],
 ): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, [...nodeFlags, join(ROOT, script), ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...nodeFlags, '--import', join(ROOT, 'server/src/boot.ts'), join(ROOT, script), ...args],
+    {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let text = '';
   child.stderr?.on('data', (c: Buffer) => {
     text = (text + c.toString()).slice(-20_000);

@@ -204,7 +204,7 @@ export async function run(options: BenchOptions): Promise<string> {
   );
   const server = spawn(
     process.execPath,
-    [...profile, ...nodeFlags, join(ROOT, 'server/src/main.ts')],
+    [...profile, ...nodeFlags, '--import', join(ROOT, 'server/src/boot.ts'), join(ROOT, 'server/src/main.ts')],
     {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', ...serverEnv, ...env },

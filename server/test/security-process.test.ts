@@ -69,7 +69,7 @@ describe('SIGTERM with a log sink that does not take the log', () => {
     test(`stdout pipe ${sink === 'full' ? 'full (reader stopped reading)' : 'closed (reader gone)'}: exits 0 on one SIGTERM`, async () => {
       const dataDir = join(freshParent(), 'data');
       const port = await freePort();
-      const child = spawn(process.execPath, [join(ROOT, MAIN)], {
+      const child = spawn(process.execPath, ['--import', join(ROOT, 'server/src/boot.ts'), join(ROOT, MAIN)], {
         cwd: ROOT,
         env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'debug', DEMO: '0' },
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -23,9 +23,9 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Spawn `node <script> ...args` from the repository root with exactly `env` (plus PATH). */
+/** Spawn `node --import ./server/src/boot.ts <script> ...args` (as `npm start` does) from the repository root with exactly `env` (plus PATH). */
 export function runNode(script: string, args: string[], env: Record<string, string>): Running {
-  const child = spawn(process.execPath, [join(ROOT, script), ...args], {
+  const child = spawn(process.execPath, ['--import', join(ROOT, 'server/src/boot.ts'), join(ROOT, script), ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
