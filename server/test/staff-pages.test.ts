@@ -210,7 +210,7 @@ describe('the staff console pages', { skip: skip ?? false }, () => {
     await dialog.getByLabel('Amount in rupees').fill('250.50');
     await dialog.getByLabel('Amount in rupees').press('Enter');
     await dialog.getByText('say why (at least 3 characters; kept in the audit log)').waitFor();
-    await audit(admin, 'staff-account-credit');
+    await look(admin, 'staff-account-credit');
     await dialog.getByLabel('Reason (kept in the audit log)').fill('goodwill for the outage');
     await dialog.getByLabel('Reason (kept in the audit log)').press('Enter');
     await page.getByRole('status').filter({ hasText: '₹250.50 added to the wallet.' }).waitFor();

@@ -23,9 +23,12 @@ const ACTIONS: Record<Action, { label: string; least: StaffRole; danger?: boolea
   debit: { label: 'Debit the wallet', least: 'billing', reason: true, amount: true },
   suspend: { label: 'Suspend', least: 'billing', danger: true, reason: true },
   unsuspend: { label: 'Lift the suspension', least: 'billing' },
-  reset_2fa: { label: 'Reset two-factor sign-in', least: 'support', danger: true },
+  reset_2fa: { label: 'Reset two-factor sign-in', least: 'support' },
   resend_verification: { label: 'Resend the verification mail', least: 'support' },
 };
+
+/** Who did it, as the activity row says (a staff row names "Hostplane staff" or "operator"). */
+const WHO: Record<string, string> = { self: 'the customer', system: 'Hostplane' };
 
 export default function AccountPage() {
   const id = Number(useParams().id);
@@ -222,15 +225,12 @@ export default function AccountPage() {
                 // biome-ignore lint/suspicious/noArrayIndexKey: activity rows have no id; the list is replaced whole
                 <tr key={`${r.at}-${i}`}>
                   <td data-label="When">{when(r.at)}</td>
-                  <td data-label="Who">
-                    {r.actor}
-                    {r.staff_name ? <span className="muted"> ({r.staff_name})</span> : null}
-                  </td>
+                  <td data-label="Who">{WHO[r.actor] ?? r.staff_name ?? r.actor}</td>
                   <td data-label="What" className="staff-wrap">
                     {r.summary}
                   </td>
-                  <td data-label="From" className="mono">
-                    {r.ip ?? '—'}
+                  <td data-label="From">
+                    <span className="mono">{r.ip ?? '—'}</span>
                   </td>
                 </tr>
               ))}

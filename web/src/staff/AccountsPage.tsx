@@ -69,35 +69,39 @@ export default function AccountsPage() {
               <tbody>
                 {list.data.accounts.map((a) => (
                   <tr key={a.id}>
-                    <td className="staff-wrap">
+                    <td data-label="Account" className="staff-wrap">
                       <Link to={`/staff/accounts/${a.id}`}>{a.email}</Link>
                       <div className="muted">
                         #{a.id}
                         {a.username ? ` · ${a.username}` : ''}
                       </div>
                     </td>
-                    <td className="staff-wrap">{a.name}</td>
-                    <td>
+                    <td data-label="Name" className="staff-wrap">
+                      {a.name}
+                    </td>
+                    <td data-label="Status">
                       <Status value={a.status} />
                     </td>
-                    <td>{day(a.created_at)}</td>
+                    <td data-label="Since">{day(a.created_at)}</td>
                   </tr>
                 ))}
               </tbody>
             </table>
           </div>
-          <div className="row">
-            <Button variant="secondary" disabled={cursors.length === 0} onClick={() => setCursors([])}>
-              First page
-            </Button>
-            <Button
-              variant="secondary"
-              disabled={!list.data.next_cursor}
-              onClick={() => list.data.next_cursor && setCursors([...cursors, list.data.next_cursor])}
-            >
-              Next page
-            </Button>
-          </div>
+          {cursors.length > 0 || list.data.next_cursor ? (
+            <div className="row">
+              <Button variant="secondary" disabled={cursors.length === 0} onClick={() => setCursors([])}>
+                First page
+              </Button>
+              <Button
+                variant="secondary"
+                disabled={!list.data.next_cursor}
+                onClick={() => list.data.next_cursor && setCursors([...cursors, list.data.next_cursor])}
+              >
+                Next page
+              </Button>
+            </div>
+          ) : null}
         </>
       )}
     </ForbiddenOr>

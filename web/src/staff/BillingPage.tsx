@@ -75,9 +75,17 @@ function BillingRun() {
             Run the cycle now
           </Button>
         </div>
-        <ErrorAlert error={preview.error} />
-        {run.data ? <Alert kind="success">{run.data.message} The run is in the audit trail.</Alert> : null}
-        {shown ? <BillingActions at={shown.at} dryRun={shown.dry_run} actions={shown.actions} /> : null}
+        {preview.error || run.data ? (
+          <div className="staff-result">
+            <ErrorAlert error={preview.error} />
+            {run.data ? <Alert kind="success">{run.data.message} The run is in the audit trail.</Alert> : null}
+          </div>
+        ) : null}
+        {shown ? (
+          <div className="staff-result">
+            <BillingActions at={shown.at} dryRun={shown.dry_run} actions={shown.actions} />
+          </div>
+        ) : null}
       </section>
       {confirming ? (
         <ActionDialog
@@ -133,8 +141,8 @@ function BillingActions({ at, dryRun, actions }: { at: string; dryRun: boolean; 
               <td data-label="Account">
                 <Link to={`/staff/accounts/${a.account}`}>#{a.account}</Link>
               </td>
-              <td data-label="Action" className="mono">
-                {a.action}
+              <td data-label="Action">
+                <span className="mono">{a.action}</span>
               </td>
               <td data-label="Detail" className="staff-wrap">
                 {a.detail}
@@ -204,6 +212,7 @@ function InvoiceExport() {
       <form className="staff-filters" onSubmit={show}>
         <TextField
           label="Month (YYYY-MM)"
+          className="staff-month"
           type="month"
           value={typed}
           onChange={(e) => setTyped(e.target.value)}
