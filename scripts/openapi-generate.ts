@@ -68,7 +68,10 @@ interface Generator {
 async function generator(): Promise<Generator> {
   const fromSdk = createRequire(join(ROOT, 'sdk/package.json'));
   const entry = fromSdk.resolve('openapi-typescript');
-  return (await import(pathToFileURL(entry).href)) as Generator;
+  const loaded = (await import(pathToFileURL(entry).href)) as Generator | { default: Generator };
+  // The entry is CommonJS (index.cjs): Node's loader gives its module.exports as `default`, whose
+  // own `default` is the generator (tsx's loader used to unwrap that level itself).
+  return typeof loaded.default === 'function' ? (loaded as Generator) : (loaded.default as Generator);
 }
 
 export async function generate(): Promise<string> {

@@ -1010,7 +1010,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Deposits, newest first (pending by default)
+         * Deposits, newest first or (sort=oldest) oldest first; pending by default
          * @description Staff role: support or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
          */
         get: operations["staffDeposits"];
@@ -1148,7 +1148,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * One account: profile, balance, services, latest ledger rows and activity
+         * One account: profile, balance, two-factor state, services, latest ledger rows and activity
          * @description Staff role: support or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
          */
         get: operations["staffAccount"];
@@ -1168,7 +1168,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Services of every account (or one), newest first
+         * Services of every account (or one), newest first; q searches label, e-mail or id
          * @description Staff role: support or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
          */
         get: operations["staffServices"];
@@ -9593,6 +9593,8 @@ export interface operations {
             query?: {
                 status?: "pending" | "approved" | "rejected" | "all";
                 limit?: number;
+                /** @description oldest: the one waiting longest first (the work queue) */
+                sort?: "newest" | "oldest";
             };
             header?: never;
             path?: never;
@@ -9654,6 +9656,15 @@ export interface operations {
             };
             /** @description Validation failed; see the per-field reasons */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10399,6 +10410,8 @@ export interface operations {
                         };
                         /** @description INR */
                         balance: string;
+                        /** @description two-factor sign-in is on (reset_2fa turns it off) */
+                        two_factor: boolean;
                         services: {
                             id: number;
                             label: string;
@@ -10502,6 +10515,8 @@ export interface operations {
                 /** @description a plan type, e.g. vps */
                 type?: string;
                 account_id?: number;
+                /** @description part of the label or of the owner's e-mail; or the id */
+                q?: string;
                 limit?: number;
             };
             header?: never;

@@ -1,11 +1,12 @@
 // ci: one engine (the staff console's browser journey; its API runs on both engines in the staff-* files)
 // The staff console at /staff (CONTRACT §14, issue 38) in real headless Chromium: an admin and a
 // billing member are added from the operator's CLI; the billing member opens the mailed
-// invitation, chooses a password, signs in, enrols an authenticator app, approves a customer's
-// pending deposit from the queue with the `a` key (the customer's wallet shows it at once, and
-// the next deposit is selected), sees no link to the admin pages and the 403 page at /staff/audit;
-// then the admin signs in with the code step and reads both actions in the audit trail. Every
-// page is checked by axe-core at 1280 px (the queue at 390 px too) and saved as screenshots.
+// invitation, chooses a password, signs in, enrols an authenticator app, lands on the dashboard,
+// approves a customer's pending deposit from the queue (oldest first, the API's order) with the
+// `a` key (the customer's wallet shows it at once, and the next deposit is selected), sees no link
+// to the admin pages and the 403 page at /staff/audit; then the admin signs in with the code step
+// and reads both actions in the audit trail. Every page is checked by axe-core at 1280 px (the
+// queue at 390 px too) and saved as screenshots. The other pages: staff-pages.test.ts.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -154,7 +155,10 @@ describe('the staff console', { skip: skip ?? false }, () => {
     await page.getByLabel('Code from the app').fill(totpCode(clock, secret));
     await page.getByRole('button', { name: 'Verify' }).click();
 
-    await page.waitForURL((url) => url.pathname === '/staff/deposits');
+    // Signed in: the dashboard, then the queue from the navigation.
+    await page.waitForURL((url) => url.pathname === '/staff');
+    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    await page.getByRole('navigation', { name: 'Staff' }).getByRole('link', { name: 'Deposits' }).click();
     await page.getByRole('heading', { name: 'Deposits' }).waitFor();
     // The queue, oldest first, the first selected, its proof beside it.
     const items = page.getByRole('list', { name: 'Pending deposits, oldest first' }).getByRole('button');
@@ -174,8 +178,17 @@ describe('the staff console', { skip: skip ?? false }, () => {
 
     // Only the pages the role may use: no link to the directory or the audit trail.
     const nav = page.getByRole('navigation', { name: 'Staff' });
-    assert.deepEqual(await nav.getByRole('link').allTextContents(), ['Deposits']);
-    assert.equal(await page.locator('a[href^="/staff/audit"], a[href^="/staff/directory"]').count(), 0);
+    assert.deepEqual(await nav.getByRole('link').allTextContents(), [
+      'Dashboard',
+      'Accounts',
+      'Services',
+      'Deposits',
+      'Billing',
+    ]);
+    assert.equal(
+      await page.locator('a[href^="/staff/audit"], a[href^="/staff/directory"], a[href^="/staff/nodes"]').count(),
+      0,
+    );
 
     // `j`/`k` move; `a` approves the selected one, and the next is selected.
     await page.keyboard.press('j');
@@ -254,7 +267,17 @@ describe('the staff console', { skip: skip ?? false }, () => {
     await page.waitForURL((url) => url.pathname === '/staff/audit');
     await page.getByRole('heading', { name: 'Audit trail' }).waitFor();
     const nav = page.getByRole('navigation', { name: 'Staff' });
-    assert.deepEqual(await nav.getByRole('link').allTextContents(), ['Deposits', 'Staff', 'Audit trail']);
+    assert.deepEqual(await nav.getByRole('link').allTextContents(), [
+      'Dashboard',
+      'Accounts',
+      'Services',
+      'Deposits',
+      'Billing',
+      'Nodes',
+      'Catalog',
+      'Staff',
+      'Audit trail',
+    ]);
     const approve = page.getByRole('row').filter({ hasText: 'deposit.approve' });
     await approve.waitFor();
     assert.match(

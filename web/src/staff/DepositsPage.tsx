@@ -10,18 +10,10 @@ import { relative, rupees, when } from '../lib/format.ts';
 import { useStaffTitle } from './AuthPages.tsx';
 import { call, staffApi } from './api.ts';
 import { ForbiddenOr } from './Forbidden.tsx';
+import { age } from './format.ts';
 import { mayUse, useMe } from './session.tsx';
 
 const QUEUE_KEY = ['staff', 'deposits', 'pending'] as const;
-
-/** How long a deposit has waited: "45 s", "12 min", "3 h", "2 d". */
-export function age(iso: string, now = Date.now()): string {
-  const seconds = Math.max(0, Math.round((now - new Date(iso).getTime()) / 1000));
-  if (seconds < 60) return `${seconds} s`;
-  if (seconds < 3600) return `${Math.floor(seconds / 60)} min`;
-  if (seconds < 86_400) return `${Math.floor(seconds / 3600)} h`;
-  return `${Math.floor(seconds / 86_400)} d`;
-}
 
 function typing(target: EventTarget | null): boolean {
   const el = target as HTMLElement | null;
@@ -37,13 +29,15 @@ export default function DepositsPage() {
   const client = useQueryClient();
   const queue = useQuery({
     queryKey: QUEUE_KEY,
-    queryFn: async () => {
-      const data = await call(
-        staffApi.GET('/api/v1/staff/deposits', { params: { query: { status: 'pending', limit: 200 } } }),
-      );
-      // Oldest first: the one waiting longest is decided first.
-      return [...data.deposits].sort((x, y) => x.created_at.localeCompare(y.created_at) || x.id - y.id);
-    },
+    // Oldest first (the server's order): the one waiting longest is decided first.
+    queryFn: async () =>
+      (
+        await call(
+          staffApi.GET('/api/v1/staff/deposits', {
+            params: { query: { status: 'pending', sort: 'oldest', limit: 200 } },
+          }),
+        )
+      ).deposits,
     refetchInterval: 30_000,
   });
   const deposits = queue.data ?? [];

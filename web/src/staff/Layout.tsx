@@ -9,7 +9,13 @@ import { mayUse, type StaffRole, useMe } from './session.tsx';
 
 /** Every page of the console with the least role that may open it (docs/STAFF.md's role table). */
 export const STAFF_PAGES: { to: string; label: string; least: StaffRole }[] = [
+  { to: '/staff', label: 'Dashboard', least: 'support' },
+  { to: '/staff/accounts', label: 'Accounts', least: 'support' },
+  { to: '/staff/services', label: 'Services', least: 'support' },
   { to: '/staff/deposits', label: 'Deposits', least: 'support' },
+  { to: '/staff/billing', label: 'Billing', least: 'billing' },
+  { to: '/staff/nodes', label: 'Nodes', least: 'admin' },
+  { to: '/staff/catalog', label: 'Catalog', least: 'admin' },
   { to: '/staff/directory', label: 'Staff', least: 'admin' },
   { to: '/staff/audit', label: 'Audit trail', least: 'admin' },
 ];
@@ -54,7 +60,11 @@ export function StaffLayout({ children }: { children: ReactNode }) {
           <ul>
             {STAFF_PAGES.filter((p) => mayUse(role, p.least)).map((p) => (
               <li key={p.to}>
-                <NavLink to={p.to} className={({ isActive }) => (isActive ? 'active' : undefined)}>
+                <NavLink
+                  to={p.to}
+                  end={p.to === '/staff'}
+                  className={({ isActive }) => (isActive ? 'active' : undefined)}
+                >
                   {p.label}
                 </NavLink>
               </li>

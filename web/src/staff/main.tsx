@@ -14,6 +14,14 @@ import { RequireStaff, type StaffRole } from './session.tsx';
 import '../styles.css';
 import './staff.css';
 
+const DashboardPage = lazy(() => import('./DashboardPage.tsx'));
+const AccountsPage = lazy(() => import('./AccountsPage.tsx'));
+const AccountPage = lazy(() => import('./AccountPage.tsx'));
+const ServicesPage = lazy(() => import('./ServicesPage.tsx'));
+const ServicePage = lazy(() => import('./ServicePage.tsx'));
+const BillingPage = lazy(() => import('./BillingPage.tsx'));
+const NodesPage = lazy(() => import('./NodesPage.tsx'));
+const CatalogPage = lazy(() => import('./CatalogPage.tsx'));
 const DepositsPage = lazy(() => import('./DepositsPage.tsx'));
 const DirectoryPage = lazy(() => import('./DirectoryPage.tsx'));
 const AuditPage = lazy(() => import('./AuditPage.tsx'));
@@ -51,37 +59,39 @@ function NotFound() {
   );
 }
 
+/** Each signed-in page with the least role that may open it (the nav's STAFF_PAGES says the same). */
+const PAGES: [string, StaffRole, React.ComponentType][] = [
+  ['/staff', 'support', DashboardPage],
+  ['/staff/accounts', 'support', AccountsPage],
+  ['/staff/accounts/:id', 'support', AccountPage],
+  ['/staff/services', 'support', ServicesPage],
+  ['/staff/services/:id', 'support', ServicePage],
+  ['/staff/deposits', 'support', DepositsPage],
+  ['/staff/billing', 'billing', BillingPage],
+  ['/staff/nodes', 'admin', NodesPage],
+  ['/staff/catalog', 'admin', CatalogPage],
+  ['/staff/directory', 'admin', DirectoryPage],
+  ['/staff/audit', 'admin', AuditPage],
+];
+
 function App() {
   return (
     <Routes>
       <Route path="/staff/invite" element={<InvitePage />} />
       <Route path="/staff/login" element={<LoginPage />} />
       <Route path="/staff/second-factor" element={<SecondFactorPage />} />
-      <Route path="/staff" element={<Navigate to="/staff/deposits" replace />} />
-      <Route
-        path="/staff/deposits"
-        element={
-          <SignedIn least="support">
-            <DepositsPage />
-          </SignedIn>
-        }
-      />
-      <Route
-        path="/staff/directory"
-        element={
-          <SignedIn least="admin">
-            <DirectoryPage />
-          </SignedIn>
-        }
-      />
-      <Route
-        path="/staff/audit"
-        element={
-          <SignedIn least="admin">
-            <AuditPage />
-          </SignedIn>
-        }
-      />
+      {PAGES.map(([path, least, Page]) => (
+        <Route
+          key={path}
+          path={path}
+          element={
+            <SignedIn least={least}>
+              <Page />
+            </SignedIn>
+          }
+        />
+      ))}
+      <Route path="/staff/dashboard" element={<Navigate to="/staff" replace />} />
       <Route path="*" element={<NotFound />} />
     </Routes>
   );

@@ -300,14 +300,17 @@ export function createDepositService(options: DepositServiceOptions) {
 
     // Staff operations.
 
-    async list(filter: { status?: DepositStatus; limit: number }) {
+    /** Newest first, or the oldest first (`oldestFirst`: a queue, the one waiting longest at the top). */
+    async list(filter: { status?: DepositStatus; limit: number; oldestFirst?: boolean }) {
       let query = db
         .selectFrom('deposits')
         .innerJoin('accounts', 'accounts.id', 'deposits.account_id')
         .selectAll('deposits')
         .select('accounts.email')
-        .orderBy('deposits.id', 'desc')
         .limit(filter.limit);
+      query = filter.oldestFirst
+        ? query.orderBy('deposits.created_at', 'asc').orderBy('deposits.id', 'asc')
+        : query.orderBy('deposits.id', 'desc');
       if (filter.status) query = query.where('deposits.status', '=', filter.status);
       return query.execute();
     },

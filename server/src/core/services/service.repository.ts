@@ -145,10 +145,13 @@ export async function labelForStaff(db: Executor, id: number): Promise<string> {
   return label;
 }
 
-/** Services of every account (or one), newest first, with the owner's e-mail. */
+/**
+ * Services of every account (or one), newest first, with the owner's e-mail; `search`: part of
+ * the label or of the owner's e-mail, or the service's id.
+ */
 export function listForStaff(
   db: Executor,
-  filter: { accountId?: number; status?: ServiceStatus; type?: PlanType; limit: number },
+  filter: { accountId?: number; status?: ServiceStatus; type?: PlanType; search?: string; limit: number },
 ): Promise<(Service & { email: string })[]> {
   let query = db
     .selectFrom('services')
@@ -160,6 +163,18 @@ export function listForStaff(
   if (filter.accountId !== undefined) query = query.where('services.account_id', '=', filter.accountId);
   if (filter.status) query = query.where('services.status', '=', filter.status);
   if (filter.type) query = query.where('services.type', '=', filter.type);
+  const search = filter.search?.trim().toLowerCase();
+  if (search) {
+    const like = `%${search.replace(/[\\%_]/g, '\\$&')}%`;
+    const id = /^\d{1,9}$/.test(search) ? Number(search) : null;
+    query = query.where((eb) =>
+      eb.or([
+        eb(eb.fn('lower', ['services.label']), 'like', like),
+        eb('accounts.email', 'like', like),
+        ...(id === null ? [] : [eb('services.id', '=', id)]),
+      ]),
+    );
+  }
   return query.execute();
 }
 

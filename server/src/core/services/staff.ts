@@ -240,11 +240,12 @@ export function createServiceStaff(options: ServiceStaffOptions) {
       return jobRepo.listForStaff(db, filter);
     },
 
-    /** Services of every account (or one), newest first, with the owner's e-mail. */
+    /** Services of every account (or one), newest first, with the owner's e-mail; `search`: label, e-mail or id. */
     listServices(filter: {
       accountId?: number;
       status?: ServiceStatus;
       type?: PlanType;
+      search?: string;
       limit: number;
     }): Promise<(Service & { email: string })[]> {
       return services.listForStaff(db, filter);

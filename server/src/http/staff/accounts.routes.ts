@@ -98,12 +98,13 @@ export async function staffAccountRoutes(root: FastifyInstance, { deps }: { deps
       schema: {
         operationId: 'staffAccount',
         tags,
-        summary: 'One account: profile, balance, services, latest ledger rows and activity',
+        summary: 'One account: profile, balance, two-factor state, services, latest ledger rows and activity',
         params: IdParams,
         response: {
           200: okSchema({
             account: StaffAccountSchema,
             balance: Type.String({ description: 'INR' }),
+            two_factor: Type.Boolean({ description: 'two-factor sign-in is on (reset_2fa turns it off)' }),
             services: Type.Array(StaffServiceSchema),
             ledger: Type.Array(StaffLedgerSchema),
             activity: Type.Array(StaffActivitySchema),
@@ -114,8 +115,9 @@ export async function staffAccountRoutes(root: FastifyInstance, { deps }: { deps
     },
     async (request) => {
       const account = await deps.accounts.find(String(request.params.id));
-      const [balance, services, ledger, activity] = await Promise.all([
+      const [balance, twoFactor, services, ledger, activity] = await Promise.all([
         deps.wallet.balance(account.id),
+        deps.twoFactor.status(account.id),
         deps.serviceStaff.listServices({ accountId: account.id, limit: 100 }),
         deps.wallet.history(account.id, 1, 20),
         listActivity(deps.database.db, account.id, { page: 1, perPage: 20, types: null }),
@@ -125,6 +127,7 @@ export async function staffAccountRoutes(root: FastifyInstance, { deps }: { deps
         message: 'Account.',
         account: accountView(account),
         balance: formatPaise(balance),
+        two_factor: twoFactor.totp,
         services: services.map(serviceView),
         ledger: ledger.rows.map(ledgerView),
         activity: activity.rows.map(activityView),

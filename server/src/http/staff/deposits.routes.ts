@@ -64,7 +64,7 @@ export async function staffDepositRoutes(root: FastifyInstance, { deps }: { deps
       schema: {
         operationId: 'staffDeposits',
         tags,
-        summary: 'Deposits, newest first (pending by default)',
+        summary: 'Deposits, newest first or (sort=oldest) oldest first; pending by default',
         querystring: Type.Object({
           status: Type.Optional(
             Type.Union(
@@ -75,14 +75,21 @@ export async function staffDepositRoutes(root: FastifyInstance, { deps }: { deps
             ),
           ),
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+          sort: Type.Optional(
+            Type.Union([Type.Literal('newest'), Type.Literal('oldest')], {
+              default: 'newest',
+              description: 'oldest: the one waiting longest first (the work queue)',
+            }),
+          ),
         }),
-        response: { 200: okSchema({ deposits: Type.Array(StaffDepositSchema) }) },
+        response: { 200: okSchema({ deposits: Type.Array(StaffDepositSchema) }), ...sessionErrors(422) },
       },
     },
     async (request) => {
       const status = request.query.status ?? 'pending';
       const rows = await deps.deposits.list({
         limit: request.query.limit ?? 50,
+        oldestFirst: request.query.sort === 'oldest',
         ...(status === 'all' ? {} : { status }),
       });
       return { success: true as const, message: 'Deposits.', deposits: rows.map(view) };

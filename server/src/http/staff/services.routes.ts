@@ -47,18 +47,21 @@ export async function staffServiceRoutes(root: FastifyInstance, { deps }: { deps
       schema: {
         operationId: 'staffServices',
         tags,
-        summary: 'Services of every account (or one), newest first',
+        summary: 'Services of every account (or one), newest first; q searches label, e-mail or id',
         querystring: Type.Object({
           status: Type.Optional(Type.Union(STATUSES.map((s) => Type.Literal(s)))),
           type: Type.Optional(Type.String({ maxLength: 32, description: 'a plan type, e.g. vps' })),
           account_id: Type.Optional(Type.Integer({ minimum: 1 })),
+          q: Type.Optional(
+            Type.String({ maxLength: 200, description: "part of the label or of the owner's e-mail; or the id" }),
+          ),
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
         }),
         response: { 200: okSchema({ services: Type.Array(StaffServiceSchema) }), ...sessionErrors(422) },
       },
     },
     async (request) => {
-      const { status, type, account_id } = request.query;
+      const { status, type, account_id, q } = request.query;
       if (type !== undefined && !(types as string[]).includes(type))
         throw AppError.fields({ type: `is one of ${types.join(', ')}` });
       const rows = await deps.serviceStaff.listServices({
@@ -66,6 +69,7 @@ export async function staffServiceRoutes(root: FastifyInstance, { deps }: { deps
         ...(status ? { status } : {}),
         ...(type ? { type: type as (typeof types)[number] } : {}),
         ...(account_id ? { accountId: account_id } : {}),
+        ...(q?.trim() ? { search: q.trim() } : {}),
       });
       return { success: true as const, message: 'Services.', services: rows.map(serviceView) };
     },
