@@ -18,7 +18,16 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -138,9 +147,13 @@ describe('systemd units', { skip: noSystemd }, () => {
       assert.ok(timeout > appStop, `${unit}: TimeoutStopSec ${timeout} ms must exceed the app's ${appStop} ms`);
       assert.match(text, /^KillMode=mixed$/m);
       assert.match(text, /^Restart=on-failure$/m);
-      assert.match(text, /^RestartPreventExitStatus=2$/m); // main.ts: a ConfigError exits 2
+      // main.ts exits 2 on a ConfigError, which an unreachable database at start is too: keep restarting.
+      assert.doesNotMatch(text, /^RestartPreventExitStatus=/m);
+      assert.match(text, /^StartLimitIntervalSec=0$/m);
       assert.match(text, /^ReadWritePaths=\/var\/lib\/hostplane$/m);
-      assert.match(text, /^Requires=hostplane-migrate\.service$/m);
+      // The migrations first, but their failure does not keep the process down (it migrates at start itself).
+      assert.match(text, /^Wants=hostplane-migrate\.service$/m);
+      assert.match(text, /^After=hostplane-migrate\.service$/m);
     }
   });
 });
@@ -211,6 +224,33 @@ describe('the environment file example', () => {
     assert.equal(config.engine, 'postgresql');
     assert.equal(config.demo, false);
     assert.deepEqual(config.trustProxy, ['127.0.0.1/32', '::1/128']);
+  });
+});
+
+describe('docs/DEPLOYMENT.md', () => {
+  const doc = readFileSync(join(ROOT, 'docs/DEPLOYMENT.md'), 'utf8');
+
+  test('shows the files of deploy/ and no other, and names only variables config.ts reads', () => {
+    const shown = new Set(doc.match(/deploy\/[\w.@-]+/g));
+    assert.deepEqual(
+      [...shown].sort(),
+      readdirSync(DEPLOY)
+        .map((name) => `deploy/${name}`)
+        .sort(),
+    );
+    const known = new Set(VARIABLES.map((v) => v.name));
+    // deploy/hostplane-admin's own two, and the shell variables of the commands shown.
+    const others = new Set(['HOSTPLANE_ENV_FILE', 'HOSTPLANE_NODE', 'CA', 'NAME', 'V']);
+    const admin = read('hostplane-admin');
+    for (const name of ['HOSTPLANE_ENV_FILE', 'HOSTPLANE_NODE']) assert.ok(admin.includes(name), name);
+    const named = new Set([
+      ...(doc.match(/\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b/g) ?? []),
+      ...[...doc.matchAll(/\b([A-Z][A-Z0-9_]*)=/g)].map((m) => m[1] as string),
+    ]);
+    assert.deepEqual(
+      [...named].filter((name) => !known.has(name) && !others.has(name)),
+      [],
+    );
   });
 });
 
