@@ -109,7 +109,37 @@ function watchSignals(logger: Logger): (shutdown: (signal: string) => Promise<vo
   };
 }
 
-/** The database, opened (the embedded one locked) and migrated; a failed migration is a configuration error. */
+/**
+ * No database to talk to yet (down, starting, not reachable): exit status 1, which a service
+ * manager retries, unlike a configuration error (status 2) that no retry mends.
+ */
+class DatabaseUnreachableError extends Error {
+  override name = 'DatabaseUnreachableError';
+}
+/** Connection failures (node's and PostgreSQL's "starting up" / "too many connections"). */
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  '57P03',
+  '53300',
+]);
+
+function unreachable(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (UNREACHABLE.has(String((e as NodeJS.ErrnoException).code))) return true;
+  }
+  return false;
+}
+
+/**
+ * The database, opened (the embedded one locked) and migrated. A database that does not answer
+ * is DatabaseUnreachableError; any other failure to migrate is a configuration error.
+ */
 async function openMigrated(config: Config, role: Role, logger: Logger): Promise<Database> {
   const database = await openDatabase(
     targetFromConfig(config, `npm ${role === 'all' ? 'start' : `run ${role}`}`),
@@ -121,6 +151,11 @@ async function openMigrated(config: Config, role: Role, logger: Logger): Promise
   } catch (error) {
     await database.close().catch(() => {});
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    if (unreachable(error)) {
+      throw new DatabaseUnreachableError(
+        `the ${database.engine} database does not answer (${redactUrl(database.url ?? config.dataDir)}): ${reason}`,
+      );
+    }
     throw new ConfigError(
       `cannot prepare the ${database.engine} database (${redactUrl(database.url ?? config.dataDir)}): ${reason}`,
     );
@@ -212,6 +247,10 @@ main().catch((error: unknown) => {
   if (error instanceof ConfigError || error instanceof DataDirLockedError) {
     console.error(`hostplane: ${error.message}`);
     process.exit(2);
+  }
+  if (error instanceof DatabaseUnreachableError) {
+    console.error(`hostplane: ${error.message}`);
+    process.exit(1);
   }
   console.error('hostplane: failed to start:', error);
   process.exit(1);

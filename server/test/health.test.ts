@@ -80,6 +80,11 @@ describe('GET /livez and GET /readyz (CONTRACT §15)', () => {
       assert.equal(drained.statusCode, 503);
       assert.deepEqual(drained.json(), { status: 'draining' });
       assert.equal((await t.inject({ method: 'GET', url: '/livez' })).statusCode, 200);
+      // Neither is logged per request (§15), while other routes are.
+      const probeLines = t.logs.lines.filter((line) => /\/(livez|readyz)/.test(line));
+      assert.deepEqual(probeLines, []);
+      await t.inject({ method: 'GET', url: '/api/v1/health/' });
+      assert.ok(t.logs.lines.some((line) => line.includes('/api/v1/health/')));
     } finally {
       await t.close();
     }

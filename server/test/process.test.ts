@@ -99,6 +99,15 @@ describe('embedded mode (npm start)', () => {
     assert.equal(url.code, 2);
     assert.match(url.output, /DATABASE_URL=.*only postgres/);
   });
+
+  test('a database that does not answer at start exits 1 (a service manager retries), not 2', async () => {
+    const down = await runToEnd(MAIN, ['--role=api'], {
+      DATABASE_URL: 'postgres://hostplane@127.0.0.1:1/hostplane',
+      SECRET_KEY: randomBytes(32).toString('base64'),
+    });
+    assert.equal(down.code, 1);
+    assert.match(down.output, /database does not answer \(postgres:\/\/hostplane@127\.0\.0\.1:1\/hostplane\).*ECONNREFUSED/);
+  });
 });
 
 describe('staff CLI', () => {

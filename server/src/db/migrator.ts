@@ -18,7 +18,7 @@ function applied({ error, results }: MigrationResultSet): string[] {
   const failed = results?.find((r) => r.status === 'Error');
   if (error !== undefined) {
     const message = error instanceof Error ? error.message : String(error);
-    throw new MigrationError(`migration ${failed?.migrationName ?? '(setup)'} failed: ${message}`);
+    throw new MigrationError(`migration ${failed?.migrationName ?? '(setup)'} failed: ${message}`, { cause: error });
   }
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

@@ -76,6 +76,8 @@ export async function healthRoutes(root: FastifyInstance, { deps }: { deps: Deps
   app.get(
     '/livez',
     {
+      // Probes every few seconds from each proxy and orchestrator: not logged per request (§15).
+      logLevel: 'silent',
       schema: {
         operationId: 'getLiveness',
         security: [],
@@ -92,6 +94,8 @@ export async function healthRoutes(root: FastifyInstance, { deps }: { deps: Deps
   app.get(
     '/readyz',
     {
+      // Probes every few seconds from each proxy and orchestrator: not logged per request (§15).
+      logLevel: 'silent',
       schema: {
         operationId: 'getReadiness',
         security: [],

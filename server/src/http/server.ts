@@ -66,6 +66,8 @@ class AccessLog extends LogController {
   }
   override incomingRequest(): void {}
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    // A route with `logLevel: 'silent'` (the probes, /livez and /readyz) has no access-log line.
+    if (!error && !request.is404 && request.routeOptions.logLevel === 'silent') return;
     const line = {
       reqId: request.id,
       req: { method: request.method, url: redactQuery(request.url), ip: clientIp(request) },
