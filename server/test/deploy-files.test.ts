@@ -147,8 +147,12 @@ describe('systemd units', { skip: noSystemd }, () => {
       assert.ok(timeout > appStop, `${unit}: TimeoutStopSec ${timeout} ms must exceed the app's ${appStop} ms`);
       assert.match(text, /^KillMode=mixed$/m);
       assert.match(text, /^Restart=on-failure$/m);
-      // main.ts exits 2 on a ConfigError, which an unreachable database at start is too: keep restarting.
-      assert.doesNotMatch(text, /^RestartPreventExitStatus=/m);
+      // main.ts exits 2 on a ConfigError (no retry mends it) and 1 when the database does not answer yet.
+      assert.match(text, /^RestartPreventExitStatus=2$/m);
+      // boot.ts's caches in a directory systemd makes writable under ProtectSystem=strict.
+      assert.match(text, /^ExecStart=\/usr\/local\/bin\/node --import \/opt\/hostplane\/server\/src\/boot\.ts /m);
+      assert.match(text, /^CacheDirectory=hostplane$/m);
+      assert.match(text, /^Environment=NODE_COMPILE_CACHE=\/var\/cache\/hostplane$/m);
       assert.match(text, /^StartLimitIntervalSec=0$/m);
       assert.match(text, /^ReadWritePaths=\/var\/lib\/hostplane$/m);
       // The migrations first, but their failure does not keep the process down (it migrates at start itself).
@@ -240,7 +244,8 @@ describe('docs/DEPLOYMENT.md', () => {
     );
     const known = new Set(VARIABLES.map((v) => v.name));
     // deploy/hostplane-admin's own two, and the shell variables of the commands shown.
-    const others = new Set(['HOSTPLANE_ENV_FILE', 'HOSTPLANE_NODE', 'CA', 'NAME', 'V']);
+    // node's own NODE_COMPILE_CACHE (where boot.ts keeps its caches), set by the units.
+    const others = new Set(['HOSTPLANE_ENV_FILE', 'HOSTPLANE_NODE', 'CA', 'NAME', 'V', 'NODE_COMPILE_CACHE']);
     const admin = read('hostplane-admin');
     for (const name of ['HOSTPLANE_ENV_FILE', 'HOSTPLANE_NODE']) assert.ok(admin.includes(name), name);
     const named = new Set([
