@@ -17,9 +17,27 @@ function findTests(dir: string): string[] {
   return found;
 }
 
+/**
+ * The longest files first (server/test/order.json, written by `scripts/test-costs.ts --write-order`
+ * from a measured run), files it does not know before them: with a few files at once, a long
+ * file started last would run on alone at the end.
+ */
+function startOrder(files: string[]): string[] {
+  let known: string[] = [];
+  try {
+    known = (JSON.parse(readFileSync(join(ROOT, 'server/test/order.json'), 'utf8')) as string[]).map((f) =>
+      join(ROOT, f),
+    );
+  } catch {
+    return files;
+  }
+  const rank = new Map(known.map((file, i) => [file, i]));
+  return [...files].sort((a, b) => (rank.get(a) ?? -1) - (rank.get(b) ?? -1));
+}
+
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
-  let files = args.length > 0 ? args.map((a) => resolve(a)) : findTests(join(ROOT, 'server/test'));
+  let files = args.length > 0 ? args.map((a) => resolve(a)) : startOrder(findTests(join(ROOT, 'server/test')));
   // CI's second engine (TEST_ONE_ENGINE_SKIP=1) leaves out the files marked `// ci: one engine`:
   // they use no database and no Redis (or, the browser journeys, test the panel over API paths
   // the other files run on both engines), so a second run would repeat the first unchanged.
