@@ -80,7 +80,7 @@ async function readManifest(body: AsyncIterable<Buffer>, size: number, config: R
   if (manifest.engine !== config.engine) {
     throw new BackupError(
       'engine_mismatch',
-      `this is a backup of an ${manifest.engine === 'pglite' ? 'embedded (PGlite)' : 'PostgreSQL'} installation; ` +
+      `this is a backup of ${manifest.engine === 'pglite' ? 'an embedded (PGlite)' : 'a PostgreSQL'} installation; ` +
         `it restores into the same engine only (${manifest.engine === 'pglite' ? 'unset DATABASE_URL' : 'set DATABASE_URL'})`,
     );
   }
@@ -121,8 +121,14 @@ function zlibError(error: NodeJS.ErrnoException): Error {
   return new BackupError('backup_corrupt', `the backup file is damaged: ${error.message}`);
 }
 
-/** Unpack `file` into `staging`: the manifest first (checked before anything is written), then each entry it lists. */
-async function unpack(file: string, staging: string, config: RestoreConfig): Promise<Manifest> {
+/** Thrown to stop reading once the manifest is read (`unpack` without a staging directory). */
+const ENOUGH = Symbol('enough');
+
+/**
+ * Unpack `file` into `staging`: the manifest first (checked before anything is written), then
+ * each entry it lists. Without `staging`, read and check the manifest only.
+ */
+async function unpack(file: string, staging: string | null, config: RestoreConfig): Promise<Manifest> {
   const gunzip = createGunzip();
   const source = createReadStream(file);
   source.on('error', (error) => gunzip.destroy(error));
@@ -135,6 +141,7 @@ async function unpack(file: string, staging: string, config: RestoreConfig): Pro
         if (entry.name !== MANIFEST_ENTRY)
           throw new BackupError('backup_foreign', 'this is not a Hostplane backup (it has no manifest.json first)');
         manifest = await readManifest(body, entry.size, config);
+        if (staging === null) throw ENOUGH;
         for (const record of [manifest.database, ...manifest.files]) expected.set(record.path, record);
         return;
       }
@@ -147,9 +154,10 @@ async function unpack(file: string, staging: string, config: RestoreConfig): Pro
       if (entry.size !== record.bytes)
         throw new BackupError('backup_corrupt', `the backup file is damaged: ${record.path} has the wrong size`);
       expected.delete(entry.name);
-      await unpackEntry(staging, record, body);
+      await unpackEntry(staging as string, record, body);
     });
   } catch (error) {
+    if (error === ENOUGH) return manifest as unknown as Manifest;
     if (error instanceof BackupError) throw error;
     if (
       typeof (error as NodeJS.ErrnoException).code === 'string' &&
@@ -264,6 +272,8 @@ export async function restoreBackup(config: RestoreConfig, file: string): Promis
       throw new BackupError('unreadable', `cannot read ${file}: ${error.code ?? error.message}`);
     })
   ).close();
+  // The file first (a wrong one is refused whatever the target), then the target.
+  await unpack(file, null, config);
   const leftovers = await checkTarget(config);
   const lock = acquireDataDirLock(config.dataDir, 'backup restore');
   const staging = join(config.dataDir, `.restore-${randomBytes(6).toString('hex')}`);
