@@ -22,6 +22,7 @@ import { differingTables, type Manifest } from '../src/core/system/backup/manife
 import { openDatabase } from '../src/db/database.ts';
 import {
   damaged,
+  entriesOf,
   type Found,
   fingerprintOf,
   HttpClient,
@@ -360,14 +361,12 @@ describe('backup drill', () => {
     const foreign = join(ROOT, 'foreign.tar.gz');
     const newer = join(ROOT, 'newer.tar.gz');
     const unlike = join(ROOT, 'unlike.tar.gz');
-    await withManifest(file, foreign, (m) => {
-      (m as { format: string }).format = 'something-else';
-    });
-    await withManifest(file, newer, (m) => {
-      m.schema_version = '9999_from_the_future';
-    });
+    const entries = await entriesOf(file);
+    const onlyManifest = true;
+    await withManifest(entries, foreign, (m) => void Object.assign(m, { format: 'something-else' }), onlyManifest);
+    await withManifest(entries, newer, (m) => void Object.assign(m, { schema_version: '9999_later' }), onlyManifest);
     // A manifest that records one account more than the database holds: the copy cannot match it.
-    await withManifest(file, unlike, (m) => {
+    await withManifest(entries, unlike, (m) => {
       (m.tables['public.accounts'] as { rows: number }).rows += 1;
     });
     const cases: [string, string][] = [

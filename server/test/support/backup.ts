@@ -97,13 +97,21 @@ export async function manifestOf(file: string): Promise<Manifest> {
   return JSON.parse(first.data.toString('utf8')) as Manifest;
 }
 
-/** A copy of backup `from` at `to` whose manifest `change` edited (the other entries unchanged). */
-export async function withManifest(from: string, to: string, change: (manifest: Manifest) => void): Promise<void> {
-  const entries = await entriesOf(from);
-  const manifest = JSON.parse((entries[0] as { data: Buffer }).data.toString('utf8')) as Manifest;
+/**
+ * A copy of backup `from` at `to` whose manifest `change` edited, the other entries unchanged (or,
+ * `manifestOnly`, left out: for refusals decided on the manifest alone).
+ */
+export async function withManifest(
+  from: { name: string; data: Buffer }[],
+  to: string,
+  change: (manifest: Manifest) => void,
+  manifestOnly = false,
+): Promise<void> {
+  const [first, ...rest] = from as [{ name: string; data: Buffer }, ...{ name: string; data: Buffer }[]];
+  const manifest = JSON.parse(first.data.toString('utf8')) as Manifest;
   change(manifest);
-  (entries[0] as { data: Buffer }).data = Buffer.from(JSON.stringify(manifest));
-  const gzip = createGzip();
+  const entries = [{ name: first.name, data: Buffer.from(JSON.stringify(manifest)) }, ...(manifestOnly ? [] : rest)];
+  const gzip = createGzip({ level: 1 });
   const done = pipeline(gzip, createWriteStream(to));
   const tar = new TarWriter(gzip, new Date());
   for (const entry of entries) await tar.add(entry.name, entry.data.length, [entry.data]);
