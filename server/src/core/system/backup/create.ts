@@ -102,8 +102,30 @@ async function dumpPostgres(url: string, path: string): Promise<DatabasePart> {
   }
 }
 
+/** A kept file with its entry name, size and hash (and its bytes, when read whole). */
+type KeptFile = DataFile & FileRecord & { data?: Buffer };
+
+/** Hash the kept files (reading the mutable ones whole); one removed meanwhile (an erased proof) is left out. */
+async function hashKept(kept: DataFile[]): Promise<KeptFile[]> {
+  const out: KeptFile[] = [];
+  for (const file of kept) {
+    const path = `files/${file.path}`;
+    try {
+      if (file.mutable) {
+        const data = await readFile(file.absolute);
+        out.push({ ...file, path, data, bytes: data.length, sha256: createHash('sha256').update(data).digest('hex') });
+      } else {
+        out.push({ ...file, path, ...(await hashFile(file.absolute)) });
+      }
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+  return out;
+}
+
 /** A file's bytes as they are copied, failing at the end if they are not the ones hashed before. */
-async function* verified(file: DataFile & FileRecord): AsyncGenerator<Buffer> {
+async function* verified(file: KeptFile): AsyncGenerator<Buffer> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(file.absolute) as AsyncIterable<Buffer>) {
     hash.update(chunk);
@@ -116,7 +138,7 @@ async function writeArchive(
   path: string,
   manifest: Manifest,
   database: DatabasePart,
-  files: (DataFile & FileRecord)[],
+  files: KeptFile[],
   now: Date,
 ): Promise<void> {
   const gzip = createGzip();
@@ -131,7 +153,7 @@ async function writeArchive(
       record.bytes,
       typeof source === 'string' ? (createReadStream(source) as AsyncIterable<Buffer>) : [source],
     );
-    for (const file of files) await tar.add(file.path, file.bytes, verified(file));
+    for (const file of files) await tar.add(file.path, file.bytes, file.data ? [file.data] : verified(file));
     await tar.finish();
     gzip.end();
     await done;
@@ -162,10 +184,7 @@ export async function createBackup({ config, database, now }: BackupSource): Pro
     const dumped =
       database.engine === 'pglite' ? await dumpEmbedded(database) : await dumpPostgres(database.url, dumpPath);
     const keyInDataDir = config.secretKey === null;
-    const files: (DataFile & FileRecord)[] = [];
-    for (const file of await keptFiles(config.dataDir, keyInDataDir)) {
-      files.push({ ...file, ...(await hashFile(file.absolute)), path: `files/${file.path}` });
-    }
+    const files = await hashKept(await keptFiles(config.dataDir, keyInDataDir));
     const keyFile = files.find((f) => f.path === 'files/secret.key');
     const key =
       config.secretKey ?? (keyFile ? Buffer.from((await readFile(keyFile.absolute, 'utf8')).trim(), 'base64') : null);

@@ -10,7 +10,7 @@ import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SECRET_KEY_FILE } from '../../crypto/secret-key.ts';
 
-/** Directories under DATA_DIR kept whole. */
+/** Directories under DATA_DIR kept whole (the emulators' files are rewritten as their state changes). */
 export const KEPT_DIRS = ['uploads/deposits', 'emulators'] as const;
 /** Where a backup is assembled before the CLI moves it to its file (under DATA_DIR, private). */
 export const BACKUP_TEMP_DIR = 'backup-tmp';
@@ -19,9 +19,14 @@ export interface DataFile {
   /** Relative to DATA_DIR, with `/`. */
   path: string;
   absolute: string;
+  /**
+   * A small file that may be rewritten at any time (the emulators' state, the key): read whole
+   * once, so the backup holds one version of it. Uploads are never rewritten: they are streamed.
+   */
+  mutable: boolean;
 }
 
-async function walk(root: string, relative: string, out: DataFile[]): Promise<void> {
+async function walk(root: string, relative: string, mutable: boolean, out: DataFile[]): Promise<void> {
   let names: string[];
   try {
     names = (await readdir(join(root, relative))).sort();
@@ -33,8 +38,8 @@ async function walk(root: string, relative: string, out: DataFile[]): Promise<vo
     const path = `${relative}/${name}`;
     const absolute = join(root, path);
     const stat = await lstat(absolute).catch(() => null); // removed meanwhile (an erased proof)
-    if (stat?.isDirectory()) await walk(root, path, out);
-    else if (stat?.isFile()) out.push({ path, absolute });
+    if (stat?.isDirectory()) await walk(root, path, mutable, out);
+    else if (stat?.isFile()) out.push({ path, absolute, mutable });
   }
 }
 
@@ -43,9 +48,10 @@ export async function keptFiles(dataDir: string, withKey: boolean): Promise<Data
   const out: DataFile[] = [];
   if (withKey) {
     const absolute = join(dataDir, SECRET_KEY_FILE);
-    if ((await lstat(absolute).catch(() => null))?.isFile()) out.push({ path: SECRET_KEY_FILE, absolute });
+    if ((await lstat(absolute).catch(() => null))?.isFile())
+      out.push({ path: SECRET_KEY_FILE, absolute, mutable: true });
   }
-  for (const dir of KEPT_DIRS) await walk(dataDir, dir, out);
+  for (const dir of KEPT_DIRS) await walk(dataDir, dir, dir === 'emulators', out);
   return out;
 }
 
