@@ -383,6 +383,18 @@ describe('backup drill', () => {
       assert.deepEqual(result, { code: 1, error: code }, path);
       await leftEmpty(place);
     }
+
+    // The other engine: refused on the manifest, before the target is looked at (this database is never reached).
+    const otherEngine = join(ROOT, 'other-engine');
+    const other: Place = onPostgres
+      ? { dataDir: otherEngine, url: null, env: { DATA_DIR: otherEngine } }
+      : {
+          dataDir: otherEngine,
+          url: null,
+          env: { DATA_DIR: otherEngine, DATABASE_URL: 'postgres://nobody@127.0.0.1:9/none', SECRET_KEY },
+        };
+    assert.deepEqual(await restoreInto(other, file), { code: 1, error: 'engine_mismatch' });
+    await leftEmpty(other);
   });
 });
 

@@ -16,6 +16,8 @@ import pg from 'pg';
 import type { Engine } from '../../../config.ts';
 import { openDatabase } from '../../../db/database.ts';
 import { acquireDataDirLock, lockHolder } from '../../../db/lock.ts';
+import { SECRET_KEY_FILE } from '../../crypto/secret-key.ts';
+import { KEPT_DIRS } from './data-files.ts';
 import { BackupError } from './errors.ts';
 import {
   differingTables,
@@ -43,6 +45,9 @@ export interface RestoredBackup {
   manifest: Manifest;
   rows: number;
 }
+
+/** The entries of files a backup may hold: what data-files.ts keeps, nothing else of DATA_DIR. */
+const KEPT_ENTRY = new RegExp(`^files/(${SECRET_KEY_FILE.replace('.', '\\.')}|(${KEPT_DIRS.join('|')})/.+)$`);
 
 const DATABASE_ENTRY: Record<Engine, string> = {
   pglite: 'database/pglite.tar',
@@ -87,7 +92,8 @@ async function readManifest(body: AsyncIterable<Buffer>, size: number, config: R
   const names = [manifest.database.path, ...manifest.files.map((f) => f.path)];
   if (
     manifest.database.path !== DATABASE_ENTRY[manifest.engine] ||
-    !manifest.files.every((f) => /^files\/[^/]/.test(f.path)) ||
+    !manifest.files.every((f) => KEPT_ENTRY.test(f.path)) ||
+    (manifest.secret_key?.source === 'data_dir' && !names.includes(`files/${SECRET_KEY_FILE}`)) ||
     new Set(names).size !== names.length
   ) {
     throw new BackupError('backup_corrupt', 'the backup file is damaged: its manifest lists unexpected entries');
