@@ -1,7 +1,10 @@
 // The shape of a staff command. Commands call core services, never SQL of their own; each
 // returns both a human rendering and a JSON document (printed with --json).
 
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
 import type { Deps } from '../core/deps.ts';
+import type { Database } from '../db/database.ts';
 
 /** Where a command reads what an option takes from standard input or a file (./inputs.ts). */
 export interface InputReader {
@@ -30,11 +33,21 @@ export interface CommandInput {
 }
 
 /** A file a command hands back for the CLI process to write (where the staff member runs it). */
-export interface OutputFile {
+export type OutputFile = {
   /** As given on the command line: relative paths are relative to the CLI's working directory. */
   path: string;
-  data: Buffer;
-}
+  /** Refuse to replace a file that exists (a backup): the command fails instead. */
+  exclusive?: boolean;
+} & (
+  | { data: Buffer }
+  | {
+      /**
+       * A file the command wrote under DATA_DIR/backup-tmp (too large to travel as bytes: a
+       * backup), which the CLI moves to `path` (and removes if it cannot).
+       */
+      tempPath: string;
+    }
+);
 
 export interface CommandOutput {
   text: string;
@@ -45,6 +58,20 @@ export interface CommandOutput {
    * member's, so the bytes travel back with the result (see outputs.ts).
    */
   files?: OutputFile[];
+}
+
+/**
+ * What a command on the installation itself runs on instead of Deps (`backup`): the
+ * configuration and the database, opened bare (neither migrated nor serving: no queue, no
+ * workers). Inside a server (through the admin socket) they are the server's own.
+ */
+export interface BareContext {
+  config: Config;
+  /** True inside a running server (through the admin socket); false in the CLI's own process. */
+  inServer: boolean;
+  /** The configured database; in the CLI opened on first call (an embedded one is locked meanwhile). */
+  database(): Promise<Database>;
+  logger: Logger;
 }
 
 export interface Command {
@@ -59,12 +86,27 @@ export interface Command {
   options?: Record<string, OptionSpec>;
   /** More text for the command's own --help (formats it reads, examples), after its options. */
   details?: string;
-  run(deps: Deps, input: CommandInput): Promise<CommandOutput>;
+  /** The command, on the services (every command but `backup`). */
+  run?(deps: Deps, input: CommandInput): Promise<CommandOutput>;
+  /** Instead of `run`: the command on the bare installation (see BareContext). */
+  runBare?(context: BareContext, input: CommandInput): Promise<CommandOutput>;
+  /** Runs in the CLI's own process only, never through a server's admin socket (`backup restore`). */
+  cliOnly?: boolean;
   /**
    * Read what `run` will read from standard input or files, without running: the CLI calls it
    * before sending a command over the admin socket, so the server gets the same text.
    */
   readInputs?(options: CommandInput['options'], inputs: InputReader, args: string[]): Promise<void>;
+}
+
+/** A refused operation with a code of its own, outside the API's error catalogue (exit 1). */
+export class CommandError extends Error {
+  override name = 'CommandError';
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.code = code;
+  }
 }
 
 /** Wrong use of the CLI itself (exit 2), as opposed to a refused operation (exit 1). */

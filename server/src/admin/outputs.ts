@@ -1,33 +1,91 @@
-// Files a staff command produces (an invoice's PDF), written by the CLI process: the command
-// returns their bytes with its result (CommandOutput.files, base64 in AdminResult.files), so a
-// command that ran inside the server through the admin socket writes to the staff member's
-// working directory too, with the staff member's permissions, never the server's.
+// Files a staff command produces (an invoice's PDF, a backup), written by the CLI process: the
+// command returns their bytes with its result (CommandOutput.files, base64 in AdminResult.files),
+// or, for a file too large to travel so (a backup), the path of a temporary file it wrote in
+// DATA_DIR/backup-tmp, which the CLI moves. Either way a command that ran inside the server through
+// the admin socket writes to the staff member's working directory too, with the staff member's
+// permissions, never the server's.
 
-import { writeFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { constants } from 'node:fs';
+import { chmod, copyFile, link, rename, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, resolve } from 'node:path';
 import { jsonSafe, terminalSafe } from './command.ts';
-import type { AdminResult } from './run.ts';
+import type { AdminResult, ResultFile } from './run.ts';
+
+/** Move a temporary file to `target` (refusing to replace one when `exclusive`), private (0600). */
+async function moveTemp(tempPath: string, target: string, exclusive: boolean): Promise<void> {
+  try {
+    if (exclusive) {
+      // link fails on an existing target, which rename would replace.
+      await link(tempPath, target);
+    } else {
+      await rename(tempPath, target);
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
+    await copyFile(tempPath, target, exclusive ? constants.COPYFILE_EXCL : 0);
+  }
+  await chmod(target, 0o600);
+}
+
+async function writeOne(file: ResultFile, cwd: string, tempDir: string | null): Promise<void> {
+  const target = resolve(cwd, file.path);
+  if ('base64' in file) {
+    await writeFile(target, Buffer.from(file.base64, 'base64'), { mode: 0o600, flag: file.exclusive ? 'wx' : 'w' });
+    return;
+  }
+  // Only a file of the directory the CLI expects it in, named as a backup's temporaries are.
+  const temp = resolve(file.tempPath);
+  if (tempDir === null || dirname(temp) !== resolve(tempDir) || !/^[0-9a-f]{16}\.tar\.gz$/.test(basename(temp))) {
+    throw Object.assign(new Error('not a temporary file of this DATA_DIR'), { code: 'EINVAL' });
+  }
+  try {
+    await moveTemp(temp, target, file.exclusive === true);
+  } finally {
+    await rm(temp, { force: true });
+  }
+}
 
 /**
  * Write the files of `result` (relative paths against `cwd`), private to the user (0600: an
- * invoice names a customer); return the result without them. A file that cannot be written
- * turns the result into a failure (exit 1) naming it, and the command's output is dropped, so
- * it never claims a file that is not there.
+ * invoice names a customer, a backup holds everything); return the result without them. A file
+ * that cannot be written turns the result into a failure (exit 1) naming it, and the command's
+ * output is dropped, so it never claims a file that is not there. `tempDir`: where temporary files
+ * may be moved from (DATA_DIR/backup-tmp); null refuses them.
  */
-export async function writeOutputFiles(result: AdminResult, json: boolean, cwd = process.cwd()): Promise<AdminResult> {
+export async function writeOutputFiles(
+  result: AdminResult,
+  json: boolean,
+  cwd = process.cwd(),
+  tempDir: string | null = null,
+): Promise<AdminResult> {
   const { files, ...rest } = result;
-  if (!files || files.length === 0 || result.exitCode !== 0) return rest;
+  if (!files || files.length === 0) return rest;
+  let failed: { path: string; error: unknown } | null = null;
   for (const file of files) {
+    if (failed !== null || result.exitCode !== 0) {
+      if ('tempPath' in file && tempDir !== null && dirname(resolve(file.tempPath)) === resolve(tempDir))
+        await rm(resolve(file.tempPath), { force: true });
+      continue;
+    }
     try {
-      await writeFile(resolve(cwd, file.path), Buffer.from(file.base64, 'base64'), { mode: 0o600 });
+      await writeOne(file, cwd, tempDir);
     } catch (error) {
-      const message = `cannot write ${file.path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
-      return {
-        exitCode: 1,
-        stdout: json ? jsonSafe(`${JSON.stringify({ ok: false, error: 'write_failed', message }, null, 2)}\n`) : '',
-        stderr: terminalSafe(`error: ${message}\n`),
-      };
+      failed = { path: file.path, error };
     }
   }
-  return rest;
+  if (failed === null) return rest;
+  const code = (failed.error as NodeJS.ErrnoException).code;
+  const message =
+    code === 'EEXIST'
+      ? `${failed.path} exists already; choose another file name`
+      : `cannot write ${failed.path}: ${code ?? (failed.error as Error).message}`;
+  return {
+    exitCode: 1,
+    stdout: json
+      ? jsonSafe(
+          `${JSON.stringify({ ok: false, error: code === 'EEXIST' ? 'file_exists' : 'write_failed', message }, null, 2)}\n`,
+        )
+      : '',
+    stderr: terminalSafe(`error: ${message}\n`),
+  };
 }

@@ -1,6 +1,7 @@
 // Every staff command, by noun and verb (CONTRACT §1 lists what must exist).
 import type { Command } from './command.ts';
 import { accountCommands } from './commands/accounts.ts';
+import { backupCommands } from './commands/backup.ts';
 import { billingCommands } from './commands/billing.ts';
 import { catalogCommands } from './commands/catalog.ts';
 import { deletionCommands } from './commands/deletions.ts';
@@ -31,4 +32,5 @@ export const COMMANDS: Command[] = [
   ...systemCommands,
   ...installationCommands,
   ...staffCommands,
+  ...backupCommands,
 ];

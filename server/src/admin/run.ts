@@ -4,8 +4,8 @@
 import { parseArgs } from 'node:util';
 import type { Deps } from '../core/deps.ts';
 import { isAppError } from '../core/errors.ts';
-import type { InputReader } from './command.ts';
-import { type Command, jsonSafe, terminalSafe, UsageError } from './command.ts';
+import type { BareContext, InputReader, OutputFile } from './command.ts';
+import { type Command, CommandError, jsonSafe, terminalSafe, UsageError } from './command.ts';
 import { noInputs } from './inputs.ts';
 import { COMMANDS } from './registry.ts';
 
@@ -13,8 +13,28 @@ export interface AdminResult {
   exitCode: number;
   stdout: string;
   stderr: string;
-  /** Files for the CLI process to write (outputs.ts), base64 so the result stays JSON over the socket. */
-  files?: { path: string; base64: string }[];
+  /**
+   * Files for the CLI process to write (outputs.ts), base64 so the result stays JSON over the
+   * socket, or a temporary file under DATA_DIR/backup-tmp for it to move.
+   */
+  files?: ResultFile[];
+}
+
+export type ResultFile = { path: string; exclusive?: boolean } & ({ base64: string } | { tempPath: string });
+
+function resultFile(file: OutputFile): ResultFile {
+  const exclusive = file.exclusive ? { exclusive: true } : {};
+  return 'tempPath' in file
+    ? { path: file.path, tempPath: file.tempPath, ...exclusive }
+    : { path: file.path, base64: file.data.toString('base64'), ...exclusive };
+}
+
+/** Inside a server, or a test's app: the bare installation is what the services stand on. */
+function bareFromDeps(getDeps: () => Promise<Deps>): () => Promise<BareContext> {
+  return async () => {
+    const deps = await getDeps();
+    return { config: deps.config, inServer: true, database: async () => deps.database, logger: deps.logger };
+  };
 }
 
 /** Find the command an argv names, or null for help. Throws UsageError on an unknown one. */
@@ -102,8 +122,9 @@ export async function runAdmin(
   getDeps: () => Promise<Deps>,
   actor = 'staff',
   inputs: InputReader = noInputs,
+  getBare: () => Promise<BareContext> = bareFromDeps(getDeps),
 ): Promise<AdminResult> {
-  const result = await runUnguarded(argv, getDeps, actor, inputs);
+  const result = await runUnguarded(argv, { getDeps, getBare }, actor, inputs);
   const json = argv.includes('--json');
   return {
     exitCode: result.exitCode,
@@ -132,6 +153,10 @@ export async function readCommandInputs(argv: string[], inputs: InputReader): Pr
     await command.readInputs?.(parsed.options, inputs, parsed.args);
     return null;
   } catch (error) {
+    if (error instanceof CommandError) {
+      const result = failure(1, error.code, error.message, argv.includes('--json'));
+      return { ...result, stdout: jsonSafe(result.stdout), stderr: terminalSafe(result.stderr) };
+    }
     if (!(error instanceof UsageError)) throw error;
     const result = failure(2, 'usage_error', error.message, argv.includes('--json'));
     return { ...result, stdout: jsonSafe(result.stdout), stderr: terminalSafe(result.stderr) };
@@ -140,7 +165,7 @@ export async function readCommandInputs(argv: string[], inputs: InputReader): Pr
 
 async function runUnguarded(
   argv: string[],
-  getDeps: () => Promise<Deps>,
+  { getDeps, getBare }: { getDeps: () => Promise<Deps>; getBare: () => Promise<BareContext> },
   actor: string,
   inputs: InputReader,
 ): Promise<AdminResult> {
@@ -150,17 +175,19 @@ async function runUnguarded(
     if (command === null) return { exitCode: 0, stdout: `${helpText(rest[0])}\n`, stderr: '' };
     if (help) return { exitCode: 0, stdout: `${commandHelp(command)}\n`, stderr: '' };
     const parsed = parseCommandArgs(command, rest);
-    const output = await command.run(await getDeps(), { ...parsed, actor, inputs });
+    const input = { ...parsed, actor, inputs };
+    const output = command.runBare
+      ? await command.runBare(await getBare(), input)
+      : await (command.run as NonNullable<Command['run']>)(await getDeps(), input);
     return {
       exitCode: 0,
       stdout: json ? `${JSON.stringify(output.json, null, 2)}\n` : `${output.text}\n`,
       stderr: '',
-      ...(output.files
-        ? { files: output.files.map((f) => ({ path: f.path, base64: f.data.toString('base64') })) }
-        : {}),
+      ...(output.files ? { files: output.files.map(resultFile) } : {}),
     };
   } catch (error) {
     if (error instanceof UsageError) return failure(2, 'usage_error', error.message, json);
+    if (error instanceof CommandError) return failure(1, error.code, error.message, json);
     if (isAppError(error)) {
       const fields = error.fields
         ? ` (${Object.entries(error.fields)
