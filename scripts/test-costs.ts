@@ -36,7 +36,7 @@ for (const row of rows.slice(0, Number(count))) {
 }
 
 if (writeOrder) {
-  const order = [...rows].sort((a, b) => b.wall - a.wall).map((row) => row.file);
+  const order = [...new Set([...rows].sort((a, b) => b.wall - a.wall).map((row) => row.file))];
   writeFileSync(join(ROOT, 'server/test/order.json'), `${JSON.stringify(order, null, 2)}\n`);
   console.log(`wrote server/test/order.json (${order.length} files, longest first)`);
 }
