@@ -147,7 +147,13 @@ async function openMigrated(config: Config, role: Role, logger: Logger): Promise
   );
   let applied: string[];
   try {
-    applied = await migrateToLatest(database.db);
+    applied = await migrateToLatest(database.db, {
+      onNewer: (names) =>
+        logger.warn(
+          { migrations: names },
+          'the database has migrations of a newer release; this one runs on that schema',
+        ),
+    });
   } catch (error) {
     await database.close().catch(() => {});
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
