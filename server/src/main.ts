@@ -1,7 +1,8 @@
 // Composition root. `npm start` runs the API and the job worker in one process;
 // `npm run api` and `npm run worker` (role flags) run them apart, on PostgreSQL only.
 // Order: config → database (lock, migrate) → deps (job queue) → HTTP and/or worker.
-// SIGTERM/SIGINT: stop accepting, drain requests, stop the worker, close the database.
+// SIGTERM/SIGINT: not ready (/readyz 503) until the proxy stops sending, then stop accepting, drain
+// requests, stop the worker, close the database.
 
 import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
@@ -15,7 +16,7 @@ import { type Database, openDatabase, targetFromConfig } from './db/database.ts'
 import { DataDirLockedError } from './db/lock.ts';
 import { migrateToLatest } from './db/migrator.ts';
 import { type DemoUpstreams, startDemoUpstreams } from './demo.ts';
-import { markDraining } from './http/health.routes.ts';
+import { markDraining, proxyStopped } from './http/health.routes.ts';
 import { type MetricsListener, startMetricsListener } from './http/metrics.routes.ts';
 import { buildServer } from './http/server.ts';
 import { createLogger, flushProcessLog } from './logging.ts';
@@ -24,6 +25,14 @@ import { startWorker } from './worker/worker.ts';
 type Role = 'all' | 'api' | 'worker';
 
 const SHUTDOWN_GRACE_MS = 15_000;
+/**
+ * After SIGTERM an API process keeps its port open until the proxy has stopped sending to it
+ * (proxyStopped in health.routes.ts): at most DRAIN_WAIT_MS for the proxy's next /readyz probe
+ * (deploy/Caddyfile asks every 2 s), then DRAIN_SETTLE_MS, one more interval, so that every proxy
+ * probing on that interval has seen the 503 and requests already on their way have arrived.
+ */
+const DRAIN_WAIT_MS = 5_000;
+const DRAIN_SETTLE_MS = 2_000;
 /** How long a clean stop waits for the log to reach its reader; a stuck reader loses the tail. */
 const LOG_FLUSH_MS = 1_000;
 
@@ -147,7 +156,13 @@ async function openMigrated(config: Config, role: Role, logger: Logger): Promise
   );
   let applied: string[];
   try {
-    applied = await migrateToLatest(database.db);
+    applied = await migrateToLatest(database.db, {
+      onNewer: (names) =>
+        logger.warn(
+          { migrations: names },
+          'the database has migrations of a newer release; this one runs on that schema',
+        ),
+    });
   } catch (error) {
     await database.close().catch(() => {});
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
@@ -226,7 +241,12 @@ function shutdownOf(
     force.unref();
     let code = 0;
     try {
-      markDraining(parts.deps); // /readyz answers 503 from here on
+      markDraining(parts.deps); // /readyz answers 503 from here on, every answer `Connection: close`
+      if (parts.app) {
+        const started = performance.now();
+        const how = await proxyStopped(parts.deps, { maxMs: DRAIN_WAIT_MS, settleMs: DRAIN_SETTLE_MS });
+        logger.info({ how, waitedMs: Math.round(performance.now() - started) }, 'closing the listener');
+      }
       await parts.app?.close(); // stops accepting, waits for in-flight requests
       await parts.metrics?.close();
       parts.adminSocket?.close();

@@ -285,7 +285,11 @@ describe('the Caddyfile', { skip: noCaddy }, () => {
       encoding: 'utf8',
     });
     assert.equal(adapt.status, 0, adapt.stderr);
-    const handlers: { handler: string; max_size?: number; health_checks?: { active?: { uri?: string } } }[] = [];
+    const handlers: {
+      handler: string;
+      max_size?: number;
+      health_checks?: { active?: { uri?: string; interval?: number } };
+    }[] = [];
     const walk = (node: unknown) => {
       if (Array.isArray(node)) node.forEach(walk);
       else if (node && typeof node === 'object') {
@@ -305,6 +309,14 @@ describe('the Caddyfile', { skip: noCaddy }, () => {
     assert.ok(other >= Math.max(MAX_UPLOAD_BYTES + 12 * 8192, BODY_LIMIT, 8 * 1024 * 1024), `other bodies: ${other}`);
     const proxy = handlers.find((h) => h.handler === 'reverse_proxy');
     assert.equal(proxy?.health_checks?.active?.uri, '/readyz');
+    // A stopping API process keeps its port open until this check has seen /readyz 503 (main.ts): at
+    // most DRAIN_WAIT_MS for the next probe, then DRAIN_SETTLE_MS, one more interval; all within the grace.
+    const main = readFileSync(join(ROOT, 'server/src/main.ts'), 'utf8');
+    const ms = (name: string) => Number(new RegExp(`const ${name} = ([\\d_]+);`).exec(main)?.[1]?.replaceAll('_', ''));
+    const interval = (proxy?.health_checks?.active?.interval ?? 0) / 1e6; // nanoseconds in Caddy's JSON
+    assert.ok(interval > 0 && interval < ms('DRAIN_WAIT_MS'), `health_interval ${interval} ms`);
+    assert.ok(interval <= ms('DRAIN_SETTLE_MS'), `health_interval ${interval} ms`);
+    assert.ok(ms('DRAIN_WAIT_MS') + ms('DRAIN_SETTLE_MS') < ms('SHUTDOWN_GRACE_MS'));
   });
 });
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { checkDatabase } from '../src/core/system/health.ts';
-import { markDraining } from '../src/http/health.routes.ts';
+import { markDraining, proxyStopped } from '../src/http/health.routes.ts';
 import { createTestApp, onPostgres } from './support/harness.ts';
 
 describe('GET /api/v1/health/', () => {
@@ -87,6 +87,39 @@ describe('GET /livez and GET /readyz (CONTRACT §15)', () => {
       assert.ok(t.logs.lines.some((line) => line.includes('/api/v1/health/')));
     } finally {
       await t.close();
+    }
+  });
+
+  test('draining: every answer says Connection: close; the listener waits for a probe to see the 503 (proxyStopped)', async () => {
+    const t = await createTestApp();
+    try {
+      const ready = await t.inject({ method: 'GET', url: '/readyz' });
+      assert.equal(ready.statusCode, 200);
+      assert.equal(ready.headers.connection, 'keep-alive');
+      markDraining(t.deps);
+      // Probed before (a proxy checks this process): the wait ends at the next probe, which answers 503.
+      let ended = false;
+      const waiting = proxyStopped(t.deps, { maxMs: 60_000, settleMs: 0 }).finally(() => {
+        ended = true;
+      });
+      const health = await t.inject({ method: 'GET', url: '/api/v1/health/' });
+      assert.equal(health.statusCode, 200, 'requests are still served while draining');
+      assert.equal(health.headers.connection, 'close');
+      assert.equal(ended, false, 'a request that is no probe does not end the wait');
+      const drained = await t.inject({ method: 'GET', url: '/readyz' });
+      assert.equal(drained.statusCode, 503);
+      assert.equal(drained.headers.connection, 'close');
+      assert.equal(await waiting, 'probed');
+    } finally {
+      await t.close();
+    }
+    // Never probed (`npm start` at a desk, no proxy checking it): nothing to wait for.
+    const alone = await createTestApp();
+    try {
+      markDraining(alone.deps);
+      assert.equal(await proxyStopped(alone.deps, { maxMs: 60_000, settleMs: 0 }), 'unprobed');
+    } finally {
+      await alone.close();
     }
   });
 

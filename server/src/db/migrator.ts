@@ -1,7 +1,7 @@
 // Schema migrations with Kysely's Migrator (advisory-locked, one transaction per run) over the
 // in-code list in migrations/index.ts. Run on every start and by `npm run migrate`.
 
-import { type Kysely, type MigrationResultSet, Migrator } from 'kysely';
+import { type Kysely, type Migration, type MigrationResultSet, Migrator, sql } from 'kysely';
 import { migrations } from './migrations/index.ts';
 import type { DB } from './tables.ts';
 
@@ -9,9 +9,39 @@ export class MigrationError extends Error {
   override name = 'MigrationError';
 }
 
-export async function migrateToLatest(db: Kysely<DB>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+export interface MigrateOptions {
+  /** Called with the migrations a newer release applied that this one does not know (see below). */
+  onNewer?: (names: string[]) => void;
+}
+
+export async function migrateToLatest(db: Kysely<DB>, options: MigrateOptions = {}): Promise<string[]> {
+  const newer = await newerMigrations(db);
+  if (newer.length > 0) options.onNewer?.(newer);
+  const known: Record<string, Migration> = { ...migrations };
+  for (const name of newer) known[name] = { up: async () => {} };
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => known } });
   return applied(await migrator.migrateToLatest());
+}
+
+/**
+ * Migrations of a newer release, already applied: names this release does not have, after all of
+ * its own. A rolling upgrade migrates before it restarts the processes, so a process of the older
+ * release that starts meanwhile (systemd restarting one that crashed, or a rollback) meets them;
+ * the expand/contract rule (docs/ARCHITECTURE.md) keeps that schema working for it, so they count
+ * as done here instead of failing the start (Kysely: "previously executed migration … is
+ * missing"). An unknown name among this release's own is left to Kysely, which refuses it.
+ */
+async function newerMigrations(db: Kysely<DB>): Promise<string[]> {
+  let executed: string[];
+  try {
+    const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(db);
+    executed = rows.rows.map((r) => r.name);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === '42P01') return []; // undefined_table: a new database
+    throw error;
+  }
+  const last = Object.keys(migrations).sort().at(-1) ?? '';
+  return executed.filter((name) => !Object.hasOwn(migrations, name) && name > last).sort();
 }
 
 function applied({ error, results }: MigrationResultSet): string[] {

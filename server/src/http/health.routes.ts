@@ -35,12 +35,73 @@ const Probe = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('draining'), Type.Literal('unavailable')]),
 });
 
-/** The dependency sets whose process is shutting down (main.ts marks it before closing the server). */
-const draining = new WeakSet<Deps>();
+/** What one process's readiness probes have seen; main.ts marks it draining before closing the server. */
+interface Readiness {
+  draining: boolean;
+  /** When /readyz was last asked (performance.now()), or null: never. */
+  probedAt: number | null;
+  /** A probe has been answered `draining`: whoever asked it stops sending requests here. */
+  drainingSeen: boolean;
+  onDrainingSeen: (() => void)[];
+}
+const readiness = new WeakMap<Deps, Readiness>();
 
-/** From now on /readyz answers 503 `draining`: a proxy stops sending new requests here. */
+function readinessOf(deps: Deps): Readiness {
+  let state = readiness.get(deps);
+  if (state === undefined) {
+    state = { draining: false, probedAt: null, drainingSeen: false, onDrainingSeen: [] };
+    readiness.set(deps, state);
+  }
+  return state;
+}
+
+/** From now on /readyz answers 503 `draining`, and every answer says `Connection: close`. */
 export function markDraining(deps: Deps): void {
-  draining.add(deps);
+  readinessOf(deps).draining = true;
+}
+
+export function isDraining(deps: Deps): boolean {
+  return readiness.get(deps)?.draining === true;
+}
+
+/**
+ * After markDraining, until the proxy has stopped sending requests here, so that the listener
+ * closes only then. A proxy that health-checks /readyz (deploy/Caddyfile: every 2 s) stops once a
+ * probe has been answered 503: this waits for that answer (at most `maxMs`, longer than the proxy's
+ * interval), then `settleMs` for requests the proxy had already sent on their way. A
+ * process that no probe asked within the last `maxMs` has no such proxy (`npm start` at a desk):
+ * at once. Closing earlier, the proxy meets a refused connection or a connection closed under a
+ * request, which Caddy before 2.11.2 answers 502 for a request with a body instead of retrying it
+ * on another process (caddyserver/caddy#7546).
+ */
+export async function proxyStopped(
+  deps: Deps,
+  { maxMs, settleMs }: { maxMs: number; settleMs: number },
+): Promise<'probed' | 'unprobed' | 'timeout'> {
+  const state = readinessOf(deps);
+  if (state.probedAt === null || performance.now() - state.probedAt > maxMs) return 'unprobed';
+  const seen =
+    state.drainingSeen ||
+    (await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), maxMs);
+      state.onDrainingSeen.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    }));
+  if (!seen) return 'timeout';
+  await new Promise((resolve) => setTimeout(resolve, settleMs));
+  return 'probed';
+}
+
+function probed(deps: Deps): boolean {
+  const state = readinessOf(deps);
+  state.probedAt = performance.now();
+  if (state.draining && !state.drainingSeen) {
+    state.drainingSeen = true;
+    for (const notify of state.onDrainingSeen.splice(0)) notify();
+  }
+  return state.draining;
 }
 
 export async function healthRoutes(root: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
@@ -106,7 +167,7 @@ export async function healthRoutes(root: FastifyInstance, { deps }: { deps: Deps
     },
     async (_request, reply) => {
       reply.header('Cache-Control', 'no-store');
-      if (draining.has(deps)) return reply.code(503).send({ status: 'draining' as const });
+      if (probed(deps)) return reply.code(503).send({ status: 'draining' as const });
       const db = await probe();
       if (!db.ok) return reply.code(503).send({ status: 'unavailable' as const });
       return { status: 'ok' as const };

@@ -19,7 +19,7 @@ import { recordRequest } from '../metrics/metrics.ts';
 import { clientSurface } from './client/plugin.ts';
 import { cloudSurface } from './cloud/plugin.ts';
 import { consoleRoutes } from './console.ts';
-import { healthRoutes } from './health.routes.ts';
+import { healthRoutes, isDraining } from './health.routes.ts';
 import { registerMetricsRoute } from './metrics.routes.ts';
 import { pageRoutes } from './pages.ts';
 import { loadPanel, registerPanel } from './panel.ts';
@@ -186,6 +186,9 @@ export function buildServer(deps: Deps): FastifyInstance {
   const atTurnEnd = createTurnBatch((error) => deps.logger.error({ err: error }, 'answer not sent'));
   app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('X-Request-Id', request.id);
+    // Shutting down (main.ts): the proxy's kept-alive connections end with this answer, rather than
+    // meet the closing server with their next request.
+    if (isDraining(deps)) reply.header('Connection', 'close');
     if (request.url.startsWith('/api/') && !reply.hasHeader('Cache-Control')) reply.header('Cache-Control', 'no-store');
     reply.header('X-Content-Type-Options', 'nosniff');
     atTurnEnd(() => done(null, payload));
