@@ -4,6 +4,8 @@
 // idempotency keys settle), and the same request can be sent again in a moment. The HTTP error
 // handler answers these 503 service_unavailable with Retry-After instead of 500
 // (http/plugins/errors.ts); server/test/drills.test.ts stops a PostgreSQL under load to hold it to that.
+// A socket error of another dependency that reaches the handler unwrapped gets the same answer,
+// which is what 503 says in the OpenAPI document: a dependency is unavailable.
 
 import type pg from 'pg';
 
