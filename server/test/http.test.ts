@@ -54,11 +54,31 @@ before(async () => {
             code,
           });
         });
+        // What node-postgres and its pool throw when the database is away (db/unavailable.ts).
+        app.get(`${prefix.replace(/\/$/, '')}/away/:kind`, { schema: { hide: true } }, async (request) => {
+          const { kind } = request.params as { kind: keyof typeof AWAY };
+          throw AWAY[kind]();
+        });
       }
     },
   });
 });
 after(() => t.close());
+
+const AWAY = {
+  shutdown: () =>
+    Object.assign(new Error('terminating connection due to administrator command'), {
+      name: 'error',
+      severity: 'FATAL',
+      code: '57P01',
+    }),
+  starting: () => Object.assign(new Error('the database system is starting up'), { severity: 'FATAL', code: '57P03' }),
+  refused: () =>
+    Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED', syscall: 'connect' }),
+  terminated: () => new Error('Connection terminated unexpectedly'),
+  pool: () => new Error('timeout exceeded when trying to connect'),
+  wrapped: () => new Error('rollback failed', { cause: new Error('Connection terminated unexpectedly') }),
+};
 
 const json = { 'content-type': 'application/json' };
 
@@ -138,6 +158,24 @@ describe('transactions the database aborted', () => {
         .filter((r) => r.msg === 'request aborted by the database; answered 409' && r.level === 40);
       assert.ok(warned.length >= 3, 'each one logged');
     });
+});
+
+describe('the database away', () => {
+  test('a lost or refused connection is 503 service_unavailable with Retry-After in each envelope; a warning, not an error', async () => {
+    for (const kind of Object.keys(AWAY)) {
+      for (const prefix of ['/api/v1/client/probe', '/api/v1/probe', '/cloud/v1/probe']) {
+        const res = await t.inject({ method: 'GET', url: `${prefix}/away/${kind}` });
+        assert.equal(res.statusCode, 503, `${kind} ${prefix}: ${res.body}`);
+        assert.ok(Number(res.headers['retry-after']) > 0);
+        const body = res.json();
+        assert.equal(body.error ?? body.code, 'service_unavailable', `${kind} ${prefix}: ${res.body}`);
+        assert.doesNotMatch(res.body, /5432|terminat|ECONN|administrator|timeout/);
+      }
+    }
+    const lines = t.logs.parsed().filter((r) => r.msg === 'request failed: database unavailable');
+    assert.equal(lines.length, Object.keys(AWAY).length * 3);
+    assert.ok(lines.every((r) => r.level === 40));
+  });
 });
 
 describe('request ids', () => {

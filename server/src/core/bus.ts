@@ -11,6 +11,8 @@ import type { Database } from '../db/database.ts';
 import type { DB } from '../db/tables.ts';
 
 const CHANNEL = 'hostplane_invalidate';
+/** The longest wait between attempts to get the LISTEN connection back. */
+const RECONNECT_MAX_MS = 10_000;
 
 export type BusMessage =
   | { topic: 'token'; id: number }
@@ -65,20 +67,53 @@ export async function createBus(database: Database, logger: Logger): Promise<Bus
     let client: pg.Client | null = null;
     let closed = false;
     let retry: NodeJS.Timeout | undefined;
+    /** Reconnect attempts since the connection was lost (the wait doubles, up to RECONNECT_MAX_MS). */
+    let attempts = 0;
+    // Until it is back, tries again and again: a database that takes longer than one wait to
+    // return (a restart) must not leave the process deaf to other processes' invalidations.
+    const reconnect = () => {
+      if (closed) return;
+      clearTimeout(retry);
+      const wait = Math.min(RECONNECT_MAX_MS, 1000 * 2 ** Math.min(attempts, 5));
+      attempts++;
+      retry = setTimeout(() => {
+        connect().then(
+          () => {
+            attempts = 0;
+            // Messages sent while it was away are lost: every cache drops what it holds.
+            deliver({ topic: 'all' });
+            logger.info('invalidation listener reconnected');
+          },
+          (error: unknown) => {
+            logger.warn({ err: error, attempt: attempts }, 'invalidation listener could not reconnect; trying again');
+            reconnect();
+          },
+        );
+      }, wait);
+    };
     const connect = async (): Promise<void> => {
       const next = new pg.Client({ connectionString: database.url, application_name: 'hostplane-bus' });
       next.on('notification', (msg) => onPayload(msg.payload));
       next.on('error', (error) => {
-        logger.warn({ err: error }, 'invalidation listener lost its connection; reconnecting');
         next.end().catch(() => {});
-        if (!closed) {
-          client = null;
-          deliver({ topic: 'all' });
-          retry = setTimeout(() => void connect().catch(() => {}), 1000);
-        }
+        // Only the live listener reconnects (a client that failed to connect is retried by reconnect()).
+        if (closed || client !== next) return;
+        logger.warn({ err: error }, 'invalidation listener lost its connection; reconnecting');
+        client = null;
+        deliver({ topic: 'all' });
+        reconnect();
       });
-      await next.connect();
-      await next.query(`listen ${CHANNEL}`);
+      try {
+        await next.connect();
+        await next.query(`listen ${CHANNEL}`);
+      } catch (error) {
+        await next.end().catch(() => {});
+        throw error;
+      }
+      if (closed) {
+        await next.end().catch(() => {});
+        return;
+      }
       client = next;
     };
     await connect();

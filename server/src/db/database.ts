@@ -12,6 +12,7 @@ import { type EmbeddedPostgres, startEmbedded } from './embedded.ts';
 import { acquireDataDirLock, type DataDirLock, ensurePrivateDir, tightenTree } from './lock.ts';
 import { observedPostgresDialect, type WriteObserver } from './observed.ts';
 import type { DB } from './tables.ts';
+import { survivesLostConnections } from './unavailable.ts';
 
 /** How long a query waits for a free connection before failing (a nested use of the outer `db`
  * inside a transaction on PGlite's single connection would otherwise hang forever). */
@@ -57,6 +58,8 @@ function openPostgres(target: { url: string; poolSize?: number }, logger?: Logge
   });
   // An idle client losing its server (restart, network) emits here; unhandled it would kill the process.
   pool.on('error', (error) => logger?.warn({ err: error }, 'idle database connection failed'));
+  // …and one in use: its statement fails (answered 503, http/plugins/errors.ts), the process lives.
+  survivesLostConnections(pool);
   const { dialect, observer: writes } = observedPostgresDialect({ pool });
   const db = new Kysely<DB>({ dialect });
   let closed = false;

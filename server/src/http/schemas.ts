@@ -51,7 +51,8 @@ const DESCRIPTIONS: Record<number, string> = {
 
 export function errorResponses(schema: TSchema & { $id?: string }, statuses: number[]): Record<number, TSchema> {
   const out: Record<number, TSchema> = {};
-  for (const status of [...new Set([...statuses, 500])]) {
+  // Any route may fail with 500, and with 503 while the database is away (http/plugins/errors.ts).
+  for (const status of [...new Set([...statuses, 500, 503])]) {
     out[status] = Type.Unsafe({ ...Type.Ref(String(schema.$id)), description: DESCRIPTIONS[status] ?? 'Error' });
   }
   return out;

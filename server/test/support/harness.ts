@@ -96,6 +96,8 @@ export interface TestAppOptions {
   redis?: boolean;
   /** Add routes before the server is ready (to exercise shared plumbing from a test). */
   extend?: (app: FastifyInstance, deps: Deps) => void;
+  /** The database to run on, instead of a fresh one of the run's engine (drills: a private PostgreSQL). */
+  database?: () => Promise<TestDatabase>;
 }
 
 /**
@@ -194,7 +196,7 @@ export interface TestApp {
 
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'hostplane-test-'));
-  const testDb = await createTestDatabase();
+  const testDb = await (options.database ?? createTestDatabase)();
   const config = loadConfig({
     DATA_DIR: dataDir,
     SECRET_KEY: randomBytes(32).toString('base64'),

@@ -4,6 +4,7 @@
 import pg from 'pg';
 import type { Config } from '../../config.ts';
 import type { Database } from '../../db/database.ts';
+import { survivesLostConnections } from '../../db/unavailable.ts';
 import type { RateLimitStore } from './limiters.ts';
 
 /** Connections of the PostgreSQL rate-limit store's own pool. */
@@ -23,6 +24,7 @@ export function rateLimitStoreFor(config: Config, database: Database): RateLimit
       application_name: 'hostplane-ratelimit',
     });
     pool.on('error', () => {});
+    survivesLostConnections(pool);
     return { kind: 'postgres', pool, owned: true };
   }
   return { kind: 'memory' };

@@ -5,6 +5,7 @@
 
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, isAppError } from '../../core/errors.ts';
+import { databaseUnavailable } from '../../db/unavailable.ts';
 import { sendError } from '../surfaces.ts';
 
 interface AjvIssue {
@@ -38,6 +39,8 @@ const PARSER_ERRORS: Record<string, () => AppError> = {
 const MALFORMED_MULTIPART = /^Multipart: |unexpected end of multipart data|^Boundary required|^Malformed part header/i;
 
 const TRANSIENT_DATABASE = new Set(['40P01', '40001']);
+/** Retry-After of a 503 while the database is away: a restart takes seconds. */
+const DATABASE_RETRY_AFTER_SECONDS = 5;
 
 export function toAppError(error: unknown): AppError {
   if (isAppError(error)) return error;
@@ -54,6 +57,12 @@ export function toAppError(error: unknown): AppError {
   // PostgreSQL aborted the transaction for another one's sake (deadlock_detected,
   // serialization_failure): nothing of it was written and the same request can be sent again.
   if (TRANSIENT_DATABASE.has(String(fastifyError.code))) return new AppError('conflict', { cause: error });
+  // The database away (restarting, unreachable, out of connections): the request's transaction was
+  // rolled back (or, cut short at COMMIT, its idempotency key tells when it is sent again), and the
+  // same request may be sent again shortly (db/unavailable.ts).
+  if (databaseUnavailable(error)) {
+    return new AppError('service_unavailable', { retryAfter: DATABASE_RETRY_AFTER_SECONDS, cause: error });
+  }
   const status = fastifyError.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     if (status === 404) return new AppError('not_found');
@@ -134,7 +143,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
     ) {
       appError = AppError.fields({ ...rules(body as Record<string, unknown>), ...appError.fields });
     }
-    if (appError.status >= 500) {
+    if (appError.code === 'service_unavailable' && appError !== error) {
+      // Not a bug: one line per request without the stack, while the database is away.
+      request.log.warn({ errorCode: appError.code, reason: String(error) }, 'request failed: database unavailable');
+    } else if (appError.status >= 500) {
       request.log.error({ err: appError.cause ?? error, errorCode: appError.code }, 'request failed');
     } else if (appError !== error && appError.code === 'conflict') {
       // Answered 409, but a deadlock means two paths lock rows in different orders: worth a look.
