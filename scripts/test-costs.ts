@@ -18,7 +18,7 @@ interface Cost {
 const writeOrder = process.argv.includes('--write-order');
 const [path, count = '30'] = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
 if (!path) {
-  console.error('usage: node scripts/test-costs.ts FILE [N] [--write-order]');
+  process.stderr.write('usage: node scripts/test-costs.ts FILE [N] [--write-order]\n');
   process.exit(2);
 }
 const rows = readFileSync(path, 'utf8')
@@ -28,15 +28,17 @@ const rows = readFileSync(path, 'utf8')
 const total = (row: Cost) => row.cpu + row.children;
 rows.sort((a, b) => total(b) - total(a));
 const sum = (f: (row: Cost) => number) => rows.reduce((acc, row) => acc + f(row), 0).toFixed(0);
-console.log(`${rows.length} files; CPU ${sum(total)} s (own ${sum((r) => r.cpu)} s), wall ${sum((r) => r.wall)} s`);
-console.log('   cpu  own  child  wall  file');
+process.stdout.write(
+  `${rows.length} files; CPU ${sum(total)} s (own ${sum((r) => r.cpu)} s), wall ${sum((r) => r.wall)} s\n`,
+);
+process.stdout.write('   cpu  own  child  wall  file\n');
 for (const row of rows.slice(0, Number(count))) {
   const cells = [total(row), row.cpu, row.children, row.wall].map((n) => n.toFixed(1).padStart(5));
-  console.log(`${cells.join(' ')}  ${row.file}${row.code ? ` (exit ${row.code})` : ''}`);
+  process.stdout.write(`${cells.join(' ')}  ${row.file}${row.code ? ` (exit ${row.code})` : ''}\n`);
 }
 
 if (writeOrder) {
   const order = [...new Set([...rows].sort((a, b) => b.wall - a.wall).map((row) => row.file))];
   writeFileSync(join(ROOT, 'server/test/order.json'), `${JSON.stringify(order, null, 2)}\n`);
-  console.log(`wrote server/test/order.json (${order.length} files, longest first)`);
+  process.stdout.write(`wrote server/test/order.json (${order.length} files, longest first)\n`);
 }

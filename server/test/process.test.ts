@@ -106,7 +106,10 @@ describe('embedded mode (npm start)', () => {
       SECRET_KEY: randomBytes(32).toString('base64'),
     });
     assert.equal(down.code, 1);
-    assert.match(down.output, /database does not answer \(postgres:\/\/hostplane@127\.0\.0\.1:1\/hostplane\).*ECONNREFUSED/);
+    assert.match(
+      down.output,
+      /database does not answer \(postgres:\/\/hostplane@127\.0\.0\.1:1\/hostplane\).*ECONNREFUSED/,
+    );
   });
 });
 
