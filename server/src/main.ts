@@ -15,6 +15,7 @@ import { analyzeEmbedded } from './core/housekeeping.ts';
 import { type Database, openDatabase, targetFromConfig } from './db/database.ts';
 import { DataDirLockedError } from './db/lock.ts';
 import { migrateToLatest } from './db/migrator.ts';
+import { databaseUnavailable } from './db/unavailable.ts';
 import { type DemoUpstreams, startDemoUpstreams } from './demo.ts';
 import { markDraining, proxyStopped } from './http/health.routes.ts';
 import { type MetricsListener, startMetricsListener } from './http/metrics.routes.ts';
@@ -125,26 +126,6 @@ function watchSignals(logger: Logger): (shutdown: (signal: string) => Promise<vo
 class DatabaseUnreachableError extends Error {
   override name = 'DatabaseUnreachableError';
 }
-/** Connection failures (node's and PostgreSQL's "starting up" / "too many connections"). */
-const UNREACHABLE = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  '57P03',
-  '53300',
-]);
-
-function unreachable(error: unknown): boolean {
-  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if (UNREACHABLE.has(String((e as NodeJS.ErrnoException).code))) return true;
-  }
-  return false;
-}
-
 /**
  * The database, opened (the embedded one locked) and migrated. A database that does not answer
  * is DatabaseUnreachableError; any other failure to migrate is a configuration error.
@@ -166,7 +147,7 @@ async function openMigrated(config: Config, role: Role, logger: Logger): Promise
   } catch (error) {
     await database.close().catch(() => {});
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    if (unreachable(error)) {
+    if (databaseUnavailable(error)) {
       throw new DatabaseUnreachableError(
         `the ${database.engine} database does not answer (${redactUrl(database.url ?? config.dataDir)}): ${reason}`,
       );
