@@ -184,23 +184,23 @@ export async function staffCatalogRoutes(root: FastifyInstance, { deps }: { deps
       const who = whoOfStaff(request);
       const reason = reasonOf(b.reason);
       if (b.action === 'image') {
-        if (b.image_url === undefined) throw AppError.fields({ image_url: 'give the URL, or null to clear it' });
-        const os = await deps.catalog.setOsImage(b.slug, b.image_url?.trim() || null, who, reason);
+        const url = b.image_url === null ? null : b.image_url?.trim();
+        if (url === undefined || url === '') throw AppError.fields({ image_url: 'give the URL, or null to clear it' });
+        const os = await deps.catalog.setOsImage(b.slug, url, who, reason);
         return {
           success: true as const,
           message: os.image_url ? `${os.slug} installs from ${os.image_url}.` : `${os.slug} has no install image now.`,
           os: osView(os),
         };
       }
-      const missing = (['name', 'family', 'version', 'template_vmid'] as const).filter((k) => b[k] === undefined);
-      if (missing.length > 0) throw AppError.fields(Object.fromEntries(missing.map((k) => [k, 'is required'])));
+      // Every field problem at once: what is missing is refused by the core's own checks.
       const os = await deps.catalog.addOs(
         {
           slug: b.slug,
-          name: b.name as string,
-          family: b.family as string,
-          version: b.version as string,
-          templateVmid: b.template_vmid as number,
+          name: b.name ?? '',
+          family: b.family ?? '',
+          version: b.version ?? '',
+          templateVmid: b.template_vmid ?? Number.NaN,
           ...(b.min_disk_gb === undefined ? {} : { minDiskGb: b.min_disk_gb }),
           ...(b.image_url ? { imageUrl: b.image_url.trim() } : {}),
         },

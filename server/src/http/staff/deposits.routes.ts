@@ -167,6 +167,10 @@ export async function staffDepositRoutes(root: FastifyInstance, { deps }: { deps
       }
       if (action === 'approve') await deps.deposits.approve(id, reviewer, whoOfStaff(request));
       else if (action === 'reject') await deps.deposits.reject(id, reviewer, reason as string, whoOfStaff(request));
+      else if (!deps.razorpay.configured)
+        throw new AppError('not_supported', {
+          message: 'Razorpay is not configured on this server (RAZORPAY_*): nothing can be refunded through it.',
+        });
       else
         await withFieldNames({ amount: 'amount_paise' }, () =>
           deps.razorpay.refund({
