@@ -467,6 +467,8 @@ describe('locations, OS templates, IPv4 ranges (admin)', () => {
     const badUrl = await admin.browser.post('/os', { action: 'image', slug: 'alma-9', image_url: 'ftp://x/y.iso' });
     assert.equal(badUrl.statusCode, 422);
     assert.ok(badUrl.json().errors.image_url);
+    const blank = await admin.browser.post('/os', { action: 'image', slug: 'alma-9', image_url: ' ' });
+    assert.equal(blank.statusCode, 422, 'a blank URL is not a way to clear it');
     const cleared = await admin.browser.post('/os', { action: 'image', slug: 'alma-9', image_url: null });
     assert.equal(cleared.json().os.image_url, null);
     const images = await auditRows('os.image', os.id);
