@@ -1016,8 +1016,8 @@ export interface paths {
         get: operations["staffDeposits"];
         put?: never;
         /**
-         * Approve (credits the wallet once) or reject (with a reason the customer sees) a pending deposit
-         * @description 404 for an unknown id; 409 when it is no longer pending.
+         * Approve (credits the wallet once) or reject (with a reason the customer sees) a pending deposit; refund an approved online one to its payer
+         * @description approve, reject: a pending deposit; 404 for an unknown id, 409 when it is no longer pending. refund (billing): an approved online (Razorpay) deposit back to the card, UPI or bank account it came from, through the gateway, with a `withdrawal` ledger row in the same transaction: amount_paise (at least 100; the whole deposit when absent) and a reason (the customer reads it). Once per deposit; 409 for a manual deposit, one refunded already, or a gateway refusal; 422 insufficient_funds when the wallet holds less (a balance is never negative); 422 not_supported without a Razorpay account; 503 when the gateway does not answer (nothing changed; run it again). Audited deposit.approve, deposit.reject, deposit.refund.
          *
          *     Staff role: billing or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
          */
@@ -1252,6 +1252,192 @@ export interface paths {
          *     Staff role: admin or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
          */
         post: operations["staffPlanAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/staff/invoices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every account's tax invoices and credit notes, newest first; q searches number, e-mail or id
+         * @description Staff role: billing or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        get: operations["staffInvoices"];
+        put?: never;
+        /**
+         * Credit an invoice: a credit note and the money back in the wallet, in one transaction
+         * @description As `npm run admin -- invoices credit`: amount_paise with GST (all that is left un-credited when absent), a reason printed on the credit note (the customer reads it). The credit notes of an invoice never add up to more than it (422 amount_paise); a credit note itself or a fully credited invoice is 409. The service, if any, is not touched. Audited invoice.credit.
+         *
+         *     Staff role: billing or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        post: operations["staffInvoiceAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/staff/invoices/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One tax invoice or credit note in full, with the credit notes against it
+         * @description Staff role: billing or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        get: operations["staffInvoice"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/staff/invoices/{id}/pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A tax invoice or credit note as a PDF (the one its customer downloads)
+         * @description Staff role: billing or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        get: operations["staffInvoicePdf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/staff/deposits/reconcile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Match a bank or UPI statement (CSV) to pending manual deposits: preview, or apply
+         * @description The CSV export as text (docs/RECONCILIATION.md: the bank and upi layouts, detected from the header row unless `layout` says). A credit line approves the pending deposit whose reference it carries (or names in its narration) when the amount is exact. preview changes nothing; apply approves (each approval audited deposit.approve, the run deposit.reconcile). Importing a statement again approves nothing: its deposits are reported already_approved. 400 for a file that is not a statement.
+         *
+         *     Staff role: billing or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        post: operations["staffReconcile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/staff/locations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every location with its free IPv4 addresses and free service slots
+         * @description Staff role: admin or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        get: operations["staffLocations"];
+        put?: never;
+        /**
+         * Add a location (zone); audited location.add
+         * @description 422 with every field problem (a code already used among them).
+         *
+         *     Staff role: admin or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        post: operations["staffLocationAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/staff/os": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every OS template, with its install image for bare metal
+         * @description Staff role: admin or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        get: operations["staffOsTemplates"];
+        put?: never;
+        /**
+         * Add an OS template, or set (or clear) an OS template's bare-metal install image
+         * @description add: slug, name, family, version, template_vmid (the hypervisor template VM), min_disk_gb (default 10), image_url (optional); audited os.add. image: slug and image_url, or null to clear it (the template is then for virtual servers only); audited os.image with before and after. 404 for an unknown slug.
+         *
+         *     Staff role: admin or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        post: operations["staffOsAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/staff/ip-ranges": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The IPv4 pool by range (a location's addresses of one gateway and prefix), with counts by state
+         * @description Staff role: admin or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        get: operations["staffIpRanges"];
+        put?: never;
+        /**
+         * Add an IPv4 range to a location's pool (network, broadcast and gateway excluded)
+         * @description As `npm run admin -- ips add`: a /20 to /30; the gateway is the first host unless given. Addresses already in this location are skipped; a range overlapping another location is 409 and adds nothing. Audited ipv4.add_range (the location).
+         *
+         *     Staff role: admin or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        post: operations["staffIpRangeAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/staff/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The configuration in effect (environment variables), read-only, secrets redacted
+         * @description Staff role: admin or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
+         */
+        get: operations["staffSettings"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -9961,6 +10147,8 @@ export interface operations {
         parameters: {
             query?: {
                 status?: "pending" | "approved" | "rejected" | "all";
+                /** @description manual (UPI/bank, reviewed by staff) or razorpay (online); both when absent */
+                method?: "manual" | "razorpay";
                 limit?: number;
                 /** @description oldest: the one waiting longest first (the work queue) */
                 sort?: "newest" | "oldest";
@@ -10001,6 +10189,15 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             reviewed_at: string | null;
+                            refund: {
+                                /** @description the gateway's refund id */
+                                id: string;
+                                /** @description INR, two decimals */
+                                amount: string;
+                                reason: string | null;
+                                by: string | null;
+                                at: string | null;
+                            } | null;
                         }[];
                     };
                 };
@@ -10062,10 +10259,12 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    action: "approve" | "reject";
+                    action: "approve" | "reject" | "refund";
                     id: number;
-                    /** @description reject: required, shown to the customer */
+                    /** @description reject, refund: required, shown to the customer */
                     reason?: string;
+                    /** @description refund: paise (default: the whole deposit) */
+                    amount_paise?: number;
                     /** @description or send the X-CSRF-Token header */
                     csrf_token?: string;
                 };
@@ -10102,6 +10301,15 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             reviewed_at: string | null;
+                            refund: {
+                                /** @description the gateway's refund id */
+                                id: string;
+                                /** @description INR, two decimals */
+                                amount: string;
+                                reason: string | null;
+                                by: string | null;
+                                at: string | null;
+                            } | null;
                         };
                     };
                 };
@@ -11683,6 +11891,1314 @@ export interface operations {
             };
             /** @description A dependency is unavailable */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffInvoices: {
+        parameters: {
+            query?: {
+                /** @description part of the number or of the customer's e-mail; or the id */
+                q?: string;
+                kind?: "invoice" | "credit_note";
+                account_id?: number;
+                limit?: number;
+                /** @description next_before of the page before */
+                before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        invoices: {
+                            id: number;
+                            /** @description PREFIX/FY/serial, e.g. HP/2627/000042; a credit note PREFIXC/FY/serial (its own series) */
+                            number: string;
+                            /** @description invoice, or credit_note: a refund or reduction of an earlier invoice (its amounts are credited) */
+                            kind: "invoice" | "credit_note";
+                            original_number: string | null;
+                            reason: string | null;
+                            order_id: number | null;
+                            /** Format: date-time */
+                            issued_at: string;
+                            /** @description 2627 for 1 April 2026 – 31 March 2027 */
+                            financial_year: string;
+                            /** @description GST state code */
+                            place_of_supply: string;
+                            /** @description the buyer has a GSTIN */
+                            b2b: boolean;
+                            taxable_value: string;
+                            tax: {
+                                cgst: string;
+                                sgst: string;
+                                igst: string;
+                                /** @description the GST rate in percent, "18.00" */
+                                rate: string;
+                            };
+                            total: string;
+                            /** @enum {string} */
+                            currency: "INR";
+                            /** @description what it is for: the first line's description, "(+ N more)" when more */
+                            description: string;
+                            account: {
+                                id: number;
+                                email: string;
+                            };
+                            /** @description INR credited against it by credit notes so far (0.00 for a credit note) */
+                            credited: string;
+                            /** @description INR that may still be credited (0.00 for a credit note) */
+                            creditable: string;
+                        }[];
+                        next_before: string | null;
+                    };
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffInvoiceAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    action: "credit";
+                    /** @description the invoice */
+                    id: number;
+                    amount_paise?: number;
+                    /** @description why (kept in the audit log) */
+                    reason?: string;
+                    /** @description or send the X-CSRF-Token header */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        credit_note: {
+                            id: number;
+                            /** @description PREFIX/FY/serial, e.g. HP/2627/000042; a credit note PREFIXC/FY/serial (its own series) */
+                            number: string;
+                            /** @description invoice, or credit_note: a refund or reduction of an earlier invoice (its amounts are credited) */
+                            kind: "invoice" | "credit_note";
+                            original_number: string | null;
+                            reason: string | null;
+                            order_id: number | null;
+                            /** Format: date-time */
+                            issued_at: string;
+                            /** @description 2627 for 1 April 2026 – 31 March 2027 */
+                            financial_year: string;
+                            /** @description GST state code */
+                            place_of_supply: string;
+                            /** @description the buyer has a GSTIN */
+                            b2b: boolean;
+                            taxable_value: string;
+                            tax: {
+                                cgst: string;
+                                sgst: string;
+                                igst: string;
+                                /** @description the GST rate in percent, "18.00" */
+                                rate: string;
+                            };
+                            total: string;
+                            /** @enum {string} */
+                            currency: "INR";
+                            /** @description what it is for: the first line's description, "(+ N more)" when more */
+                            description: string;
+                        };
+                        invoice: {
+                            id: number;
+                            /** @description PREFIX/FY/serial, e.g. HP/2627/000042; a credit note PREFIXC/FY/serial (its own series) */
+                            number: string;
+                            /** @description invoice, or credit_note: a refund or reduction of an earlier invoice (its amounts are credited) */
+                            kind: "invoice" | "credit_note";
+                            original_number: string | null;
+                            reason: string | null;
+                            order_id: number | null;
+                            /** Format: date-time */
+                            issued_at: string;
+                            /** @description 2627 for 1 April 2026 – 31 March 2027 */
+                            financial_year: string;
+                            /** @description GST state code */
+                            place_of_supply: string;
+                            /** @description the buyer has a GSTIN */
+                            b2b: boolean;
+                            taxable_value: string;
+                            tax: {
+                                cgst: string;
+                                sgst: string;
+                                igst: string;
+                                /** @description the GST rate in percent, "18.00" */
+                                rate: string;
+                            };
+                            total: string;
+                            /** @enum {string} */
+                            currency: "INR";
+                            /** @description what it is for: the first line's description, "(+ N more)" when more */
+                            description: string;
+                            account: {
+                                id: number;
+                                email: string;
+                            };
+                            /** @description INR credited against it by credit notes so far (0.00 for a credit note) */
+                            credited: string;
+                            /** @description INR that may still be credited (0.00 for a credit note) */
+                            creditable: string;
+                        };
+                        /** @description the refund ledger row */
+                        transaction: string;
+                        /** @description the wallet's balance after */
+                        balance: string;
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not found (also for rows owned by another account) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffInvoice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        invoice: {
+                            id: number;
+                            /** @description PREFIX/FY/serial, e.g. HP/2627/000042; a credit note PREFIXC/FY/serial (its own series) */
+                            number: string;
+                            /** @description invoice, or credit_note: a refund or reduction of an earlier invoice (its amounts are credited) */
+                            kind: "invoice" | "credit_note";
+                            original_number: string | null;
+                            reason: string | null;
+                            order_id: number | null;
+                            /** Format: date-time */
+                            issued_at: string;
+                            /** @description 2627 for 1 April 2026 – 31 March 2027 */
+                            financial_year: string;
+                            /** @description GST state code */
+                            place_of_supply: string;
+                            /** @description the buyer has a GSTIN */
+                            b2b: boolean;
+                            taxable_value: string;
+                            tax: {
+                                cgst: string;
+                                sgst: string;
+                                igst: string;
+                                /** @description the GST rate in percent, "18.00" */
+                                rate: string;
+                            };
+                            total: string;
+                            /** @enum {string} */
+                            currency: "INR";
+                            /** @description what it is for: the first line's description, "(+ N more)" when more */
+                            description: string;
+                            original_invoice_id: number | null;
+                            original_issued_at: string | null;
+                            place_of_supply_name: string;
+                            buyer: {
+                                legal_name: string;
+                                address: string | null;
+                                state_code: string | null;
+                                state_name: string | null;
+                                gstin: string | null;
+                                email: string | null;
+                            };
+                            seller: {
+                                legal_name: string;
+                                address: string | null;
+                                state_code: string | null;
+                                state_name: string | null;
+                                gstin: string | null;
+                                email: string | null;
+                            };
+                            lines: {
+                                description: string;
+                                /** @description 998315 */
+                                sac: string;
+                                quantity: number;
+                                taxable_value: string;
+                                cgst: string;
+                                sgst: string;
+                                igst: string;
+                                total: string;
+                            }[];
+                            /** @description the total in Indian numbering: "Rupees … Only" */
+                            amount_in_words: string;
+                            account: {
+                                id: number;
+                                email: string;
+                            };
+                            /** @description INR credited against it by credit notes so far (0.00 for a credit note) */
+                            credited: string;
+                            /** @description INR that may still be credited (0.00 for a credit note) */
+                            creditable: string;
+                        };
+                        /** @description against this invoice, oldest first */
+                        credit_notes: {
+                            id: number;
+                            /** @description PREFIX/FY/serial, e.g. HP/2627/000042; a credit note PREFIXC/FY/serial (its own series) */
+                            number: string;
+                            /** @description invoice, or credit_note: a refund or reduction of an earlier invoice (its amounts are credited) */
+                            kind: "invoice" | "credit_note";
+                            original_number: string | null;
+                            reason: string | null;
+                            order_id: number | null;
+                            /** Format: date-time */
+                            issued_at: string;
+                            /** @description 2627 for 1 April 2026 – 31 March 2027 */
+                            financial_year: string;
+                            /** @description GST state code */
+                            place_of_supply: string;
+                            /** @description the buyer has a GSTIN */
+                            b2b: boolean;
+                            taxable_value: string;
+                            tax: {
+                                cgst: string;
+                                sgst: string;
+                                igst: string;
+                                /** @description the GST rate in percent, "18.00" */
+                                rate: string;
+                            };
+                            total: string;
+                            /** @enum {string} */
+                            currency: "INR";
+                            /** @description what it is for: the first line's description, "(+ N more)" when more */
+                            description: string;
+                        }[];
+                        /** @description GET it for the PDF (/api/v1/staff/invoices/{id}/pdf) */
+                        pdf_url: string;
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not found (also for rows owned by another account) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffInvoicePdf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The PDF, as an attachment named after the number (HP-2627-000001.pdf) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not found (also for rows owned by another account) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffReconcile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    action: "preview" | "apply";
+                    /** @description the uploaded file's name */
+                    file_name: string;
+                    /** @description the CSV, as text */
+                    statement: string;
+                    layout?: "bank" | "upi";
+                    /** @description why (kept in the audit log) */
+                    reason?: string;
+                    /** @description or send the X-CSRF-Token header */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        file: string;
+                        layout: string;
+                        dry_run: boolean;
+                        /** @description recorded on each approved deposit: file@content-id by staff:<id> */
+                        reviewer: string;
+                        period: {
+                            from: string;
+                            to: string;
+                        } | null;
+                        summary: {
+                            approved: number;
+                            /** @description preview: pending, the amount matches */
+                            would_approve: number;
+                            already_approved: number;
+                            amount_mismatch: number;
+                            /** @description the narration names several deposits of this amount */
+                            ambiguous: number;
+                            rejected_before: number;
+                            duplicate_line: number;
+                            /** @description no deposit has this reference */
+                            unmatched: number;
+                            /** @description debit, zero, failed or blank lines */
+                            skipped: number;
+                            /** @description lines that could not be read */
+                            invalid: number;
+                        };
+                        lines: {
+                            /** @description where the record starts in the file (1-based) */
+                            line: number;
+                            /** @description YYYY-MM-DD */
+                            date: string;
+                            reference: string;
+                            /** @description INR, two decimals */
+                            amount: string;
+                            outcome: "approved" | "would_approve" | "already_approved" | "amount_mismatch" | "ambiguous" | "rejected_before" | "duplicate_line" | "unmatched";
+                            matched_by: "reference" | "narration" | null;
+                            deposit: string | null;
+                            detail: string;
+                        }[];
+                        invalid_lines: {
+                            line: number;
+                            problem: string;
+                            raw: string;
+                        }[];
+                        /** @description pending manual deposits reported on the statement’s days that no line names */
+                        unmatched_deposits: {
+                            id: number;
+                            public_id: string;
+                            txn_ref: string;
+                            amount: string;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffLocations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        locations: {
+                            id: number;
+                            code: string;
+                            name: string;
+                            city: string;
+                            country: string;
+                            active: boolean;
+                            /** @description free IPv4 addresses in its pool */
+                            ipv4_free: number;
+                            /** @description free service slots on its usable nodes, by node kind */
+                            slots: {
+                                [key: string]: number;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffLocationAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    action: "add";
+                    /** @description 2–32 of a–z, 0–9 and "-", e.g. mum2 */
+                    code: string;
+                    name: string;
+                    city: string;
+                    /** @description ISO 3166 code (default IN) */
+                    country?: string;
+                    /** @description why (kept in the audit log) */
+                    reason?: string;
+                    /** @description or send the X-CSRF-Token header */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        location: {
+                            id: number;
+                            code: string;
+                            name: string;
+                            city: string;
+                            country: string;
+                            active: boolean;
+                            /** @description free IPv4 addresses in its pool */
+                            ipv4_free: number;
+                            /** @description free service slots on its usable nodes, by node kind */
+                            slots: {
+                                [key: string]: number;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffOsTemplates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        os: {
+                            id: number;
+                            slug: string;
+                            name: string;
+                            family: string;
+                            version: string;
+                            /** @description the hypervisor's template VM */
+                            template_vmid: number;
+                            min_disk_gb: number;
+                            /** @description the install image bare-metal servers boot; null: virtual servers only */
+                            image_url: string | null;
+                            active: boolean;
+                        }[];
+                    };
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffOsAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    action: "add" | "image";
+                    slug: string;
+                    name?: string;
+                    family?: string;
+                    version?: string;
+                    template_vmid?: number;
+                    min_disk_gb?: number;
+                    image_url?: string | null;
+                    /** @description why (kept in the audit log) */
+                    reason?: string;
+                    /** @description or send the X-CSRF-Token header */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        os: {
+                            id: number;
+                            slug: string;
+                            name: string;
+                            family: string;
+                            version: string;
+                            /** @description the hypervisor's template VM */
+                            template_vmid: number;
+                            min_disk_gb: number;
+                            /** @description the install image bare-metal servers boot; null: virtual servers only */
+                            image_url: string | null;
+                            active: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not found (also for rows owned by another account) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffIpRanges: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        ranges: {
+                            /** @description location code */
+                            location: string;
+                            cidr: string;
+                            gateway: string;
+                            free: number;
+                            allocated: number;
+                            reserved: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffIpRangeAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    action: "add";
+                    /** @description location code */
+                    location: string;
+                    /** @description e.g. 203.0.113.0/26 */
+                    cidr: string;
+                    gateway?: string;
+                    /** @description why (kept in the audit log) */
+                    reason?: string;
+                    /** @description or send the X-CSRF-Token header */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        range: {
+                            location: string;
+                            cidr: string;
+                            gateway: string;
+                            added: number;
+                            skipped: number;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not found (also for rows owned by another account) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Validation failed; see the per-field reasons */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+        };
+    };
+    staffSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                        settings: {
+                            /** @description the environment variable */
+                            name: string;
+                            description: string;
+                            default: string;
+                            /** @description in effect; for a secret only "set" or "unset", and URLs without passwords */
+                            value: string;
+                            secret: boolean;
+                        }[];
+                        /** @description pglite or postgresql */
+                        engine: string;
+                    };
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

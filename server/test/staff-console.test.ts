@@ -184,6 +184,9 @@ describe('the staff console', { skip: skip ?? false }, () => {
       'Services',
       'Deposits',
       'Billing',
+      'Invoices',
+      'Refunds',
+      'Reconciliation',
     ]);
     assert.equal(
       await page.locator('a[href^="/staff/audit"], a[href^="/staff/directory"], a[href^="/staff/nodes"]').count(),
@@ -273,8 +276,14 @@ describe('the staff console', { skip: skip ?? false }, () => {
       'Services',
       'Deposits',
       'Billing',
+      'Invoices',
+      'Refunds',
+      'Reconciliation',
       'Nodes',
       'Catalog',
+      'Locations',
+      'OS',
+      'Settings',
       'Staff',
       'Audit trail',
     ]);

@@ -12,6 +12,7 @@ import { seedDemoCatalog } from '../src/core/catalog/demo-seed.ts';
 import type { AuditRow } from '../src/db/tables.ts';
 import { createAccount, freshIp, signedInBrowser } from './support/factories.ts';
 import { createTestApp, ManualClock, type TestApp } from './support/harness.ts';
+import { enableTotp } from './support/privacy.ts';
 import { type SignedInStaff, signedInStaff } from './support/staff.ts';
 
 let t: TestApp;
@@ -236,6 +237,23 @@ describe('accounts', () => {
     assert.equal(bad.json().code, 'validation_failed');
   });
 
+  test('two_factor: off, on once the customer turns it on, off again after a staff reset', async () => {
+    const customer = await signedInBrowser(t, freshIp());
+    const id = customer.account.id;
+    const read = async () => {
+      const res = await support.browser.get(`/accounts/${id}`);
+      assert.equal(res.statusCode, 200, res.body);
+      return res.json().two_factor;
+    };
+    assert.equal(await read(), false);
+    await enableTotp(customer.browser, clock.now);
+    clock.advance(30);
+    assert.equal(await read(), true);
+    const reset = await support.browser.post('/accounts', { action: 'reset_2fa', id });
+    assert.equal(reset.statusCode, 200, reset.body);
+    assert.equal(await read(), false);
+  });
+
   test('a credit: the wallet, an audit row with before/after, reason and IP, and the customer’s activity', async () => {
     const customer = await signedInBrowser(t, freshIp());
     const id = customer.account.id;
@@ -342,7 +360,69 @@ describe('accounts', () => {
   });
 });
 
+describe('deposits', () => {
+  test('sort=oldest: the one waiting longest first; newest first by default', async () => {
+    const { account } = await createAccount(t);
+    const hoursAgo = (h: number) => new Date(clock.now().getTime() - h * 3600_000);
+    const rows = await db()
+      .insertInto('deposits')
+      .values(
+        [1, 5, 2].map((h, i) => ({
+          public_id: `dep_sort_${account.id}_${i}`,
+          account_id: account.id,
+          amount_paise: 10_000n + BigInt(i),
+          method: 'manual' as const,
+          txn_ref: `63${account.id}0000000${i}`,
+          screenshot_file: 'proof.png',
+          screenshot_type: 'png' as const,
+          screenshot_bytes: 68,
+          status: 'pending' as const,
+          created_at: hoursAgo(h),
+        })),
+      )
+      .returning(['id', 'public_id'])
+      .execute();
+    const [oneHour, fiveHours, twoHours] = rows.map((r) => r.public_id);
+    const mine = (list: { public_id: string; account: { id: number } }[]) =>
+      list.filter((d) => d.account.id === account.id).map((d) => d.public_id);
+    const oldest = await support.browser.get('/deposits?sort=oldest&limit=200');
+    assert.equal(oldest.statusCode, 200, oldest.body);
+    assert.deepEqual(mine(oldest.json().deposits), [fiveHours, twoHours, oneHour]);
+    const times = oldest.json().deposits.map((d: { created_at: string }) => Date.parse(d.created_at));
+    assert.deepEqual(
+      times,
+      [...times].sort((a, b) => a - b),
+      'the whole queue is oldest first',
+    );
+    const newest = await support.browser.get('/deposits?limit=200');
+    assert.deepEqual(mine(newest.json().deposits), [twoHours, fiveHours, oneHour], 'newest: the latest reported');
+    const bad = await support.browser.get('/deposits?sort=sideways');
+    assert.equal(bad.statusCode, 422);
+    assert.equal(bad.json().code, 'validation_failed');
+  });
+});
+
 describe('services', () => {
+  test('q: part of the label (any case), part of the owner’s e-mail, or the id', async () => {
+    const { account } = await createAccount(t, { name: 'Qadir Query' });
+    const other = await createAccount(t);
+    const a = await aService(account.id, 'query-web-alpha');
+    const b = await aService(account.id, 'query-db-beta');
+    const c = await aService(other.account.id, 'unrelated-gamma');
+    const ids = async (q: string) => {
+      const res = await support.browser.get(`/services?q=${encodeURIComponent(q)}`);
+      assert.equal(res.statusCode, 200, res.body);
+      return res.json().services.map((s: { id: number }) => s.id);
+    };
+    assert.deepEqual(await ids('QUERY-WEB'), [a.id]);
+    assert.deepEqual(await ids('query-'), [b.id, a.id], 'newest first');
+    assert.deepEqual(await ids(account.email), [b.id, a.id]);
+    assert.ok((await ids(String(c.id))).includes(c.id), 'by its id');
+    assert.deepEqual(await ids('no-such-label-anywhere'), []);
+    const long = await support.browser.get(`/services?q=${'x'.repeat(201)}`);
+    assert.equal(long.statusCode, 422);
+  });
+
   test('list, detail, and suspend/unsuspend/terminate/retry by role, each audited', async () => {
     const { account } = await createAccount(t);
     const a = await aService(account.id, 'ops-a');

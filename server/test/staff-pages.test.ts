@@ -13,6 +13,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser as Chromium } from 'playwright-core';
+import { issueInvoice } from '../src/core/billing/invoices.ts';
 import { seedDemoCatalog } from '../src/core/catalog/demo-seed.ts';
 import {
   audit,
@@ -155,6 +156,50 @@ describe('the staff console pages', { skip: skip ?? false }, () => {
         status: 'pending',
       })
       .execute();
+    // A paid order's tax invoice, and an online deposit (this app has no Razorpay account).
+    const order = await db()
+      .insertInto('orders')
+      .values({
+        public_id: `ord_pages_${customer.id}`,
+        account_id: customer.id,
+        plan_id: plan.id,
+        service_id: service.id,
+        kind: 'new',
+        status: 'paid',
+        amount_paise: 79_900n,
+        config: JSON.stringify({}),
+        paid_at: clock.now(),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await db()
+      .transaction()
+      .execute((trx) =>
+        issueInvoice(trx, t.deps.config.invoicing, {
+          accountId: customer.id,
+          orderId: order.id,
+          amountPaise: 79_900n,
+          description: `VPS ${label}, one month`,
+          at: clock.now(),
+        }),
+      );
+    await db()
+      .insertInto('deposits')
+      .values({
+        public_id: `dep_online_${customer.id}`,
+        account_id: customer.id,
+        amount_paise: 50_000n,
+        method: 'razorpay',
+        txn_ref: null,
+        gateway_order_id: `order_pages${customer.id}`,
+        gateway_payment_id: `pay_pages${customer.id}`,
+        status: 'approved',
+        reviewed_by: 'razorpay',
+        // Paid two days ago: not in today's money on the dashboard.
+        created_at: new Date(clock.now().getTime() - 2 * 86_400_000),
+        reviewed_at: new Date(clock.now().getTime() - 2 * 86_400_000),
+      })
+      .execute();
     admin = await consoleOf(await signedInStaff(t, clock, 'admin', freshIp()));
   });
   after(() => admin?.context.close());
@@ -170,8 +215,14 @@ describe('the staff console pages', { skip: skip ?? false }, () => {
       'Services',
       'Deposits',
       'Billing',
+      'Invoices',
+      'Refunds',
+      'Reconciliation',
       'Nodes',
       'Catalog',
+      'Locations',
+      'OS',
+      'Settings',
       'Staff',
       'Audit trail',
     ]);
@@ -344,6 +395,122 @@ describe('the staff console pages', { skip: skip ?? false }, () => {
     const csv = await page.getByRole('link', { name: 'Download CSV' }).getAttribute('href');
     assert.match(csv ?? '', /^\/api\/v1\/staff\/invoices\/export\?month=\d{4}-\d{2}&format=csv$/);
     await look(admin, 'staff-billing');
+    admin.assertClean(REFUSALS);
+  });
+
+  test('invoices: search, the invoice, a credit note from its page', async () => {
+    const { page } = admin;
+    await page.getByRole('navigation', { name: 'Staff' }).getByRole('link', { name: 'Invoices' }).click();
+    await page.getByRole('heading', { name: 'Invoices', level: 1 }).waitFor();
+    const search = page.getByLabel("Number, customer's e-mail or id");
+    await search.fill(customer.email);
+    await search.press('Enter');
+    await page.waitForURL((url) => url.searchParams.get('q') === customer.email);
+    const link = page.getByRole('link', { name: /^HP\/\d{4}\/\d{6}$/ });
+    await link.waitFor();
+    await look(admin, 'staff-invoices');
+    const number = (await link.textContent()) ?? '';
+    await link.click();
+    await page.getByRole('heading', { name: number, level: 1 }).waitFor();
+    const pdf = await page.getByRole('link', { name: 'Download the PDF' }).getAttribute('href');
+    assert.match(pdf ?? '', /^\/api\/v1\/staff\/invoices\/\d+\/pdf$/);
+    await page.getByRole('button', { name: 'Issue a credit note' }).click();
+    const dialog = page.getByRole('dialog', { name: `Credit ${number}?` });
+    await dialog.getByLabel(/^Amount in rupees/).fill('100');
+    const reason = dialog.getByLabel(/^Reason/);
+    await reason.fill('goodwill for the outage');
+    await reason.press('Enter');
+    await page
+      .getByRole('status')
+      .filter({ hasText: /Credit note HPC\/\d{4}\/\d{6}: ₹100\.00 back in the wallet/ })
+      .waitFor();
+    await page
+      .getByRole('table', { name: /Credit notes against this invoice/ })
+      .getByRole('row')
+      .nth(1)
+      .waitFor();
+    assert.equal(
+      (await db().selectFrom('audit_log').select('id').where('action', '=', 'invoice.credit').execute()).length,
+      1,
+    );
+    await look(admin, 'staff-invoice');
+  });
+
+  test('refunds: the online deposits; the API’s refusal shown in the dialog', async () => {
+    const { page } = admin;
+    await page.getByRole('navigation', { name: 'Staff' }).getByRole('link', { name: 'Refunds' }).click();
+    await page.getByRole('heading', { name: 'Refunds', level: 1 }).waitFor();
+    await page.getByRole('button', { name: `Refund dep_online_${customer.id}` }).click();
+    const dialog = page.getByRole('dialog', { name: `Refund dep_online_${customer.id}?` });
+    const reason = dialog.getByLabel(/^Reason/);
+    await reason.fill('customer asked');
+    await reason.press('Enter');
+    await dialog.getByText('Razorpay is not configured on this server').waitFor();
+    await look(admin, 'staff-refund-refused');
+    await page.keyboard.press('Escape');
+    assert.equal(await page.getByRole('dialog').count(), 0);
+    await look(admin, 'staff-refunds');
+  });
+
+  test('reconciliation: a statement previewed, then its deposit approved', async () => {
+    const { page } = admin;
+    await page.getByRole('navigation', { name: 'Staff' }).getByRole('link', { name: 'Reconciliation' }).click();
+    await page.getByRole('heading', { name: 'Reconciliation', level: 1 }).waitFor();
+    const today = new Date(Date.now() + 330 * 60_000).toISOString().slice(0, 10);
+    const csv = [
+      'Transaction Date,UTR,Amount,Payer VPA,Remarks',
+      `${today} 10:00:00,612345678901,750.00,meera@okhdfc,wallet`,
+    ];
+    await page.getByLabel('Statement (CSV)').setInputFiles({
+      name: 'upi-today.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from(csv.join('\n')),
+    });
+    await page.getByRole('button', { name: 'Preview' }).click();
+    await page.getByRole('heading', { name: 'Preview', level: 2 }).waitFor();
+    await page.getByRole('row').filter({ hasText: '612345678901' }).filter({ hasText: 'would approve' }).waitFor();
+    await look(admin, 'staff-reconcile-preview');
+    await page.getByRole('button', { name: 'Approve 1 deposit(s)' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Approve 1 deposit(s)?' });
+    await dialog.getByRole('button', { name: 'Approve' }).press('Enter');
+    await page.getByRole('status').filter({ hasText: '1 deposit(s) approved.' }).waitFor();
+    const deposit = await db()
+      .selectFrom('deposits')
+      .select('status')
+      .where('public_id', '=', `dep_pages_${customer.id}`)
+      .executeTakeFirstOrThrow();
+    assert.equal(deposit.status, 'approved');
+    await look(admin, 'staff-reconcile');
+  });
+
+  test('locations and IP ranges, OS templates, settings', async () => {
+    const { page } = admin;
+    const nav = page.getByRole('navigation', { name: 'Staff' });
+    await nav.getByRole('link', { name: 'Locations' }).click();
+    await page.getByRole('heading', { name: 'Locations and IP ranges', level: 1 }).waitFor();
+    await page.getByRole('button', { name: 'Add a range' }).click();
+    const range = page.getByRole('dialog', { name: 'Add an IPv4 range' });
+    await range.getByLabel('Location').selectOption('del1');
+    await range.getByLabel(/^Range/).fill('100.64.20.0/29');
+    await range.getByLabel(/^Range/).press('Enter');
+    await page.getByRole('status').filter({ hasText: 'del1 100.64.20.0/29 (gateway 100.64.20.1): 5 added' }).waitFor();
+    await page.getByRole('row').filter({ hasText: '100.64.20.0/29' }).waitFor();
+    await look(admin, 'staff-locations');
+
+    await nav.getByRole('link', { name: 'OS', exact: true }).click();
+    await page.getByRole('heading', { name: 'OS templates', level: 1 }).waitFor();
+    await page.getByRole('button', { name: 'Add an OS template' }).click();
+    const os = page.getByRole('dialog', { name: 'Add an OS template' });
+    await os.getByRole('button', { name: 'Add the template' }).click();
+    await os.getByText('must be 2–48 of a–z, 0–9, "." and "-" (e.g. ubuntu-24.04)').waitFor();
+    await look(admin, 'staff-os-add');
+    await page.keyboard.press('Escape');
+    await look(admin, 'staff-os');
+
+    await nav.getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('heading', { name: 'Settings', level: 1 }).waitFor();
+    assert.match((await page.getByRole('row').filter({ hasText: 'SECRET_KEY' }).textContent()) ?? '', /\(secret\)/);
+    await look(admin, 'staff-settings');
     admin.assertClean(REFUSALS);
   });
 

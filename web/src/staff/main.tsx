@@ -25,6 +25,13 @@ const CatalogPage = lazy(() => import('./CatalogPage.tsx'));
 const DepositsPage = lazy(() => import('./DepositsPage.tsx'));
 const DirectoryPage = lazy(() => import('./DirectoryPage.tsx'));
 const AuditPage = lazy(() => import('./AuditPage.tsx'));
+const InvoicesPage = lazy(() => import('./InvoicesPage.tsx'));
+const InvoicePage = lazy(() => import('./InvoicePage.tsx'));
+const RefundsPage = lazy(() => import('./RefundsPage.tsx'));
+const ReconcilePage = lazy(() => import('./ReconcilePage.tsx'));
+const LocationsPage = lazy(() => import('./LocationsPage.tsx'));
+const OsPage = lazy(() => import('./OsPage.tsx'));
+const SettingsPage = lazy(() => import('./SettingsPage.tsx'));
 
 const queryClient = new QueryClient({
   defaultOptions: {
@@ -68,8 +75,15 @@ const PAGES: [string, StaffRole, React.ComponentType][] = [
   ['/staff/services/:id', 'support', ServicePage],
   ['/staff/deposits', 'support', DepositsPage],
   ['/staff/billing', 'billing', BillingPage],
+  ['/staff/invoices', 'billing', InvoicesPage],
+  ['/staff/invoices/:id', 'billing', InvoicePage],
+  ['/staff/refunds', 'billing', RefundsPage],
+  ['/staff/reconcile', 'billing', ReconcilePage],
   ['/staff/nodes', 'admin', NodesPage],
   ['/staff/catalog', 'admin', CatalogPage],
+  ['/staff/locations', 'admin', LocationsPage],
+  ['/staff/os', 'admin', OsPage],
+  ['/staff/settings', 'admin', SettingsPage],
   ['/staff/directory', 'admin', DirectoryPage],
   ['/staff/audit', 'admin', AuditPage],
 ];

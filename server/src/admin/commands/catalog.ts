@@ -1,5 +1,6 @@
 // plans list|add|disable|enable, locations list|add, os list|add|image, ips add|list (CONTRACT §1).
 
+import { byOperator } from '../../core/audit/audit.ts';
 import { addRange, poolSummary } from '../../core/catalog/ipv4.ts';
 import { AppError } from '../../core/errors.ts';
 import { formatPaise } from '../../core/money.ts';
@@ -128,12 +129,15 @@ export const catalogCommands: Command[] = [
       country: { type: 'string', description: 'ISO country code (default IN)' },
     },
     async run(deps, { args, options }) {
-      const location = await deps.catalog.addLocation({
-        code: args[0] as string,
-        name: requiredOption(options, 'name'),
-        city: requiredOption(options, 'city'),
-        ...(typeof options.country === 'string' ? { country: options.country } : {}),
-      });
+      const location = await deps.catalog.addLocation(
+        {
+          code: args[0] as string,
+          name: requiredOption(options, 'name'),
+          city: requiredOption(options, 'city'),
+          ...(typeof options.country === 'string' ? { country: options.country } : {}),
+        },
+        byOperator(),
+      );
       return { json: location, text: `added location ${location.code}` };
     },
   },
@@ -163,15 +167,18 @@ export const catalogCommands: Command[] = [
       },
     },
     async run(deps, { args, options }) {
-      const os = await deps.catalog.addOs({
-        slug: args[0] as string,
-        name: requiredOption(options, 'name'),
-        family: requiredOption(options, 'family'),
-        version: requiredOption(options, 'version'),
-        templateVmid: Number(requiredOption(options, 'template-vmid')),
-        ...(options['min-disk'] !== undefined ? { minDiskGb: Number(options['min-disk']) } : {}),
-        ...(typeof options['image-url'] === 'string' ? { imageUrl: imageUrlOf(options['image-url']) } : {}),
-      });
+      const os = await deps.catalog.addOs(
+        {
+          slug: args[0] as string,
+          name: requiredOption(options, 'name'),
+          family: requiredOption(options, 'family'),
+          version: requiredOption(options, 'version'),
+          templateVmid: Number(requiredOption(options, 'template-vmid')),
+          ...(options['min-disk'] !== undefined ? { minDiskGb: Number(options['min-disk']) } : {}),
+          ...(typeof options['image-url'] === 'string' ? { imageUrl: imageUrlOf(options['image-url']) } : {}),
+        },
+        byOperator(),
+      );
       return { json: os, text: `added OS ${os.slug}${os.image_url ? ` (install image ${os.image_url})` : ''}` };
     },
   },
@@ -187,7 +194,7 @@ export const catalogCommands: Command[] = [
     async run(deps, { args, options }) {
       const [slug, url] = args as [string, string | undefined];
       if ((url === undefined) === (options.clear !== true)) throw new UsageError('give either a URL or --clear');
-      const os = await deps.catalog.setOsImage(slug, url === undefined ? null : imageUrlOf(url));
+      const os = await deps.catalog.setOsImage(slug, url === undefined ? null : imageUrlOf(url), byOperator());
       return {
         json: os,
         text: os.image_url ? `${os.slug} installs from ${os.image_url}` : `${os.slug} has no install image now`,
@@ -207,6 +214,7 @@ export const catalogCommands: Command[] = [
         location.id,
         args[1] as string,
         options.gateway as string | undefined,
+        { who: byOperator() },
       );
       return {
         json: { location: location.code, ...result },

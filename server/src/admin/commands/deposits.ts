@@ -152,6 +152,7 @@ export const depositCommands: Command[] = [
         depositId: idArg(args[0]),
         reason: requiredOption(options, 'reason'),
         actor,
+        who: byOperator(),
         ...(options.amount === undefined ? {} : { amount: options.amount }),
       });
       const amount = formatPaise(out.deposit.refund_amount_paise ?? 0);

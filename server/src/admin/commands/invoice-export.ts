@@ -5,6 +5,7 @@
 
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { byOperator } from '../../core/audit/audit.ts';
 import { gstr1Export } from '../../core/billing/gstr1.ts';
 import { gstr1Csv } from '../../core/billing/gstr1-csv.ts';
 import { formatPaise } from '../../core/money.ts';
@@ -78,6 +79,7 @@ const creditCommand: Command = {
       invoice: args[0] as string,
       reason: requiredOption(options, 'reason'),
       actor,
+      who: byOperator(),
       ...(options.amount === undefined ? {} : { amount: options.amount }),
     });
     const note = creditNoteView(out.creditNote);

@@ -1,12 +1,13 @@
 // deposits reconcile FILE.csv [--dry-run] [--layout NAME] (CONTRACT §12): approve the pending
 // manual deposits a bank or UPI statement shows paid, and list what matches nothing both ways.
 // The CLI process reads the file (InputReader.file), so the command runs the same inside a
-// running server through the admin socket; the matching is core/deposits/reconcile.ts.
+// running server through the admin socket; the run (parse, match, approve, audit as the operator)
+// is core/deposits/reconcile-run.ts, which the console's upload runs too.
 
-import { createHash } from 'node:crypto';
-import { basename } from 'node:path';
-import { type LineResult, type Reconciliation, reconcile } from '../../core/deposits/reconcile.ts';
-import { LAYOUTS, layoutNamed, parseStatement, type Statement } from '../../core/deposits/statement.ts';
+import { OPERATOR } from '../../core/audit/audit.ts';
+import type { Reconciliation } from '../../core/deposits/reconcile.ts';
+import { runReconciliation, summaryOf } from '../../core/deposits/reconcile-run.ts';
+import { LAYOUTS, layoutNamed, type Statement } from '../../core/deposits/statement.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import { type Command, type CommandInput, clean, type InputReader, table, UsageError } from '../command.ts';
 
@@ -25,16 +26,6 @@ failing that, appears as whole words in its narration, when exactly one pending 
 amount must be exact. Approvals record the reviewer "reconciliation:<file>@<id> by <you>".
 Run it again on the same file and nothing changes: those deposits are reported already approved.`;
 
-/** The reviewer recorded on approved deposits: the file by name and content, and who ran it. */
-function reviewerFor(path: string, text: string, actor: string): string {
-  const name =
-    basename(path)
-      .replace(/[^\w.@-]/g, '_')
-      .slice(0, 48) || 'statement';
-  const id = createHash('sha256').update(text).digest('hex').slice(0, 8);
-  return `reconciliation:${name}@${id} by ${actor}`;
-}
-
 function layoutOption(options: CommandInput['options']) {
   const name = options.layout;
   if (name === undefined) return undefined;
@@ -48,23 +39,6 @@ function readStatementFile(args: string[], inputs: InputReader): Promise<string>
   if (path === undefined || path.trim() === '')
     throw new UsageError('name the statement file: deposits reconcile FILE.csv');
   return inputs.file(path);
-}
-
-const OUTCOMES = [
-  'approved',
-  'would_approve',
-  'already_approved',
-  'amount_mismatch',
-  'ambiguous',
-  'rejected_before',
-  'duplicate_line',
-  'unmatched',
-] as const;
-
-function summaryOf(lines: LineResult[]): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const outcome of OUTCOMES) counts[outcome] = lines.filter((l) => l.outcome === outcome).length;
-  return counts;
 }
 
 function render(file: string, statement: Statement, result: Reconciliation, dryRun: boolean): string {
@@ -127,24 +101,18 @@ export const reconcileCommand: Command = {
   async run(deps, { args, options, actor, inputs }) {
     const layout = layoutOption(options);
     const file = args[0] as string;
-    const text = await readStatementFile(args, inputs);
-    const statement = parseStatement(text, layout);
     const dryRun = options['dry-run'] === true;
-    const reviewer = reviewerFor(file, text, actor);
-    const result = await reconcile({ db: deps.database.db, deposits: deps.deposits, reviewer, dryRun }, statement);
-    return {
-      json: {
-        file,
-        layout: statement.layout,
-        dry_run: dryRun,
-        reviewer,
-        period: result.period,
-        summary: { ...summaryOf(result.lines), skipped: statement.skipped, invalid: statement.invalid.length },
-        lines: result.lines,
-        invalid_lines: statement.invalid,
-        unmatched_deposits: result.unmatched_deposits.map((d) => ({ ...d, created_at: isoWithOffset(d.created_at) })),
+    const report = await runReconciliation(
+      { db: deps.database.db, deposits: deps.deposits, clock: deps.clock },
+      {
+        fileName: file,
+        text: await readStatementFile(args, inputs),
+        layout,
+        dryRun,
+        actorName: actor,
+        audit: OPERATOR,
       },
-      text: render(file, statement, result, dryRun),
-    };
+    );
+    return { json: report.json, text: render(file, report.statement, report.result, dryRun) };
   },
 };

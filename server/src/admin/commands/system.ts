@@ -1,8 +1,9 @@
 import { Migrator } from 'kysely';
+import { effectiveSettings } from '../../config-effective.ts';
 import { checkDatabase } from '../../core/system/health.ts';
 import { loadInstallationId, rotateInstallationId } from '../../core/system/installation.ts';
 import { migrations } from '../../db/migrations/index.ts';
-import type { Command } from '../command.ts';
+import { type Command, table } from '../command.ts';
 
 export const systemCommands: Command[] = [
   {
@@ -34,6 +35,21 @@ export const systemCommands: Command[] = [
         `public url  ${json.public_url}`,
       ].join('\n');
       return { text, json };
+    },
+  },
+  {
+    noun: 'system',
+    verb: 'settings',
+    summary: 'The configuration in effect (every variable, its value and default; secrets only "set"/"unset")',
+    async run(deps) {
+      const rows = effectiveSettings(deps.config);
+      return {
+        json: rows,
+        text: table(
+          rows.map((r) => ({ ...r })),
+          ['name', 'value', 'default'],
+        ),
+      };
     },
   },
 ];

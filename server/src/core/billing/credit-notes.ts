@@ -17,7 +17,8 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { InvoicingConfig } from '../../config-invoicing.ts';
 import type { DB, Invoice, InvoiceLine, LedgerRow, Order } from '../../db/tables.ts';
-import { byStaff, recordActivity } from '../activity/activity.ts';
+import { byStaff, recordActivity, type Who } from '../activity/activity.ts';
+import { auditAs } from '../audit/audit.ts';
 import { AppError } from '../errors.ts';
 import { formatPaise, parsePaise } from '../money.ts';
 import { notify } from '../notifications/notification.service.ts';
@@ -236,6 +237,8 @@ export interface StaffCredit {
   amount?: unknown;
   reason: string;
   actor: string;
+  /** Who did it: the customer's activity log names them; a staff `who` (byOperator, byStaffMember) audits it. */
+  who?: Who;
 }
 
 /** Staff credit notes, and reading credit notes by the orders they credit. */
@@ -272,6 +275,7 @@ export function createCreditNoteService(options: CreditNoteServiceOptions) {
       const at = options.clock();
       const done = await db.transaction().execute(async (trx) => {
         await lockWallet(trx, invoice.account_id);
+        const left = await creditableLeft(trx, invoice);
         const out = await refundInvoice(trx, options.invoicing, {
           invoice,
           ...(amountPaise === undefined ? {} : { amountPaise }),
@@ -280,10 +284,25 @@ export function createCreditNoteService(options: CreditNoteServiceOptions) {
           note: `Refund against invoice ${invoice.number}: ${input.reason.trim()} (${input.actor})`,
         });
         const total = formatPaise(out.creditNote.total_paise);
+        const who = input.who ?? byStaff();
+        await auditAs(trx, who, {
+          action: 'invoice.credit',
+          targetType: 'invoice',
+          targetId: invoice.id,
+          before: { number: invoice.number, credited: formatPaise(BigInt(invoice.total_paise) - left) },
+          after: {
+            credit_note: out.creditNote.number,
+            amount: total,
+            credited: formatPaise(BigInt(invoice.total_paise) - left + BigInt(out.creditNote.total_paise)),
+            transaction: out.refund.public_id,
+          },
+          reason: out.creditNote.reason,
+          at,
+        });
         await recordActivity(trx, {
           accountId: invoice.account_id,
           type: 'staff_invoice_credited',
-          who: byStaff(),
+          who,
           summary: `Hostplane staff credited ₹${total} against invoice ${invoice.number} (credit note ${out.creditNote.number}) to your wallet`,
           details: {
             invoice: invoice.number,

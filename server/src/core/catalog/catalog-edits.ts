@@ -190,7 +190,10 @@ export async function updatePlan(
   });
 }
 
-export async function addLocation(db: Kysely<DB>, input: NewLocation): Promise<Location> {
+/** A staff change's audit row (a staff `who`: byOperator, byStaffMember), in the change's transaction. */
+type Audited = { who?: Who | undefined; reason?: string | null | undefined };
+
+export async function addLocation(db: Kysely<DB>, input: NewLocation, audited: Audited = {}): Promise<Location> {
   const fields: Record<string, string> = {};
   if (!/^[a-z0-9][a-z0-9-]{1,31}$/.test(input.code)) fields.code = 'must be 2–32 of a–z, 0–9 and "-" (e.g. mum1)';
   if (input.name.trim().length < 2) fields.name = 'is required';
@@ -199,23 +202,35 @@ export async function addLocation(db: Kysely<DB>, input: NewLocation): Promise<L
     fields.country = 'must be an ISO 3166 code such as IN';
   if (Object.keys(fields).length > 0) throw AppError.fields(fields);
   try {
-    return await db
-      .insertInto('locations')
-      .values({
-        code: input.code,
-        name: input.name.trim(),
-        city: input.city.trim(),
-        country: input.country ?? 'IN',
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    return await db.transaction().execute(async (trx) => {
+      const location = await trx
+        .insertInto('locations')
+        .values({
+          code: input.code,
+          name: input.name.trim(),
+          city: input.city.trim(),
+          country: input.country ?? 'IN',
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await auditAs(trx, audited.who, {
+        action: 'location.add',
+        targetType: 'location',
+        targetId: location.id,
+        // Not `code`: the audit log refuses keys that could name a secret (a one-time code).
+        after: { location: location.code, name: location.name, city: location.city, country: location.country },
+        reason: audited.reason ?? null,
+        at: new Date(),
+      });
+      return location;
+    });
   } catch (error) {
     if (isUniqueViolation(error)) throw AppError.fields({ code: 'is already used' });
     throw error;
   }
 }
 
-export async function addOs(db: Kysely<DB>, input: NewOs): Promise<OsTemplate> {
+export async function addOs(db: Kysely<DB>, input: NewOs, audited: Audited = {}): Promise<OsTemplate> {
   const fields: Record<string, string> = {};
   if (!/^[a-z0-9][a-z0-9.-]{1,47}$/.test(input.slug))
     fields.slug = 'must be 2–48 of a–z, 0–9, "." and "-" (e.g. ubuntu-24.04)';
@@ -224,23 +239,37 @@ export async function addOs(db: Kysely<DB>, input: NewOs): Promise<OsTemplate> {
   if (input.version.trim() === '') fields.version = 'is required';
   if (!Number.isInteger(input.templateVmid) || input.templateVmid < 100)
     fields.template_vmid = 'must be a template VM id (100 or more)';
+  if (input.minDiskGb !== undefined && (!Number.isInteger(input.minDiskGb) || input.minDiskGb < 1))
+    fields.min_disk_gb = 'must be a whole number of GB (1 or more)';
   const imageProblem = input.imageUrl ? imageUrlProblem(input.imageUrl) : null;
   if (imageProblem) fields.image_url = imageProblem;
   if (Object.keys(fields).length > 0) throw AppError.fields(fields);
   try {
-    return await db
-      .insertInto('os_templates')
-      .values({
-        slug: input.slug,
-        name: input.name.trim(),
-        family: input.family,
-        version: input.version.trim(),
-        template_vmid: input.templateVmid,
-        min_disk_gb: input.minDiskGb ?? 10,
-        image_url: input.imageUrl || null,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    return await db.transaction().execute(async (trx) => {
+      const os = await trx
+        .insertInto('os_templates')
+        .values({
+          slug: input.slug,
+          name: input.name.trim(),
+          family: input.family,
+          version: input.version.trim(),
+          template_vmid: input.templateVmid,
+          min_disk_gb: input.minDiskGb ?? 10,
+          image_url: input.imageUrl || null,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      const { id: _id, created_at: _at, active: _active, ...after } = os;
+      await auditAs(trx, audited.who, {
+        action: 'os.add',
+        targetType: 'os_template',
+        targetId: os.id,
+        after,
+        reason: audited.reason ?? null,
+        at: new Date(),
+      });
+      return os;
+    });
   } catch (error) {
     if (isUniqueViolation(error)) throw AppError.fields({ slug: 'is already used' });
     throw error;
@@ -252,16 +281,34 @@ export async function setOsImage(
   { db, bus }: CatalogServiceOptions,
   slug: string,
   imageUrl: string | null,
+  audited: Audited = {},
 ): Promise<OsTemplate> {
   const problem = imageUrl === null ? null : imageUrlProblem(imageUrl);
   if (problem) throw AppError.fields({ image_url: problem });
-  const os = await db
-    .updateTable('os_templates')
-    .set({ image_url: imageUrl })
-    .where('slug', '=', slug)
-    .returningAll()
-    .executeTakeFirst();
-  if (!os) throw new AppError('not_found', { message: `No OS template "${slug}".` });
-  await bus.publish(db, { topic: 'catalog' });
-  return os;
+  return db.transaction().execute(async (trx) => {
+    const before = await trx
+      .selectFrom('os_templates')
+      .select('image_url')
+      .where('slug', '=', slug)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!before) throw new AppError('not_found', { message: `No OS template "${slug}".` });
+    const os = await trx
+      .updateTable('os_templates')
+      .set({ image_url: imageUrl })
+      .where('slug', '=', slug)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await auditAs(trx, audited.who, {
+      action: 'os.image',
+      targetType: 'os_template',
+      targetId: os.id,
+      before: { image_url: before.image_url },
+      after: { image_url: os.image_url },
+      reason: audited.reason ?? null,
+      at: new Date(),
+    });
+    await bus.publish(trx, { topic: 'catalog' });
+    return os;
+  });
 }

@@ -175,9 +175,13 @@ export function createCatalogService(options: CatalogServiceOptions) {
       who?: Who,
       reason?: string | null,
     ): Promise<Plan> => updatePlan(options, id, change, who, reason ?? null),
-    addLocation: (input: NewLocation): Promise<Location> => addLocation(options.db, input),
-    addOs: (input: NewOs): Promise<OsTemplate> => addOs(options.db, input),
-    setOsImage: (slug: string, imageUrl: string | null): Promise<OsTemplate> => setOsImage(options, slug, imageUrl),
+    // A staff `who` (byOperator, byStaffMember) audits these, with the reason.
+    addLocation: (input: NewLocation, who?: Who, reason?: string | null): Promise<Location> =>
+      addLocation(options.db, input, { who, reason }),
+    addOs: (input: NewOs, who?: Who, reason?: string | null): Promise<OsTemplate> =>
+      addOs(options.db, input, { who, reason }),
+    setOsImage: (slug: string, imageUrl: string | null, who?: Who, reason?: string | null): Promise<OsTemplate> =>
+      setOsImage(options, slug, imageUrl, { who, reason }),
   };
 }
 

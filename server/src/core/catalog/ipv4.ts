@@ -3,6 +3,8 @@
 
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/tables.ts';
+import type { Who } from '../activity/activity.ts';
+import { auditAs } from '../audit/audit.ts';
 import { AppError } from '../errors.ts';
 import { parseCidr } from '../net/ip.ts';
 
@@ -23,12 +25,16 @@ export interface AddedRange {
   skipped: number;
 }
 
-/** Add every host of `cidr` to a location's pool, except the network, broadcast and gateway addresses. */
+/**
+ * Add every host of `cidr` to a location's pool, except the network, broadcast and gateway
+ * addresses; a staff `who` (byOperator, byStaffMember) audits it (`ipv4.add_range`, the location).
+ */
 export async function addRange(
   db: Kysely<DB>,
   locationId: number,
   cidrText: string,
   gatewayText?: string,
+  audited: { who?: Who | undefined; reason?: string | null | undefined } = {},
 ): Promise<AddedRange> {
   const cidr = parseCidr(cidrText);
   if (cidr === null || cidr.kind !== 'ipv4')
@@ -98,7 +104,16 @@ export async function addRange(
         details: { owners: Object.fromEntries(byCode) },
       });
     }
-    return { cidr: cidr.text, gateway: toText(gateway), added, skipped: rows.length - added };
+    const done = { cidr: cidr.text, gateway: toText(gateway), added, skipped: rows.length - added };
+    await auditAs(trx as Transaction<DB>, audited.who, {
+      action: 'ipv4.add_range',
+      targetType: 'location',
+      targetId: locationId,
+      after: { ...done },
+      reason: audited.reason ?? null,
+      at: new Date(),
+    });
+    return done;
   });
 }
 
@@ -162,4 +177,46 @@ export async function poolSummary(db: Kysely<DB>) {
     .groupBy(['locations.code', 'ipv4_addresses.status'])
     .orderBy('locations.code')
     .execute();
+}
+
+export interface Ipv4Range {
+  location: string;
+  /** The range the addresses were added as: the network of their gateway and prefix. */
+  cidr: string;
+  gateway: string;
+  free: number;
+  allocated: number;
+  reserved: number;
+}
+
+/** The pool by range (addresses sharing a location, prefix and gateway), each with its counts by state. */
+export async function ipRanges(db: Kysely<DB>): Promise<Ipv4Range[]> {
+  const rows = await db
+    .selectFrom('ipv4_addresses')
+    .innerJoin('locations', 'locations.id', 'ipv4_addresses.location_id')
+    .select(['locations.code as location', 'ipv4_addresses.prefix', 'ipv4_addresses.gateway', 'ipv4_addresses.status'])
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .groupBy(['locations.code', 'ipv4_addresses.prefix', 'ipv4_addresses.gateway', 'ipv4_addresses.status'])
+    .execute();
+  const ranges = new Map<string, Ipv4Range>();
+  for (const row of rows) {
+    const size = 2 ** (32 - row.prefix);
+    const network = toText(Math.floor(toInt(row.gateway) / size) * size);
+    const key = `${row.location} ${network}/${row.prefix} ${row.gateway}`;
+    const range = ranges.get(key) ?? {
+      location: row.location,
+      cidr: `${network}/${row.prefix}`,
+      gateway: row.gateway,
+      free: 0,
+      allocated: 0,
+      reserved: 0,
+    };
+    range[row.status] += Number(row.count);
+    ranges.set(key, range);
+  }
+  return [...ranges.values()].sort(
+    (a, b) =>
+      a.location.localeCompare(b.location) ||
+      toInt(a.cidr.split('/')[0] as string) - toInt(b.cidr.split('/')[0] as string),
+  );
 }

@@ -41,7 +41,7 @@ export interface DepositServiceOptions {
   afterCredit?: (trx: Transaction<DB>, accountId: number) => Promise<unknown>;
 }
 
-type Decision = { status: 'approved' } | { status: 'rejected'; reason: string };
+type Decision = { status: 'approved'; note?: string } | { status: 'rejected'; reason: string };
 
 /** What the client knows the deposit by: its UPI/bank reference, or the gateway's payment id. */
 function referenceOf(deposit: Deposit): string {
@@ -167,7 +167,7 @@ async function decide(
       targetId: deposit.id,
       before: { status: deposit.status, account_id: deposit.account_id, amount: formatPaise(deposit.amount_paise) },
       after: { status: done.deposit.status, transaction: done.transaction?.public_id ?? null },
-      reason: decision.status === 'rejected' ? decision.reason : null,
+      reason: decision.status === 'rejected' ? decision.reason : (decision.note ?? null),
       at: options.clock(),
     });
     return done;
@@ -301,7 +301,7 @@ export function createDepositService(options: DepositServiceOptions) {
     // Staff operations.
 
     /** Newest first, or the oldest first (`oldestFirst`: a queue, the one waiting longest at the top). */
-    async list(filter: { status?: DepositStatus; limit: number; oldestFirst?: boolean }) {
+    async list(filter: { status?: DepositStatus; method?: Deposit['method']; limit: number; oldestFirst?: boolean }) {
       let query = db
         .selectFrom('deposits')
         .innerJoin('accounts', 'accounts.id', 'deposits.account_id')
@@ -312,6 +312,7 @@ export function createDepositService(options: DepositServiceOptions) {
         ? query.orderBy('deposits.created_at', 'asc').orderBy('deposits.id', 'asc')
         : query.orderBy('deposits.id', 'desc');
       if (filter.status) query = query.where('deposits.status', '=', filter.status);
+      if (filter.method) query = query.where('deposits.method', '=', filter.method);
       return query.execute();
     },
 
@@ -327,8 +328,9 @@ export function createDepositService(options: DepositServiceOptions) {
       return deposit;
     },
 
-    /** Approve; `who` a staff one (byOperator, byStaffMember) audits it. */
-    approve: (id: number, reviewer: string, who?: Who) => decide(options, id, reviewer, { status: 'approved' }, who),
+    /** Approve; `who` a staff one (byOperator, byStaffMember) audits it, with `note` as the audit row's reason. */
+    approve: (id: number, reviewer: string, who?: Who, note?: string) =>
+      decide(options, id, reviewer, { status: 'approved', ...(note ? { note } : {}) }, who),
 
     async reject(id: number, reviewer: string, reason: string, who?: Who) {
       if (reason.trim().length < 3) throw AppError.fields({ reason: 'say why (at least 3 characters)' });

@@ -7,6 +7,8 @@
 
 import { type Kysely, sql } from 'kysely';
 import type { DB, Deposit } from '../../db/tables.ts';
+import { type Who, whoOfReviewer } from '../activity/activity.ts';
+import type { AuditActor } from '../audit/audit.ts';
 import { isAppError } from '../errors.ts';
 import { formatPaise } from '../money.ts';
 import type { DepositService } from './deposit.service.ts';
@@ -130,6 +132,8 @@ async function candidates(db: Kysely<DB>, lines: CreditLine[]): Promise<Map<stri
 interface Context {
   deposits: DepositService;
   reviewer: string;
+  /** The customer sees the platform's confirmation; the audit log, who imported the statement. */
+  who: Who | undefined;
   dryRun: boolean;
   claimed: Map<number, number>;
 }
@@ -160,7 +164,8 @@ async function settleLine(ctx: Context, credit: CreditLine, match: Match | null)
     return { ...base, outcome: 'rejected_before', detail: 'rejected before; if the money came, use wallet credit' };
   if (ctx.dryRun) return { ...base, outcome: 'would_approve', detail: 'pending; amount matches' };
   try {
-    const { transaction } = await ctx.deposits.approve(deposit.id, ctx.reviewer);
+    const note = `statement line ${credit.line}: ${ctx.reviewer}`;
+    const { transaction } = await ctx.deposits.approve(deposit.id, ctx.reviewer, ctx.who, note);
     return { ...base, outcome: 'approved', detail: `credited (${transaction?.public_id})` };
   } catch (error) {
     // Decided by someone else between our look and the approval's lock.
@@ -201,13 +206,16 @@ export interface ReconcileOptions {
   /** Recorded as the deposits' reviewer, e.g. `reconciliation:nov.csv@1a2b3c4d by staff:priya`. */
   reviewer: string;
   dryRun: boolean;
+  /** Staff who imported it (the console's member, or the operator): each approval is audited as theirs. */
+  audit?: AuditActor;
 }
 
 /** Match every credit line, approve what fits (unless a dry run), and list what matched nothing. */
 export async function reconcile(options: ReconcileOptions, statement: Statement): Promise<Reconciliation> {
   const { db, deposits } = options;
   const byRef = await candidates(db, statement.credits);
-  const ctx: Context = { deposits, reviewer: options.reviewer, dryRun: options.dryRun, claimed: new Map() };
+  const who = options.audit ? { ...whoOfReviewer(options.reviewer), audit: options.audit } : undefined;
+  const ctx: Context = { deposits, reviewer: options.reviewer, who, dryRun: options.dryRun, claimed: new Map() };
   const lines: LineResult[] = [];
   const named = new Set<number>();
   for (const credit of statement.credits) {

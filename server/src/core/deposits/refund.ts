@@ -22,7 +22,8 @@ import type { Logger } from 'pino';
 import type { DB, Deposit, LedgerRow } from '../../db/tables.ts';
 import { UpstreamError } from '../../upstreams/errors.ts';
 import type { RazorpayClient, RazorpayRefund } from '../../upstreams/razorpay/index.ts';
-import { byStaff, recordActivity } from '../activity/activity.ts';
+import { byStaff, recordActivity, type Who } from '../activity/activity.ts';
+import { auditAs } from '../audit/audit.ts';
 import { AppError } from '../errors.ts';
 import { formatPaise, parsePaise } from '../money.ts';
 import { notify } from '../notifications/notification.service.ts';
@@ -38,6 +39,8 @@ export interface DepositRefund {
   amount?: unknown;
   reason: string;
   actor: string;
+  /** Who did it: the customer's activity log names them; a staff `who` (byOperator, byStaffMember) audits it. */
+  who?: Who;
 }
 
 export interface DepositRefunded {
@@ -190,10 +193,25 @@ export async function refundDeposit(
       body: `₹${formatPaise(paid)} of your online deposit ${deposit.public_id} was refunded to the card, UPI or bank account it came from (Razorpay refund ${refund.id}): ${reason}. It left your wallet.`,
       data: { deposit: deposit.id, refund: refund.id },
     });
+    const who = input.who ?? byStaff();
+    await auditAs(trx, who, {
+      action: 'deposit.refund',
+      targetType: 'deposit',
+      targetId: deposit.id,
+      before: { status: deposit.status, amount: formatPaise(deposit.amount_paise), refunded: false },
+      after: {
+        refunded: true,
+        refund_amount: formatPaise(paid),
+        gateway_refund: refund.id,
+        transaction: transaction.public_id,
+      },
+      reason,
+      at: now,
+    });
     await recordActivity(trx, {
       accountId: deposit.account_id,
       type: 'deposit_refunded',
-      who: byStaff(),
+      who,
       summary: `₹${formatPaise(paid)} of your online deposit ${deposit.public_id} refunded to where it came from: ${reason}`,
       details: {
         deposit: deposit.public_id,

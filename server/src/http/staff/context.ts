@@ -8,9 +8,7 @@ import { type AuditActor, byStaffMember } from '../../core/audit/audit.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import { roleAtLeast, STAFF_ROLES, type StaffRole } from '../../core/staff/roles.ts';
-import type { StaffView } from '../../core/staff/staff.service.ts';
 import { type LoadedStaffSession, STAFF_SESSION_COOKIE } from '../../core/staff/staff-sessions.ts';
-import { isoWithOffset } from '../../core/time.ts';
 import { clientIp } from '../request-context.ts';
 
 /** The caller's session (any stage on `session` routes; full on role routes). */
@@ -75,4 +73,23 @@ export function requireRole(request: FastifyRequest, minimum: StaffRole): void {
   const { staff } = staffSession(request);
   if (!roleAtLeast(staff.role, minimum))
     throw new AppError('forbidden_role', { details: { required: minimum, role: staff.role } });
+}
+
+/**
+ * Run a core call whose field errors name its own inputs (`amount`: rupees) by the names this
+ * surface's request has (`amount_paise`), so the console shows them beside the right field.
+ */
+export async function withFieldNames<T>(names: Record<string, string>, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!(error instanceof AppError) || error.fields === undefined) throw error;
+    const fields = Object.fromEntries(Object.entries(error.fields).map(([k, v]) => [names[k] ?? k, v]));
+    throw new AppError(error.code, {
+      message: error.message,
+      fields,
+      ...(error.details ? { details: error.details } : {}),
+      status: error.status,
+    });
+  }
 }

@@ -10,11 +10,15 @@ import { staffAccess } from './access.ts';
 import { staffAccountRoutes } from './accounts.routes.ts';
 import { staffAuditRoutes } from './audit.routes.ts';
 import { staffAuthRoutes } from './auth.routes.ts';
+import { staffCatalogRoutes } from './catalog.routes.ts';
 import { staffDepositProofRoutes } from './deposit-proof.routes.ts';
 import { staffDepositRoutes } from './deposits.routes.ts';
 import { staffInfraRoutes } from './infra.routes.ts';
+import { staffInvoiceRoutes } from './invoices.routes.ts';
 import { staffOpsRoutes } from './ops.routes.ts';
+import { staffReconcileRoutes } from './reconcile.routes.ts';
 import { staffServiceRoutes } from './services.routes.ts';
+import { staffSettingsRoutes } from './settings.routes.ts';
 import { staffDirectoryRoutes } from './staff.routes.ts';
 
 export async function staffSurface(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
@@ -29,4 +33,8 @@ export async function staffSurface(app: FastifyInstance, { deps }: { deps: Deps 
   await app.register(staffAccountRoutes, { deps });
   await app.register(staffServiceRoutes, { deps });
   await app.register(staffInfraRoutes, { deps });
+  await app.register(staffInvoiceRoutes, { deps });
+  await app.register(staffReconcileRoutes, { deps });
+  await app.register(staffCatalogRoutes, { deps });
+  await app.register(staffSettingsRoutes, { deps });
 }

@@ -61,6 +61,21 @@ export const STAFF_ROUTES = [
   { method: 'POST', path: '/nodes', access: 'admin', mutates: true },
   { method: 'GET', path: '/plans', access: 'admin', mutates: false },
   { method: 'POST', path: '/plans', access: 'admin', mutates: true },
+  // Billing's invoices, credit notes and statement reconciliation (./invoices.routes.ts,
+  // ./reconcile.routes.ts); deposit refunds are an action of POST /deposits (billing).
+  { method: 'GET', path: '/invoices', access: 'billing', mutates: false },
+  { method: 'GET', path: '/invoices/:id', access: 'billing', mutates: false },
+  { method: 'GET', path: '/invoices/:id/pdf', access: 'billing', mutates: false },
+  { method: 'POST', path: '/invoices', access: 'billing', mutates: true },
+  { method: 'POST', path: '/deposits/reconcile', access: 'billing', mutates: true },
+  // The admin's inventory and settings (./catalog.routes.ts, ./settings.routes.ts).
+  { method: 'GET', path: '/locations', access: 'admin', mutates: false },
+  { method: 'POST', path: '/locations', access: 'admin', mutates: true },
+  { method: 'GET', path: '/os', access: 'admin', mutates: false },
+  { method: 'POST', path: '/os', access: 'admin', mutates: true },
+  { method: 'GET', path: '/ip-ranges', access: 'admin', mutates: false },
+  { method: 'POST', path: '/ip-ranges', access: 'admin', mutates: true },
+  { method: 'GET', path: '/settings', access: 'admin', mutates: false },
 ] as const satisfies readonly StaffRouteSpec[];
 
 /** A row by the route Fastify registers (`/api/v1/staff/deposits/` or without the slash; HEAD as GET). */

@@ -1,0 +1,310 @@
+// Locations and their IPv4 ranges (admin; GET locations, GET ip-ranges): each location with its free
+// addresses and free service slots per node kind, and the pool range by range with how many
+// addresses are free, allocated or reserved. Add a location (POST locations) or a range to a
+// location's pool (POST ip-ranges: network, broadcast and gateway excluded; a range another
+// location holds adds nothing), each with an optional reason kept in the audit log.
+
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import {
+  Alert,
+  Button,
+  Empty,
+  ErrorAlert,
+  fieldError,
+  Loading,
+  PageHeader,
+  SelectField,
+  TextField,
+} from '../components/ui.tsx';
+import { useStaffTitle } from './AuthPages.tsx';
+import { call, staffApi } from './api.ts';
+import { ActionDialog, ReasonField } from './Dialog.tsx';
+import { ForbiddenOr } from './Forbidden.tsx';
+
+const LOCATIONS_KEY = ['staff', 'locations'] as const;
+const RANGES_KEY = ['staff', 'ip-ranges'] as const;
+
+export default function LocationsPage() {
+  useStaffTitle('Locations and IP ranges');
+  const client = useQueryClient();
+  const locations = useQuery({
+    queryKey: LOCATIONS_KEY,
+    queryFn: async () => (await call(staffApi.GET('/api/v1/staff/locations'))).locations,
+  });
+  const ranges = useQuery({
+    queryKey: RANGES_KEY,
+    queryFn: async () => (await call(staffApi.GET('/api/v1/staff/ip-ranges'))).ranges,
+  });
+  const [open, setOpen] = useState<'location' | 'range' | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+  const finished = async (message: string) => {
+    setOpen(null);
+    setDone(message);
+    await Promise.all([
+      client.invalidateQueries({ queryKey: LOCATIONS_KEY }),
+      client.invalidateQueries({ queryKey: RANGES_KEY }),
+    ]);
+  };
+  const ask = (what: 'location' | 'range') => {
+    setDone(null);
+    setOpen(what);
+  };
+
+  return (
+    <ForbiddenOr error={locations.error ?? ranges.error}>
+      <PageHeader title="Locations and IP ranges" />
+      {done ? <Alert kind="success">{done}</Alert> : null}
+      <section aria-labelledby="locations-title">
+        <div className="staff-section-head">
+          <h2 id="locations-title">Locations</h2>
+          <Button variant="secondary" onClick={() => ask('location')}>
+            Add a location
+          </Button>
+        </div>
+        {locations.isPending ? (
+          <Loading what="Loading the locations" />
+        ) : locations.isError ? (
+          <ErrorAlert error={locations.error} />
+        ) : locations.data.length === 0 ? (
+          <Empty title="No locations">Add the first one.</Empty>
+        ) : (
+          <div className="table-wrap">
+            <table className="staff-table">
+              <caption className="sr-only">Every location</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Location</th>
+                  <th scope="col">Where</th>
+                  <th scope="col">Open</th>
+                  <th scope="col" className="num">
+                    Free IPv4
+                  </th>
+                  <th scope="col">Free slots</th>
+                </tr>
+              </thead>
+              <tbody>
+                {locations.data.map((l) => (
+                  <tr key={l.id}>
+                    <td data-label="Location" className="staff-wrap">
+                      <strong>{l.name}</strong>
+                      <div className="muted mono">{l.code}</div>
+                    </td>
+                    <td data-label="Where">
+                      {l.city}, {l.country}
+                    </td>
+                    <td data-label="Open">{l.active ? 'yes' : 'closed'}</td>
+                    <td data-label="Free IPv4" className="num">
+                      {l.ipv4_free}
+                    </td>
+                    <td data-label="Free slots" className="staff-wrap">
+                      {Object.entries(l.slots)
+                        .map(([kind, n]) => `${kind} ${n}`)
+                        .join(', ') || 'no usable node'}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+
+      <section aria-labelledby="ranges-title">
+        <div className="staff-section-head">
+          <h2 id="ranges-title">IPv4 ranges</h2>
+          <Button variant="secondary" onClick={() => ask('range')} disabled={!locations.data?.length}>
+            Add a range
+          </Button>
+        </div>
+        {ranges.isPending ? (
+          <Loading what="Loading the IPv4 pool" />
+        ) : ranges.isError ? (
+          <ErrorAlert error={ranges.error} />
+        ) : ranges.data.length === 0 ? (
+          <Empty title="No IPv4 ranges">Virtual servers need a free address: add a range to a location.</Empty>
+        ) : (
+          <div className="table-wrap">
+            <table className="staff-table">
+              <caption className="sr-only">The IPv4 pool by range</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Location</th>
+                  <th scope="col">Range</th>
+                  <th scope="col">Gateway</th>
+                  <th scope="col" className="num">
+                    Free
+                  </th>
+                  <th scope="col" className="num">
+                    Allocated
+                  </th>
+                  <th scope="col" className="num">
+                    Reserved
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {ranges.data.map((r) => (
+                  <tr key={`${r.location}-${r.cidr}-${r.gateway}`}>
+                    <td data-label="Location" className="mono">
+                      {r.location}
+                    </td>
+                    <td data-label="Range" className="mono">
+                      {r.cidr}
+                    </td>
+                    <td data-label="Gateway" className="mono">
+                      {r.gateway}
+                    </td>
+                    <td data-label="Free" className="num">
+                      {r.free}
+                    </td>
+                    <td data-label="Allocated" className="num">
+                      {r.allocated}
+                    </td>
+                    <td data-label="Reserved" className="num">
+                      {r.reserved}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+      {open === 'location' ? <AddLocation onClose={() => setOpen(null)} onDone={finished} /> : null}
+      {open === 'range' && locations.data ? (
+        <AddRange codes={locations.data.map((l) => l.code)} onClose={() => setOpen(null)} onDone={finished} />
+      ) : null}
+    </ForbiddenOr>
+  );
+}
+
+function AddLocation({ onClose, onDone }: { onClose: () => void; onDone: (message: string) => Promise<void> }) {
+  const [form, setForm] = useState({ code: '', name: '', city: '', country: 'IN' });
+  const [reason, setReason] = useState('');
+  const add = useMutation({
+    mutationFn: () =>
+      call(
+        staffApi.POST('/api/v1/staff/locations', {
+          body: {
+            action: 'add',
+            code: form.code.trim(),
+            name: form.name.trim(),
+            city: form.city.trim(),
+            ...(form.country.trim() ? { country: form.country.trim().toUpperCase() } : {}),
+            ...(reason.trim() ? { reason: reason.trim() } : {}),
+          },
+        }),
+      ),
+    onSuccess: (data) => onDone(data.message),
+  });
+  const field = (name: keyof typeof form, label: string, extra: { placeholder?: string; maxLength?: number } = {}) => (
+    <TextField
+      label={label}
+      autoComplete="off"
+      value={form[name]}
+      onChange={(e) => setForm({ ...form, [name]: e.target.value })}
+      error={fieldError(add.error, name)}
+      {...extra}
+    />
+  );
+  return (
+    <ActionDialog
+      title="Add a location"
+      submitLabel="Add the location"
+      busy={add.isPending}
+      error={add.error}
+      fields={['code', 'name', 'city', 'country', 'reason']}
+      onSubmit={() => add.mutate()}
+      onClose={onClose}
+    >
+      <p>A new zone. Plans are offered there once they list it; orders need a node and IPv4 addresses there.</p>
+      {field('code', 'Code (a–z, 0–9, "-")', { placeholder: 'e.g. mum2', maxLength: 32 })}
+      {field('name', 'Name', { placeholder: 'e.g. Mumbai 2', maxLength: 100 })}
+      {field('city', 'City', { maxLength: 100 })}
+      {field('country', 'Country (ISO code)', { maxLength: 2 })}
+      <ReasonField
+        label="Reason (optional; kept in the audit log)"
+        value={reason}
+        onChange={setReason}
+        error={add.error}
+      />
+    </ActionDialog>
+  );
+}
+
+function AddRange({
+  codes,
+  onClose,
+  onDone,
+}: {
+  codes: string[];
+  onClose: () => void;
+  onDone: (message: string) => Promise<void>;
+}) {
+  const [location, setLocation] = useState(codes[0] ?? '');
+  const [cidr, setCidr] = useState('');
+  const [gateway, setGateway] = useState('');
+  const [reason, setReason] = useState('');
+  const add = useMutation({
+    mutationFn: () =>
+      call(
+        staffApi.POST('/api/v1/staff/ip-ranges', {
+          body: {
+            action: 'add',
+            location,
+            cidr: cidr.trim(),
+            ...(gateway.trim() ? { gateway: gateway.trim() } : {}),
+            ...(reason.trim() ? { reason: reason.trim() } : {}),
+          },
+        }),
+      ),
+    onSuccess: (data) => onDone(data.message),
+  });
+  return (
+    <ActionDialog
+      title="Add an IPv4 range"
+      submitLabel="Add the range"
+      busy={add.isPending}
+      error={add.error}
+      fields={['location', 'cidr', 'gateway', 'reason']}
+      onSubmit={() => add.mutate()}
+      onClose={onClose}
+    >
+      <p>Every host of the range joins the location's pool, but the network, broadcast and gateway addresses.</p>
+      <SelectField
+        label="Location"
+        value={location}
+        onChange={(e) => setLocation(e.target.value)}
+        error={fieldError(add.error, 'location')}
+      >
+        {codes.map((code) => (
+          <option key={code} value={code}>
+            {code}
+          </option>
+        ))}
+      </SelectField>
+      <TextField
+        label="Range (CIDR, /20 to /30)"
+        placeholder="e.g. 203.0.113.0/26"
+        autoComplete="off"
+        value={cidr}
+        onChange={(e) => setCidr(e.target.value)}
+        error={fieldError(add.error, 'cidr')}
+      />
+      <TextField
+        label="Gateway (empty: the first host)"
+        autoComplete="off"
+        value={gateway}
+        onChange={(e) => setGateway(e.target.value)}
+        error={fieldError(add.error, 'gateway')}
+      />
+      <ReasonField
+        label="Reason (optional; kept in the audit log)"
+        value={reason}
+        onChange={setReason}
+        error={add.error}
+      />
+    </ActionDialog>
+  );
+}

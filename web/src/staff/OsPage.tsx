@@ -1,0 +1,258 @@
+// OS templates (admin; GET os): what customers install, each with the hypervisor's template VM and
+// the install image bare-metal servers boot (none: virtual servers only). Add one (POST os
+// {action: add}), or set or remove a template's install image (POST os {action: image}), each with
+// an optional reason kept in the audit log.
+
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import {
+  Alert,
+  Button,
+  Checkbox,
+  Empty,
+  ErrorAlert,
+  fieldError,
+  Loading,
+  PageHeader,
+  TextField,
+} from '../components/ui.tsx';
+import { useStaffTitle } from './AuthPages.tsx';
+import { call, staffApi } from './api.ts';
+import { ActionDialog, ReasonField } from './Dialog.tsx';
+import { ForbiddenOr } from './Forbidden.tsx';
+
+const OS_KEY = ['staff', 'os'] as const;
+
+interface Os {
+  slug: string;
+  name: string;
+  image_url: string | null;
+}
+
+export default function OsPage() {
+  useStaffTitle('OS templates');
+  const client = useQueryClient();
+  const list = useQuery({
+    queryKey: OS_KEY,
+    queryFn: async () => (await call(staffApi.GET('/api/v1/staff/os'))).os,
+  });
+  const [adding, setAdding] = useState(false);
+  const [imaging, setImaging] = useState<Os | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+  const finished = async (message: string) => {
+    setAdding(false);
+    setImaging(null);
+    setDone(message);
+    await client.invalidateQueries({ queryKey: OS_KEY });
+  };
+
+  return (
+    <ForbiddenOr error={list.error}>
+      <PageHeader title="OS templates">
+        <Button
+          variant="secondary"
+          onClick={() => {
+            setDone(null);
+            setAdding(true);
+          }}
+        >
+          Add an OS template
+        </Button>
+      </PageHeader>
+      {done ? <Alert kind="success">{done}</Alert> : null}
+      {list.isPending ? (
+        <Loading what="Loading the OS templates" />
+      ) : list.isError ? (
+        <ErrorAlert error={list.error} />
+      ) : list.data.length === 0 ? (
+        <Empty title="No OS templates">Add the first one.</Empty>
+      ) : (
+        <div className="table-wrap">
+          <table className="staff-table">
+            <caption className="sr-only">Every OS template</caption>
+            <thead>
+              <tr>
+                <th scope="col">Template</th>
+                <th scope="col">Template VM</th>
+                <th scope="col" className="num">
+                  Min. disk
+                </th>
+                <th scope="col">Bare-metal install image</th>
+                <th scope="col">Offered</th>
+                <th scope="col">Action</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.map((o) => (
+                <tr key={o.id}>
+                  <td data-label="Template" className="staff-wrap">
+                    <strong>{o.name}</strong>
+                    <div className="muted mono">{o.slug}</div>
+                  </td>
+                  <td data-label="Template VM" className="mono">
+                    {o.template_vmid}
+                  </td>
+                  <td data-label="Min. disk" className="num">
+                    {o.min_disk_gb} GB
+                  </td>
+                  <td data-label="Install image" className="staff-wrap">
+                    {o.image_url ? (
+                      <span className="mono">{o.image_url}</span>
+                    ) : (
+                      <span className="muted">none (virtual servers only)</span>
+                    )}
+                  </td>
+                  <td data-label="Offered">{o.active ? 'yes' : 'no'}</td>
+                  <td data-label="Action">
+                    <Button
+                      variant="secondary"
+                      aria-label={`Install image of ${o.slug}`}
+                      onClick={() => {
+                        setDone(null);
+                        setImaging(o);
+                      }}
+                    >
+                      Install image
+                    </Button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {adding ? <AddOs onClose={() => setAdding(false)} onDone={finished} /> : null}
+      {imaging ? <SetImage os={imaging} onClose={() => setImaging(null)} onDone={finished} /> : null}
+    </ForbiddenOr>
+  );
+}
+
+const EMPTY = { slug: '', name: '', family: '', version: '', template_vmid: '', min_disk_gb: '10', image_url: '' };
+
+function AddOs({ onClose, onDone }: { onClose: () => void; onDone: (message: string) => Promise<void> }) {
+  const [form, setForm] = useState(EMPTY);
+  const [reason, setReason] = useState('');
+  const whole = (text: string) => (/^\d{1,9}$/.test(text.trim()) ? Number(text.trim()) : undefined);
+  const add = useMutation({
+    mutationFn: () => {
+      const vmid = whole(form.template_vmid);
+      const disk = whole(form.min_disk_gb);
+      return call(
+        staffApi.POST('/api/v1/staff/os', {
+          body: {
+            action: 'add',
+            slug: form.slug.trim(),
+            name: form.name.trim(),
+            family: form.family.trim(),
+            version: form.version.trim(),
+            ...(vmid === undefined ? {} : { template_vmid: vmid }),
+            ...(disk === undefined ? {} : { min_disk_gb: disk }),
+            ...(form.image_url.trim() ? { image_url: form.image_url.trim() } : {}),
+            ...(reason.trim() ? { reason: reason.trim() } : {}),
+          },
+        }),
+      );
+    },
+    onSuccess: (data) => onDone(data.message),
+  });
+  const field = (
+    name: keyof typeof EMPTY,
+    label: string,
+    extra: { placeholder?: string; inputMode?: 'numeric' | 'url' } = {},
+  ) => (
+    <TextField
+      label={label}
+      autoComplete="off"
+      value={form[name]}
+      onChange={(e) => setForm({ ...form, [name]: e.target.value })}
+      error={fieldError(add.error, name)}
+      {...extra}
+    />
+  );
+  return (
+    <ActionDialog
+      title="Add an OS template"
+      submitLabel="Add the template"
+      busy={add.isPending}
+      error={add.error}
+      fields={[...Object.keys(EMPTY), 'reason']}
+      onSubmit={() => add.mutate()}
+      onClose={onClose}
+    >
+      {field('slug', 'Slug', { placeholder: 'e.g. ubuntu-24.04' })}
+      {field('name', 'Name', { placeholder: 'e.g. Ubuntu 24.04 LTS' })}
+      {field('family', 'Family', { placeholder: 'e.g. ubuntu' })}
+      {field('version', 'Version', { placeholder: 'e.g. 24.04' })}
+      {field('template_vmid', "The hypervisor's template VM id", { inputMode: 'numeric', placeholder: 'e.g. 9000' })}
+      {field('min_disk_gb', 'Minimum disk (GB)', { inputMode: 'numeric' })}
+      {field('image_url', 'Install image URL for bare metal (optional)', { inputMode: 'url' })}
+      <ReasonField
+        label="Reason (optional; kept in the audit log)"
+        value={reason}
+        onChange={setReason}
+        error={add.error}
+      />
+    </ActionDialog>
+  );
+}
+
+function SetImage({
+  os,
+  onClose,
+  onDone,
+}: {
+  os: Os;
+  onClose: () => void;
+  onDone: (message: string) => Promise<void>;
+}) {
+  const [url, setUrl] = useState(os.image_url ?? '');
+  const [none, setNone] = useState(false);
+  const [reason, setReason] = useState('');
+  const set = useMutation({
+    mutationFn: () =>
+      call(
+        staffApi.POST('/api/v1/staff/os', {
+          body: {
+            action: 'image',
+            slug: os.slug,
+            image_url: none ? null : url.trim(),
+            ...(reason.trim() ? { reason: reason.trim() } : {}),
+          },
+        }),
+      ),
+    onSuccess: (data) => onDone(data.message),
+  });
+  return (
+    <ActionDialog
+      title={`Install image of ${os.slug}`}
+      submitLabel="Save the image"
+      busy={set.isPending}
+      error={set.error}
+      fields={['image_url', 'reason']}
+      onSubmit={() => set.mutate()}
+      onClose={onClose}
+    >
+      <p>What a bare-metal server boots to install {os.name}. Without one, the template is for virtual servers only.</p>
+      <TextField
+        label="Install image URL (http or https)"
+        inputMode="url"
+        autoComplete="off"
+        value={url}
+        disabled={none}
+        onChange={(e) => setUrl(e.target.value)}
+        error={fieldError(set.error, 'image_url')}
+      />
+      <Checkbox
+        label="No install image (virtual servers only)"
+        checked={none}
+        onChange={(e) => setNone(e.target.checked)}
+      />
+      <ReasonField
+        label="Reason (optional; kept in the audit log)"
+        value={reason}
+        onChange={setReason}
+        error={set.error}
+      />
+    </ActionDialog>
+  );
+}
