@@ -160,15 +160,7 @@ test('a node flag a thread may not have does not keep the database from opening'
   try {
     const run = spawnSync(
       process.execPath,
-      [
-        '--max-old-space-size=512',
-        '--import',
-        'tsx',
-        join(ROOT, 'server/src/admin/main.ts'),
-        'system',
-        'info',
-        '--json',
-      ],
+      ['--max-old-space-size=512', join(ROOT, 'server/src/admin/main.ts'), 'system', 'info', '--json'],
       { cwd: ROOT, env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir }, encoding: 'utf8', timeout: 55_000 },
     );
     assert.equal(run.status, 0, `${run.stdout}${run.stderr}`);

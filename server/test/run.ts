@@ -68,6 +68,10 @@ async function main(): Promise<number> {
     [
       // Each test file is a process that loads the whole server: boot.ts caches the type-stripped
       // sources and V8's code, so all but the first load them from node_modules/.cache.
+      // The embedded database is PostgreSQL compiled to WebAssembly: V8 compiles it quickly, then
+      // again optimised in background threads, which a test file's short life rarely pays back
+      // (measured: 20 % less CPU for a short file, 8 % for a long one, the same wall time).
+      '--liftoff-only',
       '--import',
       join(ROOT, 'server/src/boot.ts'),
       ...(env.TEST_CPU_REPORT ? ['--import', join(ROOT, 'server/test/support/cpu-report.ts')] : []),
