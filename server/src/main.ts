@@ -7,18 +7,21 @@
 import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { startAdminSocket } from './admin/socket.ts';
 import { type Config, ConfigError, loadConfig, redactUrl } from './config.ts';
-import type { Deps } from './core/deps.ts';
+import { seedDemoCatalog } from './core/catalog/demo-seed.ts';
+import { closeDeps, createDeps, type Deps } from './core/deps.ts';
+import { analyzeEmbedded } from './core/housekeeping.ts';
 import { type Database, openDatabase, targetFromConfig } from './db/database.ts';
 import { DataDirLockedError } from './db/lock.ts';
 import { migrateToLatest } from './db/migrator.ts';
 import { databaseUnavailable } from './db/unavailable.ts';
-import type { DemoUpstreams } from './demo.ts';
-import type { MetricsListener } from './http/metrics.routes.ts';
+import { type DemoUpstreams, startDemoUpstreams } from './demo.ts';
+import { markDraining, proxyStopped } from './http/health.routes.ts';
+import { type MetricsListener, startMetricsListener } from './http/metrics.routes.ts';
+import { buildServer } from './http/server.ts';
 import { createLogger, flushProcessLog } from './logging.ts';
-
-/** The rest of the process, imported while the database opens (process-modules.ts). */
-type Modules = typeof import('./process-modules.ts');
+import { startWorker } from './worker/worker.ts';
 
 type Role = 'all' | 'api' | 'worker';
 
@@ -58,18 +61,15 @@ async function main(): Promise<void> {
   const started = performance.now();
   const startedUp = watchSignals(logger);
 
-  const loading = import('./process-modules.ts');
-  loading.catch(() => {}); // a failure is reported where it is awaited, after the database's
   const database = await openMigrated(config, role, logger);
-  const m = await loading;
-  const deps = await m.createDeps(config, database, logger);
-  if (config.demo) await m.seedDemoCatalog(database.db);
-  if (database.engine === 'pglite') await m.analyzeEmbedded(database.db);
+  const deps = await createDeps(config, database, logger);
+  if (config.demo) await seedDemoCatalog(database.db);
+  if (database.engine === 'pglite') await analyzeEmbedded(database.db);
   // The emulators run inside `npm start` only: separate api/worker processes would each start
   // their own and repoint the nodes at it.
-  const demo = config.demo && role === 'all' ? await m.startDemoUpstreams(deps) : null;
+  const demo = config.demo && role === 'all' ? await startDemoUpstreams(deps) : null;
   if (config.demo && role !== 'all') logger.warn('DEMO=1: the emulated upstreams run only under `npm start`');
-  const running = await startRole(m, deps, role);
+  const running = await startRole(deps, role);
 
   const version = await database.serverVersion();
   logger.info(
@@ -85,7 +85,7 @@ async function main(): Promise<void> {
       ? `Hostplane listening on ${config.publicUrl} (${database.engine} ${version})`
       : `Hostplane worker running (${database.engine})`,
   );
-  await startedUp(shutdownOf(m, logger, { ...running, deps, demo, database }));
+  await startedUp(shutdownOf(logger, { ...running, deps, demo, database }));
 }
 
 /**
@@ -167,12 +167,12 @@ interface Running {
   metrics: MetricsListener | null;
 }
 
-async function startRole(m: Modules, deps: Deps, role: Role): Promise<Running> {
+async function startRole(deps: Deps, role: Role): Promise<Running> {
   const { config, logger, database } = deps;
   const engine = database.engine;
   let app: FastifyInstance | null = null;
   if (role !== 'worker') {
-    app = m.buildServer(deps);
+    app = buildServer(deps);
     await app.listen({ port: config.port, host: config.host });
   }
   if (role !== 'api') {
@@ -180,14 +180,14 @@ async function startRole(m: Modules, deps: Deps, role: Role): Promise<Running> {
       const orphans = await deps.jobs.recoverOrphans(database.db);
       if (orphans > 0) logger.warn({ orphans }, 'jobs left running by a stopped process were handed back for retry');
     }
-    await m.startWorker(deps);
+    await startWorker(deps);
   }
-  const adminSocket = engine === 'pglite' ? await m.startAdminSocket(deps, config.dataDir) : null;
+  const adminSocket = engine === 'pglite' ? await startAdminSocket(deps, config.dataDir) : null;
   // GET /metrics on a port of its own (METRICS_PORT); with METRICS_TOKEN, buildServer serves it
   // on the main port too. A worker alone has no main port, so only METRICS_PORT reaches it.
   let metrics: MetricsListener | null = null;
   if (config.metricsPort !== null) {
-    metrics = await m.startMetricsListener(deps, config.metricsHost, config.metricsPort);
+    metrics = await startMetricsListener(deps, config.metricsHost, config.metricsPort);
     const where = `${metrics.host.includes(':') ? `[${metrics.host}]` : metrics.host}:${metrics.port}`;
     logger.info({ host: metrics.host, port: metrics.port }, `metrics at http://${where}/metrics`);
   } else if (role === 'worker' && config.metricsToken !== null) {
@@ -202,7 +202,6 @@ async function startRole(m: Modules, deps: Deps, role: Role): Promise<Running> {
  * vanished log reader cannot keep us alive.
  */
 function shutdownOf(
-  m: Modules,
   logger: Logger,
   parts: Running & { deps: Deps; demo: DemoUpstreams | null; database: Database },
 ): (signal: string) => Promise<void> {
@@ -223,16 +222,16 @@ function shutdownOf(
     force.unref();
     let code = 0;
     try {
-      m.markDraining(parts.deps); // /readyz answers 503 from here on, every answer `Connection: close`
+      markDraining(parts.deps); // /readyz answers 503 from here on, every answer `Connection: close`
       if (parts.app) {
         const started = performance.now();
-        const how = await m.proxyStopped(parts.deps, { maxMs: DRAIN_WAIT_MS, settleMs: DRAIN_SETTLE_MS });
+        const how = await proxyStopped(parts.deps, { maxMs: DRAIN_WAIT_MS, settleMs: DRAIN_SETTLE_MS });
         logger.info({ how, waitedMs: Math.round(performance.now() - started) }, 'closing the listener');
       }
       await parts.app?.close(); // stops accepting, waits for in-flight requests
       await parts.metrics?.close();
       parts.adminSocket?.close();
-      await m.closeDeps(parts.deps); // lets running jobs finish, then stops the queue
+      await closeDeps(parts.deps); // lets running jobs finish, then stops the queue
       await parts.demo?.stop();
       await parts.database.close(); // releases the embedded lock
       logger.info('stopped');
