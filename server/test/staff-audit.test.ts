@@ -179,6 +179,39 @@ describe('the audit log', () => {
     assert.equal(refund.staff_name, 'operator');
   });
 
+  test('the staff CLI’s catalog commands are audited as the operator: plans add, disable and enable', async () => {
+    const label = 'vps-audit-test';
+    const location = await admin('locations', 'add', 'aud1', '--name', 'Audit 1', '--city', 'Pune');
+    assert.equal(location.exitCode, 0, location.stderr);
+    const added = await admin(
+      ...['plans', 'add', label, '--name', 'Audit Test VPS', '--type', 'vps', '--price', '499'],
+      ...['--specs', '{"vcpu":1,"ram_mb":1024,"disk_gb":25,"bandwidth_tb":1}', '--regions', 'aud1', '--json'],
+    );
+    assert.equal(added.exitCode, 0, added.stderr);
+    const planId = String((JSON.parse(added.stdout) as { id: number }).id);
+    const add = (await auditRows('plan.add')).filter((r) => r.target_id === planId);
+    assert.equal(add.length, 1);
+    assert.equal(add[0]?.actor, 'operator');
+    assert.deepEqual(add[0]?.after, {
+      label,
+      name: 'Audit Test VPS',
+      type: 'vps',
+      price_paise: '49900',
+      regions: ['aud1'],
+    });
+    assert.equal((await admin('plans', 'disable', label)).exitCode, 0);
+    assert.equal((await admin('plans', 'disable', label)).exitCode, 0); // no change: no second row
+    assert.equal((await admin('plans', 'enable', label)).exitCode, 0);
+    const disabled = (await auditRows('plan.disable')).filter((r) => r.target_id === planId);
+    assert.equal(disabled.length, 1);
+    assert.deepEqual([disabled[0]?.before, disabled[0]?.after], [{ active: true }, { active: false }]);
+    const enabled = (await auditRows('plan.enable')).filter((r) => r.target_id === planId);
+    assert.equal(enabled.length, 1);
+    assert.equal(enabled[0]?.actor, 'operator');
+    // A plan that does not exist: refused, nothing written.
+    assert.equal((await admin('plans', 'disable', 'no-such-plan')).exitCode, 1);
+  });
+
   test('staff changes from the CLI and the console are audited; GET /audit pages and filters (admin)', async () => {
     const added = await admin('staff', 'add', 'newbie@staff.example.in', '--role', 'support', '--json');
     assert.equal(added.exitCode, 0, added.stderr);

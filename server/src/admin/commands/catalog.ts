@@ -60,17 +60,20 @@ export const catalogCommands: Command[] = [
       regions: { type: 'string', required: true, description: 'comma-separated location codes' },
     },
     async run(deps, { args, options }) {
-      const plan = await deps.catalog.addPlan({
-        label: args[0] as string,
-        name: requiredOption(options, 'name'),
-        type: requiredOption(options, 'type') as PlanType,
-        price: requiredOption(options, 'price'),
-        specs: jsonOption(requiredOption(options, 'specs'), 'specs'),
-        regions: requiredOption(options, 'regions')
-          .split(',')
-          .map((r) => r.trim())
-          .filter(Boolean),
-      });
+      const plan = await deps.catalog.addPlan(
+        {
+          label: args[0] as string,
+          name: requiredOption(options, 'name'),
+          type: requiredOption(options, 'type') as PlanType,
+          price: requiredOption(options, 'price'),
+          specs: jsonOption(requiredOption(options, 'specs'), 'specs'),
+          regions: requiredOption(options, 'regions')
+            .split(',')
+            .map((r) => r.trim())
+            .filter(Boolean),
+        },
+        byOperator(),
+      );
       return {
         json: { id: plan.id, label: plan.label, price: formatPaise(plan.price_paise) },
         text: `added plan ${plan.id} ${plan.label} at ₹${formatPaise(plan.price_paise)}/month`,
@@ -83,7 +86,7 @@ export const catalogCommands: Command[] = [
     summary: 'Stop listing and selling a plan (its services keep running)',
     args: ['PLAN'],
     async run(deps, { args }) {
-      const plan = await deps.catalog.setPlanActive(args[0] as string, false);
+      const plan = await deps.catalog.setPlanActive(args[0] as string, false, byOperator());
       return { json: { id: plan.id, label: plan.label, active: plan.active }, text: `disabled ${plan.label}` };
     },
   },
@@ -93,7 +96,7 @@ export const catalogCommands: Command[] = [
     summary: 'List and sell a disabled plan again',
     args: ['PLAN'],
     async run(deps, { args }) {
-      const plan = await deps.catalog.setPlanActive(args[0] as string, true);
+      const plan = await deps.catalog.setPlanActive(args[0] as string, true, byOperator());
       return { json: { id: plan.id, label: plan.label, active: plan.active }, text: `enabled ${plan.label}` };
     },
   },

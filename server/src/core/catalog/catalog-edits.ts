@@ -67,7 +67,11 @@ function imageUrlProblem(url: string): string | null {
   }
 }
 
-export async function addPlan({ db, bus, products }: CatalogServiceOptions, input: NewPlan): Promise<Plan> {
+export async function addPlan(
+  { db, bus, products }: CatalogServiceOptions,
+  input: NewPlan,
+  audited: Audited = {},
+): Promise<Plan> {
   const fields: Record<string, string> = {};
   if (!/^[a-z0-9][a-z0-9-]{1,47}$/.test(input.label)) fields.label = 'must be 2–48 of a–z, 0–9 and "-"';
   if (input.name.trim().length < 2) fields.name = 'is required';
@@ -111,6 +115,20 @@ export async function addPlan({ db, bus, products }: CatalogServiceOptions, inpu
         .insertInto('plan_locations')
         .values(locations.map((l) => ({ plan_id: plan.id, location_id: l.id })))
         .execute();
+      await auditAs(trx, audited.who, {
+        action: 'plan.add',
+        targetType: 'plan',
+        targetId: plan.id,
+        after: {
+          label: plan.label,
+          name: plan.name,
+          type: plan.type,
+          price_paise: plan.price_paise,
+          regions: locations.map((l) => l.code),
+        },
+        reason: audited.reason ?? null,
+        at: new Date(),
+      });
       await bus.publish(trx, { topic: 'catalog' });
       return plan;
     });
@@ -121,16 +139,41 @@ export async function addPlan({ db, bus, products }: CatalogServiceOptions, inpu
 }
 
 /** Retire a plan: no longer listed or orderable; running services keep it. */
-export async function setPlanActive({ db, bus }: CatalogServiceOptions, ref: string, active: boolean): Promise<Plan> {
-  const plan = await db
-    .updateTable('plans')
-    .set({ active, updated_at: new Date() })
-    .where(/^\d+$/.test(ref) ? 'id' : 'label', '=', /^\d+$/.test(ref) ? Number(ref) : ref)
-    .returningAll()
-    .executeTakeFirst();
-  if (!plan) throw new AppError('not_found', { message: `No plan "${ref}".` });
-  await bus.publish(db, { topic: 'catalog' });
-  return plan;
+export async function setPlanActive(
+  { db, bus }: CatalogServiceOptions,
+  ref: string,
+  active: boolean,
+  audited: Audited = {},
+): Promise<Plan> {
+  const byId = /^\d+$/.test(ref);
+  return db.transaction().execute(async (trx) => {
+    const before = await trx
+      .selectFrom('plans')
+      .select(['id', 'active'])
+      .where(byId ? 'id' : 'label', '=', byId ? Number(ref) : ref)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!before) throw new AppError('not_found', { message: `No plan "${ref}".` });
+    const plan = await trx
+      .updateTable('plans')
+      .set({ active, updated_at: new Date() })
+      .where('id', '=', before.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    if (before.active !== active) {
+      await auditAs(trx, audited.who, {
+        action: active ? 'plan.enable' : 'plan.disable',
+        targetType: 'plan',
+        targetId: plan.id,
+        before: { active: before.active },
+        after: { active },
+        reason: audited.reason ?? null,
+        at: new Date(),
+      });
+    }
+    await bus.publish(trx, { topic: 'catalog' });
+    return plan;
+  });
 }
 
 /** The most a plan may cost a month, so a slip of three zeros does not reach customers. */

@@ -167,8 +167,11 @@ export function createCatalogService(options: CatalogServiceOptions) {
     ...catalogReads(options),
 
     // Staff edits (catalog-edits.ts).
-    addPlan: (input: NewPlan): Promise<Plan> => addPlan(options, input),
-    setPlanActive: (ref: string, active: boolean): Promise<Plan> => setPlanActive(options, ref, active),
+    // A staff `who` (byOperator, byStaffMember) audits these, with the reason.
+    addPlan: (input: NewPlan, who?: Who, reason?: string | null): Promise<Plan> =>
+      addPlan(options, input, { who, reason }),
+    setPlanActive: (ref: string, active: boolean, who?: Who, reason?: string | null): Promise<Plan> =>
+      setPlanActive(options, ref, active, { who, reason }),
     updatePlan: (
       id: number,
       change: { pricePaise?: bigint; active?: boolean },
