@@ -363,7 +363,9 @@ for (const viewport of [DESKTOP, PHONE]) {
       await page.locator('.game-save-state', { hasText: 'Unsaved changes' }).waitFor();
       await audit(panel, 'game-editor');
       await page.keyboard.press('ControlOrMeta+S');
-      await page.locator('.game-save-state', { hasText: 'Saved' }).waitFor({ timeout: JOB_WAIT });
+      // A regular expression: the string 'Saved' matches "Unsaved changes" too (hasText is a
+      // case-insensitive substring), which let the test read the file before the save landed.
+      await page.locator('.game-save-state', { hasText: /^Saved$/ }).waitFor({ timeout: JOB_WAIT });
       const after = panelFile(u, ids.game, 'server.properties')?.toString('utf8') ?? '';
       assert.match(after, new RegExp(`^${motd}$`, 'm'), 'the game panel holds the saved file');
       assert.equal(after.split('\n').length, before.split('\n').length, 'only the motd line changed');

@@ -77,9 +77,10 @@ async function main(): Promise<number> {
       ...(env.TEST_CPU_REPORT ? ['--import', join(ROOT, 'server/test/support/cpu-report.ts')] : []),
       '--test',
       '--test-reporter=spec',
-      // Three files at once on a 2-core machine: many files wait on child processes, sockets and
-      // timers more than they compute (a PGlite run: 506 s at 3 against 615 s at 2, 2026-11-28).
-      `--test-concurrency=${env.TEST_CONCURRENCY ?? '3'}`,
+      // Four files at once on a 2-core machine: many files wait on child processes, sockets and
+      // timers more than they compute (a PGlite run: 506 s at 3 against 615 s at 2, 2026-11-28;
+      // at 3 the 2 cores were busy 1.6 of 2 on average, 2026-11-29, so a fourth file fills them).
+      `--test-concurrency=${env.TEST_CONCURRENCY ?? '4'}`,
       // A hang fails its test (and a file, which is a test too) after 10 minutes instead of
       // stalling the whole run: a guard, not a measure. Files that spawn servers and wait on
       // SIGTERM took over 3 minutes on a 2-core machine under load, so 3 was too tight.
