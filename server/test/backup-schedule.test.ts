@@ -237,6 +237,16 @@ describe('backup_schedule: billing', () => {
   test('renewals include the add-on as a separate "Scheduled backups" line while it is on; off stops it', async () => {
     const service = await db().selectFrom('services').selectAll().where('id', '=', billed).executeTakeFirstOrThrow();
     const first = service.period_end as Date;
+    // What GET /api/v1/billing says the renewal will take, and the run-rate, count the add-on.
+    const billing = async () => {
+      const res = await token.call('GET', '/api/v1/billing');
+      assert.equal(res.statusCode, 200, res.body);
+      const data = res.json().billing;
+      const next = data.next_renewals.find((r: { service: { id: number } }) => r.service.id === billed);
+      return { runRate: Math.round(Number(data.monthly_run_rate.amount) * 100), next: next?.amount };
+    };
+    const withBackups = await billing();
+    assert.equal(withBackups.next, '898.00', 'the plan (₹799) and the scheduled backups (₹99)');
     await u.t.deps.billing.run({ at: first, accountId: owner.account.id });
     const renewal = await db()
       .selectFrom('orders')
@@ -260,6 +270,9 @@ describe('backup_schedule: billing', () => {
     assert.equal(off.statusCode, 200, off.body);
     assert.equal(off.json().charged, '0.00');
     assert.equal(off.json().backup_schedule.next_run_at, null);
+    const withoutBackups = await billing();
+    assert.equal(withoutBackups.next, '799.00');
+    assert.equal(withBackups.runRate - withoutBackups.runRate, 9_900, 'the run-rate drops by the add-on');
     const second = addMonth(first);
     await u.t.deps.billing.run({ at: second, accountId: owner.account.id });
     const next = await db()
@@ -457,6 +470,8 @@ describe('hostplane backups schedule', () => {
     assert.equal(answer.backup_schedule.frequency, 'weekly');
     assert.equal(answer.backup_schedule.weekday, 0, 'weekly without a weekday: Sunday');
     assert.equal(answer.backup_schedule.keep, 2);
+    const show = ok(await cli.run(home, ['instances', 'show', String(scheduled)], { env }));
+    assert.match(show.stdout, /backups\s+Sundays at 07:00 IST, keeping 2/);
     const bad = await cli.run(
       home,
       ['backups', 'schedule', String(scheduled), '--frequency', 'daily', '--hour', '24', '--keep', '2'],

@@ -11,6 +11,16 @@ import { type GlobalArgs, session } from '../session.ts';
 
 const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 
+/** A schedule as a service view's one line: "daily at 03:00 IST, keeping 7" (null when off). */
+export function scheduleLine(
+  s: { frequency: string; hour: number; keep: number; weekday: number } | null | undefined,
+): string | null {
+  if (!s || s.frequency === 'off') return null;
+  const when = `${String(s.hour).padStart(2, '0')}:00 IST`;
+  const day = s.frequency === 'weekly' ? `${WEEKDAYS[s.weekday] ?? s.weekday}s at ${when}` : `daily at ${when}`;
+  return `${day}, keeping ${s.keep}`;
+}
+
 export function backupCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
   return y.command(['backups', 'backup'], 'Scheduled backups of KVM instances (a paid add-on)', (c) =>
     c

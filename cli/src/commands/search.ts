@@ -35,13 +35,13 @@ export function searchCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
       const result = { q: answer.q, kind: answer.kind, took_ms: answer.took_ms, groups: answer.groups };
       if (argv.output === 'json') return json(result);
       const rows = result.groups.flatMap((g) => g.items.map((i) => [g.type, i.id, i.title, i.url]));
-      if (rows.length === 0) return note(msg`Nothing matches ${q} (read as ${result.kind}).`);
+      // How the server read the query: a kind of text, or only operators (type:, status:, …).
+      const readAs = result.kind === 'empty' ? 'filters only' : `${result.kind} query`;
+      if (rows.length === 0) return note(msg`Nothing matches ${q} (${readAs}).`);
       write(table(['TYPE', 'ID', 'TITLE', 'URL'], rows));
       const more = result.groups.filter((g) => g.total > g.items.length);
       const shown = more.map((g) => msg`${g.items.length} of ${g.total} ${g.label}`.text).join(', ');
-      note(
-        msg`${result.kind} query, ${result.took_ms} ms${more.length > 0 ? msg`; showing ${shown} (--limit for more)` : ''}.`,
-      );
+      note(msg`${readAs}, ${result.took_ms} ms${more.length > 0 ? msg`; showing ${shown} (--limit for more)` : ''}.`);
     },
   );
 }

@@ -4,6 +4,7 @@
 
 import { type Hostplane, HostplaneError, type Service, type ServiceDetail, type ServiceStats } from '@hostplane/sdk';
 import { type Cell, out, paint, rupees, type Safe, state, table } from '../output.ts';
+import { scheduleLine } from './backups.ts';
 
 /** The types `--type` takes (`kvm` is the second surface's name of `vps`). */
 export const SERVICE_TYPES = ['vps', 'baremetal', 'game', 'web', 'kvm'] as const;
@@ -121,6 +122,7 @@ export async function serviceFields(
       ['power', state(stats?.power ?? s.power)],
       ['ipv4', s.ipv4],
       ...(s.type === 'vps' || s.type === 'baremetal' ? ([['reverse dns', s.ptr ?? null]] as [string, Cell][]) : []),
+      ...(s.type === 'vps' ? ([['backups', scheduleLine(s.backup_schedule) ?? 'off']] as [string, Cell][]) : []),
       ['hostname', s.hostname],
       ...(s.os ? ([['image', s.os]] as [string, Cell][]) : []),
     );

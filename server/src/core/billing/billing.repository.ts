@@ -61,11 +61,20 @@ export function ownUnpaidWithService(db: Executor, accountId: number) {
 export function ownNextRenewals(db: Executor, accountId: number) {
   return db
     .selectFrom('services')
-    .select(['id', 'label', 'period_end', 'price_paise'])
-    .where('account_id', '=', accountId)
-    .where('status', 'in', ['active', 'suspended'])
-    .where('period_end', 'is not', null)
-    .orderBy('period_end')
+    .leftJoin('backup_schedules', (join) =>
+      join.onRef('backup_schedules.service_id', '=', 'services.id').on('backup_schedules.frequency', '<>', 'off'),
+    )
+    .select([
+      'services.id',
+      'services.label',
+      'services.period_end',
+      'services.price_paise',
+      'backup_schedules.price_paise as addon_paise',
+    ])
+    .where('services.account_id', '=', accountId)
+    .where('services.status', 'in', ['active', 'suspended'])
+    .where('services.period_end', 'is not', null)
+    .orderBy('services.period_end')
     .limit(10)
     .execute();
 }

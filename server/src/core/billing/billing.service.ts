@@ -67,7 +67,12 @@ export function createBilling(options: BillingOptions) {
       const unpaidTotal = unpaid.reduce((sum, o) => sum + BigInt(o.amount_paise), 0n);
       const next = renewals.map((s) => ({
         ...s,
-        chargePaise: chargeOfPrice(options.invoicing, s.price_paise).totalPaise,
+        // The plan and each add-on that is on, each charged as its own line (addons.ts renewalCharge).
+        chargePaise:
+          chargeOfPrice(options.invoicing, s.price_paise).totalPaise +
+          (s.addon_paise !== null && BigInt(s.addon_paise) > 0n
+            ? chargeOfPrice(options.invoicing, s.addon_paise).totalPaise
+            : 0n),
       }));
       return { monthlyRunRatePaise: rate, unpaid, unpaidTotalPaise: unpaidTotal, next };
     },

@@ -86,16 +86,21 @@ export async function chargeFor(
 }
 
 /**
- * What the account's services take from the wallet a month: each renewing service's charge (with
- * GST when prices exclude it), summed — rounded per service, as each is charged.
+ * What the account's services take from the wallet a month: each renewing service's charge and
+ * each of its add-ons' (with GST when prices exclude it), summed — rounded per line, as each is
+ * charged (addons.ts renewalCharge).
  */
 export async function monthlyCharge(
   db: Kysely<DB>,
   settings: Pick<InvoicingConfig, 'pricesIncludeGst' | 'sellerStateCode'>,
   accountId: number,
 ): Promise<bigint> {
+  const [plans, addons] = await Promise.all([
+    services.ownRenewingPrices(db, accountId),
+    services.ownRenewingAddonPrices(db, accountId),
+  ]);
   let total = 0n;
-  for (const { pricePaise, count } of await services.ownRenewingPrices(db, accountId))
+  for (const { pricePaise, count } of [...plans, ...addons])
     total += chargeOfPrice(settings, pricePaise).totalPaise * BigInt(count);
   return total;
 }

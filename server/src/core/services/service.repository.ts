@@ -113,6 +113,27 @@ export async function ownRenewingPrices(
   return rows.map((r) => ({ pricePaise: r.price_paise, count: Number(r.n) }));
 }
 
+/**
+ * The monthly prices of the add-ons that renew with the owner's renewing services (today the
+ * scheduled backups, core/billing/addons.ts), grouped like ownRenewingPrices.
+ */
+export async function ownRenewingAddonPrices(
+  db: Executor,
+  accountId: number,
+): Promise<{ pricePaise: string; count: number }[]> {
+  const rows = await db
+    .selectFrom('backup_schedules')
+    .innerJoin('services', 'services.id', 'backup_schedules.service_id')
+    .select((eb) => ['backup_schedules.price_paise', eb.fn.countAll<string>().as('n')])
+    .where('services.account_id', '=', accountId)
+    .where('services.status', 'in', ['active', 'suspended'])
+    .where('backup_schedules.frequency', '<>', 'off')
+    .where('backup_schedules.price_paise', '>', '0')
+    .groupBy('backup_schedules.price_paise')
+    .execute();
+  return rows.map((r) => ({ pricePaise: r.price_paise, count: Number(r.n) }));
+}
+
 /** The owner's service status with whether the owner is suspended (a console ticket's checks). */
 export function ownConsoleState(db: Executor, accountId: number, id: number) {
   return db
