@@ -2,9 +2,10 @@
 // Issue 37's virtual-server pieces of the panel as a customer uses them, in real headless
 // Chromium at 1280 px: order a VPS with cloud-init user data typed under "Advanced" (the byte
 // counter; the data reaches the emulated Proxmox VM), then on the Manage tab set a reverse DNS
-// name (the PowerDNS emulator's zone has the PTR), try a bad one, clear it; resize to a larger
-// plan (the pro-rata amount shown, confirmed, the job's progress, the new plan, the wallet
-// debited by what was shown); turn daily backups on (price and charge shown before confirming,
+// name (the PowerDNS emulator's zone has the PTR), try a bad one (its error goes once the field is
+// edited), clear it; resize to a larger plan (the pro-rata amount shown, confirmed, the job's
+// progress, the new plan, the wallet debited by what was shown, the charge said until another plan
+// is picked); turn daily backups on (price and charge shown before confirming,
 // then the next run) and off. The same pages, in their states, are audited again at 390 px.
 // Every state is checked by axe-core in light and dark and saved under test-results/panel/.
 
@@ -187,6 +188,22 @@ describe('issue 37 cards in the panel', { skip: skip ?? false }, () => {
     assert.match((await name.getAttribute('aria-describedby')) ?? '', /error/);
     await audit(panel, 'infra-rdns-invalid');
     assert.equal(await zonePtr(ipv4), 'mail.example.in.', 'a refused name leaves the zone alone');
+    // Editing the refused name takes its error away: the message, aria-invalid and the description
+    // (the hint stays); the same when the field is emptied after a refusal.
+    const describedBy = async () => (await name.getAttribute('aria-describedby')) ?? '';
+    for (const edit of ['not-a-name', '']) {
+      if (edit === '') {
+        await name.fill('not a name!');
+        await card.getByRole('button', { name: 'Set reverse DNS' }).click();
+        await card.locator('.field-error').waitFor();
+      }
+      await name.fill(edit);
+      await card.locator('.field-error').waitFor({ state: 'detached' });
+      assert.equal(await card.locator('.field.has-error').count(), 0);
+      assert.equal(await name.getAttribute('aria-invalid'), null, `no aria-invalid after typing “${edit}”`);
+      assert.doesNotMatch(await describedBy(), /error/);
+      assert.match(await describedBy(), /hint/);
+    }
 
     await card.getByRole('button', { name: 'Clear reverse DNS' }).click();
     await card.locator('dd', { hasText: 'not set' }).waitFor();
@@ -224,6 +241,8 @@ describe('issue 37 cards in the panel', { skip: skip ?? false }, () => {
       .catch(() => undefined);
     await settled(page);
     await card.getByText(/^Now: Cloud VPS 4 GB/).waitFor({ timeout: JOB_WAIT });
+    const charged = card.getByRole('status').filter({ hasText: /to Cloud VPS 4 GB: ₹[\d,.]+ charged/ });
+    await charged.waitFor();
     const plan = await db()
       .selectFrom('services')
       .innerJoin('plans', 'plans.id', 'services.plan_id')
@@ -233,6 +252,13 @@ describe('issue 37 cards in the panel', { skip: skip ?? false }, () => {
     assert.equal(plan.label, 'vps-2c-4g');
     assert.equal(await balance(), before - shown, 'the wallet paid what the card showed');
     await audit(panel, 'infra-resized');
+    // Another plan picked: the last resize's message is not about it, and does not come back on Cancel.
+    await card.getByRole('button', { name: 'Resize to Cloud VPS 8 GB' }).click();
+    await card.getByRole('button', { name: /^Pay ₹[\d,.]+ and resize to Cloud VPS 8 GB$/ }).waitFor();
+    assert.equal(await charged.count(), 0, 'the message went with the new choice');
+    await card.getByRole('button', { name: 'Cancel' }).click();
+    assert.equal(await charged.count(), 0, 'and stays gone');
+    assert.equal(await card.getByRole('status').count(), 0);
     panel.assertClean();
   });
 

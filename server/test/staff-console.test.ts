@@ -25,7 +25,7 @@ import {
 } from './support/chromium.ts';
 import { freshIp, signedInBrowser } from './support/factories.ts';
 import { createTestApp, ManualClock, type TestApp } from './support/harness.ts';
-import { inviteToken, StaffBrowser, totpCode } from './support/staff.ts';
+import { enrolInvited, inviteToken, totpCode } from './support/staff.ts';
 import { multipart } from './support/uploads.ts';
 
 const skip = chromiumMissing();
@@ -240,21 +240,8 @@ describe('the staff console', { skip: skip ?? false }, () => {
   test('the admin signs in with the code step and reads both actions in the audit trail', async () => {
     const { page } = panel;
     // The admin accepted the invitation and enrolled earlier (through the API).
-    const earlier = new StaffBrowser(t, freshIp());
-    await earlier.bootstrap();
     const adminPassword = 'asha-console-pass-42';
-    const accepted = await earlier.post('/auth/invite', {
-      token: await inviteToken(t, adminEmail),
-      password: adminPassword,
-    });
-    assert.equal(accepted.statusCode, 200, accepted.body);
-    assert.equal((await earlier.login(adminEmail, adminPassword)).statusCode, 200);
-    const secret = (await earlier.post('/auth/totp', { action: 'enrol' })).json().secret as string;
-    assert.equal(
-      (await earlier.post('/auth/totp', { action: 'verify', code: totpCode(clock, secret) })).statusCode,
-      200,
-    );
-    clock.advance(30);
+    const { secret } = await enrolInvited(t, clock, adminEmail, adminPassword, freshIp());
 
     await page.goto('/staff/audit');
     await page.getByRole('heading', { name: 'Staff sign-in' }).waitFor();

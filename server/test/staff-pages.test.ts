@@ -456,6 +456,10 @@ describe('the staff console pages', { skip: skip ?? false }, () => {
     const { page } = admin;
     await page.getByRole('navigation', { name: 'Staff' }).getByRole('link', { name: 'Reconciliation' }).click();
     await page.getByRole('heading', { name: 'Reconciliation', level: 1 }).waitFor();
+    // Counts are worded for their number: none yet ("0 deposits"), then one ("1 deposit").
+    const approve = page.getByRole('button', { name: /^Approve \d+ deposits?$/ });
+    assert.equal(await approve.textContent(), 'Approve 0 deposits');
+    assert.equal(await approve.isDisabled(), true, 'nothing to approve before a preview');
     const today = new Date(Date.now() + 330 * 60_000).toISOString().slice(0, 10);
     const csv = [
       'Transaction Date,UTR,Amount,Payer VPA,Remarks',
@@ -470,10 +474,14 @@ describe('the staff console pages', { skip: skip ?? false }, () => {
     await page.getByRole('heading', { name: 'Preview', level: 2 }).waitFor();
     await page.getByRole('row').filter({ hasText: '612345678901' }).filter({ hasText: 'would approve' }).waitFor();
     await look(admin, 'staff-reconcile-preview');
-    await page.getByRole('button', { name: 'Approve 1 deposit(s)' }).click();
-    const dialog = page.getByRole('dialog', { name: 'Approve 1 deposit(s)?' });
+    assert.equal(await approve.textContent(), 'Approve 1 deposit');
+    await approve.click();
+    const dialog = page.getByRole('dialog', { name: 'Approve 1 deposit?', exact: true });
     await dialog.getByRole('button', { name: 'Approve' }).press('Enter');
-    await page.getByRole('status').filter({ hasText: '1 deposit(s) approved.' }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^1 deposit approved\. / })
+      .waitFor();
     const deposit = await db()
       .selectFrom('deposits')
       .select('status')

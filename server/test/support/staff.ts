@@ -99,17 +99,18 @@ export interface SignedInStaff {
 
 let counter = 0;
 
-/** A staff member added by the operator, through the invitation, signed in with an enrolled authenticator. */
-export async function signedInStaff(
+/**
+ * An invited member's first sign-in, through the API in a browser of its own: the mailed invitation
+ * accepted with `password`, signed in, the authenticator enrolled and its first code verified. The
+ * clock then moves a step on (the next code accepted is of a later step).
+ */
+export async function enrolInvited(
   t: TestApp,
   clock: ManualClock,
-  role: StaffRole,
+  email: string,
+  password: string,
   ip?: string,
-): Promise<SignedInStaff> {
-  counter += 1;
-  const email = `${role}${counter}-${Date.now().toString(36)}@staff.example.in`;
-  const password = `staff-pass-${counter}-long9`;
-  const added = await t.deps.staff.add({ email, role, name: `Staff ${counter}` }, OPERATOR);
+): Promise<{ browser: StaffBrowser; secret: string }> {
   const browser = new StaffBrowser(t, ip);
   await browser.bootstrap();
   const accepted = await browser.post('/auth/invite', { token: await inviteToken(t, email), password });
@@ -121,7 +122,21 @@ export async function signedInStaff(
   const secret = begun.json().secret as string;
   const done = await browser.post('/auth/totp', { action: 'verify', code: totpCode(clock, secret) });
   if (done.statusCode !== 200) throw new Error(`verify: ${done.statusCode} ${done.body}`);
-  // The next code to be accepted is of a later step.
   clock.advance(30);
+  return { browser, secret };
+}
+
+/** A staff member added by the operator, through the invitation, signed in with an enrolled authenticator. */
+export async function signedInStaff(
+  t: TestApp,
+  clock: ManualClock,
+  role: StaffRole,
+  ip?: string,
+): Promise<SignedInStaff> {
+  counter += 1;
+  const email = `${role}${counter}-${Date.now().toString(36)}@staff.example.in`;
+  const password = `staff-pass-${counter}-long9`;
+  const added = await t.deps.staff.add({ email, role, name: `Staff ${counter}` }, OPERATOR);
+  const { browser, secret } = await enrolInvited(t, clock, email, password, ip);
   return { browser, id: added.id, email, password, secret, role };
 }

@@ -4,15 +4,16 @@
 // suspend (a reason), credit and debit (an amount and a reason) — billing and admin; reset two-factor
 // sign-in and resend the verification mail — support and above.
 
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { Alert, Button, ErrorAlert, fieldError, Loading, PageHeader, Status, TextField } from '../components/ui.tsx';
 import { day, rupees, when } from '../lib/format.ts';
 import { useStaffTitle } from './AuthPages.tsx';
 import { call, staffApi } from './api.ts';
-import { ActionDialog, paiseOf, ReasonField } from './Dialog.tsx';
+import { ActionDialog, paiseOf, ReasonField, useActionDialog } from './Dialog.tsx';
 import { ForbiddenOr } from './Forbidden.tsx';
+import { StaffTable } from './StaffTable.tsx';
 import { mayUse, type StaffRole, useMe } from './session.tsx';
 
 type Action = 'suspend' | 'unsuspend' | 'credit' | 'debit' | 'reset_2fa' | 'resend_verification';
@@ -34,15 +35,13 @@ export default function AccountPage() {
   const id = Number(useParams().id);
   const me = useMe();
   const role = me.data?.staff.role;
-  const client = useQueryClient();
   const key = ['staff', 'account', id];
   const detail = useQuery({
     queryKey: key,
     queryFn: () => call(staffApi.GET('/api/v1/staff/accounts/{id}', { params: { path: { id } } })),
   });
   useStaffTitle(detail.data ? detail.data.account.email : 'Account');
-  const [open, setOpen] = useState<Action | null>(null);
-  const [done, setDone] = useState<string | null>(null);
+  const dialog = useActionDialog<Action>(key);
 
   if (detail.isPending) return <Loading what="Loading the account" />;
   if (detail.isError)
@@ -68,7 +67,7 @@ export default function AccountPage() {
         <Link to="/staff/accounts">Accounts</Link>
       </p>
       <PageHeader title={account.email} />
-      {done ? <Alert kind="success">{done}</Alert> : null}
+      {dialog.done ? <Alert kind="success">{dialog.done}</Alert> : null}
       <section className="card" aria-labelledby="profile-title">
         <h2 id="profile-title">Profile</h2>
         <dl className="staff-facts">
@@ -103,10 +102,7 @@ export default function AccountPage() {
               <Button
                 key={action}
                 variant={ACTIONS[action].danger ? 'danger' : 'secondary'}
-                onClick={() => {
-                  setDone(null);
-                  setOpen(action);
-                }}
+                onClick={() => dialog.ask(action)}
               >
                 {ACTIONS[action].label}
               </Button>
@@ -114,129 +110,81 @@ export default function AccountPage() {
           </div>
         ) : null}
       </section>
-      {open ? (
-        <AccountActionDialog
-          action={open}
-          account={account}
-          onClose={() => setOpen(null)}
-          onDone={async (message) => {
-            setOpen(null);
-            setDone(message);
-            await client.invalidateQueries({ queryKey: key });
-          }}
-        />
+      {dialog.open ? (
+        <AccountActionDialog action={dialog.open} account={account} onClose={dialog.close} onDone={dialog.finish} />
       ) : null}
 
       <h2>Services</h2>
       {services.length === 0 ? (
         <p className="muted">No services.</p>
       ) : (
-        <div className="table-wrap">
-          <table className="staff-table">
-            <caption className="sr-only">Services of this account</caption>
-            <thead>
-              <tr>
-                <th scope="col">Service</th>
-                <th scope="col">Status</th>
-                <th scope="col" className="num">
-                  Price a month
-                </th>
-                <th scope="col">Paid until</th>
-              </tr>
-            </thead>
-            <tbody>
-              {services.map((s) => (
-                <tr key={s.id}>
-                  <td data-label="Service">
-                    <Link to={`/staff/services/${s.id}`}>{s.label}</Link> <span className="muted">{s.type}</span>
-                  </td>
-                  <td data-label="Status">
-                    <Status value={s.status} />
-                  </td>
-                  <td data-label="Price" className="num">
-                    {rupees(s.price)}
-                  </td>
-                  <td data-label="Paid until">{day(s.paid_until)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <StaffTable
+          caption="Services of this account"
+          columns={['Service', 'Status', { label: 'Price a month', num: true }, 'Paid until']}
+        >
+          {services.map((s) => (
+            <tr key={s.id}>
+              <td data-label="Service">
+                <Link to={`/staff/services/${s.id}`}>{s.label}</Link> <span className="muted">{s.type}</span>
+              </td>
+              <td data-label="Status">
+                <Status value={s.status} />
+              </td>
+              <td data-label="Price" className="num">
+                {rupees(s.price)}
+              </td>
+              <td data-label="Paid until">{day(s.paid_until)}</td>
+            </tr>
+          ))}
+        </StaffTable>
       )}
 
       <h2>Ledger</h2>
       {ledger.length === 0 ? (
         <p className="muted">No wallet movements yet.</p>
       ) : (
-        <div className="table-wrap">
-          <table className="staff-table staff-ledger">
-            <caption className="sr-only">The latest 20 wallet movements, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Kind</th>
-                <th scope="col" className="num">
-                  Amount
-                </th>
-                <th scope="col" className="num">
-                  Balance after
-                </th>
-                <th scope="col">Note</th>
-              </tr>
-            </thead>
-            <tbody>
-              {ledger.map((r) => (
-                <tr key={r.public_id}>
-                  <td data-label="When">{when(r.at)}</td>
-                  <td data-label="Kind">{r.kind}</td>
-                  <td data-label="Amount" className="num">
-                    {rupees(r.amount)}
-                  </td>
-                  <td data-label="Balance after" className="num">
-                    {rupees(r.balance_after)}
-                  </td>
-                  <td data-label="Note" className="staff-wrap">
-                    {r.note ?? ''}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <StaffTable
+          caption="The latest 20 wallet movements, newest first"
+          className="staff-ledger"
+          columns={['When', 'Kind', { label: 'Amount', num: true }, { label: 'Balance after', num: true }, 'Note']}
+        >
+          {ledger.map((r) => (
+            <tr key={r.public_id}>
+              <td data-label="When">{when(r.at)}</td>
+              <td data-label="Kind">{r.kind}</td>
+              <td data-label="Amount" className="num">
+                {rupees(r.amount)}
+              </td>
+              <td data-label="Balance after" className="num">
+                {rupees(r.balance_after)}
+              </td>
+              <td data-label="Note" className="staff-wrap">
+                {r.note ?? ''}
+              </td>
+            </tr>
+          ))}
+        </StaffTable>
       )}
 
       <h2>Activity</h2>
       {activity.length === 0 ? (
         <p className="muted">No activity yet.</p>
       ) : (
-        <div className="table-wrap">
-          <table className="staff-table">
-            <caption className="sr-only">The latest 20 activity rows, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Who</th>
-                <th scope="col">What</th>
-                <th scope="col">From</th>
-              </tr>
-            </thead>
-            <tbody>
-              {activity.map((r, i) => (
-                // biome-ignore lint/suspicious/noArrayIndexKey: activity rows have no id; the list is replaced whole
-                <tr key={`${r.at}-${i}`}>
-                  <td data-label="When">{when(r.at)}</td>
-                  <td data-label="Who">{WHO[r.actor] ?? r.staff_name ?? r.actor}</td>
-                  <td data-label="What" className="staff-wrap">
-                    {r.summary}
-                  </td>
-                  <td data-label="From">
-                    <span className="mono">{r.ip ?? '—'}</span>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <StaffTable caption="The latest 20 activity rows, newest first" columns={['When', 'Who', 'What', 'From']}>
+          {activity.map((r, i) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: activity rows have no id; the list is replaced whole
+            <tr key={`${r.at}-${i}`}>
+              <td data-label="When">{when(r.at)}</td>
+              <td data-label="Who">{WHO[r.actor] ?? r.staff_name ?? r.actor}</td>
+              <td data-label="What" className="staff-wrap">
+                {r.summary}
+              </td>
+              <td data-label="From">
+                <span className="mono">{r.ip ?? '—'}</span>
+              </td>
+            </tr>
+          ))}
+        </StaffTable>
       )}
     </>
   );

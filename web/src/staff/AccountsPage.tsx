@@ -10,6 +10,7 @@ import { day } from '../lib/format.ts';
 import { useStaffTitle } from './AuthPages.tsx';
 import { call, staffApi } from './api.ts';
 import { ForbiddenOr } from './Forbidden.tsx';
+import { StaffTable } from './StaffTable.tsx';
 
 export default function AccountsPage() {
   useStaffTitle('Accounts');
@@ -55,39 +56,29 @@ export default function AccountsPage() {
         <Empty title="No account matches">Try part of the e-mail address, or the account's number.</Empty>
       ) : (
         <>
-          <div className="table-wrap">
-            <table className="staff-table">
-              <caption className="sr-only">{q ? `Accounts matching ${q}` : 'Accounts, oldest first'}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Account</th>
-                  <th scope="col">Name</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Since</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.accounts.map((a) => (
-                  <tr key={a.id}>
-                    <td data-label="Account" className="staff-wrap">
-                      <Link to={`/staff/accounts/${a.id}`}>{a.email}</Link>
-                      <div className="muted">
-                        #{a.id}
-                        {a.username ? ` · ${a.username}` : ''}
-                      </div>
-                    </td>
-                    <td data-label="Name" className="staff-wrap">
-                      {a.name}
-                    </td>
-                    <td data-label="Status">
-                      <Status value={a.status} />
-                    </td>
-                    <td data-label="Since">{day(a.created_at)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <StaffTable
+            caption={q ? `Accounts matching ${q}` : 'Accounts, oldest first'}
+            columns={['Account', 'Name', 'Status', 'Since']}
+          >
+            {list.data.accounts.map((a) => (
+              <tr key={a.id}>
+                <td data-label="Account" className="staff-wrap">
+                  <Link to={`/staff/accounts/${a.id}`}>{a.email}</Link>
+                  <div className="muted">
+                    #{a.id}
+                    {a.username ? ` · ${a.username}` : ''}
+                  </div>
+                </td>
+                <td data-label="Name" className="staff-wrap">
+                  {a.name}
+                </td>
+                <td data-label="Status">
+                  <Status value={a.status} />
+                </td>
+                <td data-label="Since">{day(a.created_at)}</td>
+              </tr>
+            ))}
+          </StaffTable>
           {cursors.length > 0 || list.data.next_cursor ? (
             <div className="row">
               <Button variant="secondary" disabled={cursors.length === 0} onClick={() => setCursors([])}>

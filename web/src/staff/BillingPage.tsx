@@ -12,6 +12,7 @@ import { useStaffTitle } from './AuthPages.tsx';
 import { call, staffApi } from './api.ts';
 import { ActionDialog, ReasonField } from './Dialog.tsx';
 import { ForbiddenOr } from './Forbidden.tsx';
+import { StaffTable } from './StaffTable.tsx';
 
 interface BillingAction {
   service: number;
@@ -118,40 +119,33 @@ function BillingActions({ at, dryRun, actions }: { at: string; dryRun: boolean; 
   if (actions.length === 0)
     return <Empty title={title}>{dryRun ? 'Nothing is due: a run would do nothing.' : 'Nothing was due.'}</Empty>;
   return (
-    <div className="table-wrap">
-      <table className="staff-table">
-        <caption className="staff-caption">
+    <StaffTable
+      caption={
+        <>
           {title}: {actions.length} action(s){dryRun ? ' it would take' : ''}
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Service</th>
-            <th scope="col">Account</th>
-            <th scope="col">Action</th>
-            <th scope="col">Detail</th>
-          </tr>
-        </thead>
-        <tbody>
-          {actions.map((a, i) => (
-            // biome-ignore lint/suspicious/noArrayIndexKey: a service may have two actions of one kind; the list is replaced whole
-            <tr key={`${a.service}-${a.action}-${i}`}>
-              <td data-label="Service" className="staff-wrap">
-                <Link to={`/staff/services/${a.service}`}>{a.label}</Link>
-              </td>
-              <td data-label="Account">
-                <Link to={`/staff/accounts/${a.account}`}>#{a.account}</Link>
-              </td>
-              <td data-label="Action">
-                <span className="mono">{a.action}</span>
-              </td>
-              <td data-label="Detail" className="staff-wrap">
-                {a.detail}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+        </>
+      }
+      shownCaption
+      columns={['Service', 'Account', 'Action', 'Detail']}
+    >
+      {actions.map((a, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: a service may have two actions of one kind; the list is replaced whole
+        <tr key={`${a.service}-${a.action}-${i}`}>
+          <td data-label="Service" className="staff-wrap">
+            <Link to={`/staff/services/${a.service}`}>{a.label}</Link>
+          </td>
+          <td data-label="Account">
+            <Link to={`/staff/accounts/${a.account}`}>#{a.account}</Link>
+          </td>
+          <td data-label="Action">
+            <span className="mono">{a.action}</span>
+          </td>
+          <td data-label="Detail" className="staff-wrap">
+            {a.detail}
+          </td>
+        </tr>
+      ))}
+    </StaffTable>
   );
 }
 
@@ -256,47 +250,35 @@ function ExportTotals({ doc }: { doc: ExportDoc }) {
   ];
   return (
     <>
-      <div className="table-wrap">
-        <table className="staff-table">
-          <caption className="staff-caption">Totals of {doc.month}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Documents</th>
-              <th scope="col" className="num">
-                Count
-              </th>
-              <th scope="col" className="num">
-                Taxable
-              </th>
-              <th scope="col" className="num">
-                Tax (IGST + CGST + SGST)
-              </th>
-              <th scope="col" className="num">
-                Value
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map(([name, h]) => (
-              <tr key={name}>
-                <td data-label="Documents">{name}</td>
-                <td data-label="Count" className="num">
-                  {h.count}
-                </td>
-                <td data-label="Taxable" className="num">
-                  {rupees(h.taxable)}
-                </td>
-                <td data-label="Tax" className="num">
-                  {rupees(taxOf(h))}
-                </td>
-                <td data-label="Value" className="num">
-                  {rupees(h.value)}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <StaffTable
+        caption={<>Totals of {doc.month}</>}
+        shownCaption
+        columns={[
+          'Documents',
+          { label: 'Count', num: true },
+          { label: 'Taxable', num: true },
+          { label: 'Tax (IGST + CGST + SGST)', num: true },
+          { label: 'Value', num: true },
+        ]}
+      >
+        {rows.map(([name, h]) => (
+          <tr key={name}>
+            <td data-label="Documents">{name}</td>
+            <td data-label="Count" className="num">
+              {h.count}
+            </td>
+            <td data-label="Taxable" className="num">
+              {rupees(h.taxable)}
+            </td>
+            <td data-label="Tax" className="num">
+              {rupees(taxOf(h))}
+            </td>
+            <td data-label="Value" className="num">
+              {rupees(h.value)}
+            </td>
+          </tr>
+        ))}
+      </StaffTable>
       {doc.reconciliation.reconciles ? (
         <Alert kind="success">The documents agree with the wallet ledger.</Alert>
       ) : (

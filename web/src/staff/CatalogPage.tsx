@@ -2,7 +2,7 @@
 // Editing a plan (POST plans {action: update}) changes its price — for new orders and plan changes
 // to it; running services keep the price they were sold at — and whether it is listed and sold.
 
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import {
   Alert,
@@ -18,8 +18,9 @@ import {
 import { rupees } from '../lib/format.ts';
 import { useStaffTitle } from './AuthPages.tsx';
 import { call, staffApi } from './api.ts';
-import { ActionDialog, paiseOf, ReasonField } from './Dialog.tsx';
+import { ActionDialog, paiseOf, ReasonField, useActionDialog } from './Dialog.tsx';
 import { ForbiddenOr } from './Forbidden.tsx';
+import { StaffTable } from './StaffTable.tsx';
 
 const PLANS_KEY = ['staff', 'plans'] as const;
 
@@ -36,13 +37,11 @@ interface Plan {
 
 export default function CatalogPage() {
   useStaffTitle('Catalog');
-  const client = useQueryClient();
   const plans = useQuery({
     queryKey: PLANS_KEY,
     queryFn: async () => (await call(staffApi.GET('/api/v1/staff/plans'))).plans,
   });
-  const [editing, setEditing] = useState<Plan | null>(null);
-  const [done, setDone] = useState<string | null>(null);
+  const dialog = useActionDialog<Plan>(PLANS_KEY);
 
   return (
     <ForbiddenOr error={plans.error}>
@@ -50,7 +49,7 @@ export default function CatalogPage() {
       <p className="muted">
         A new price applies to new orders and plan changes; running services keep the price they were sold at.
       </p>
-      {done ? <Alert kind="success">{done}</Alert> : null}
+      {dialog.done ? <Alert kind="success">{dialog.done}</Alert> : null}
       {plans.isPending ? (
         <Loading what="Loading the plans" />
       ) : plans.isError ? (
@@ -58,61 +57,39 @@ export default function CatalogPage() {
       ) : plans.data.length === 0 ? (
         <Empty title="No plans">The catalog is empty.</Empty>
       ) : (
-        <div className="table-wrap">
-          <table className="staff-table">
-            <caption className="sr-only">Every plan</caption>
-            <thead>
-              <tr>
-                <th scope="col">Plan</th>
-                <th scope="col">Regions</th>
-                <th scope="col" className="num">
-                  Price a month
-                </th>
-                <th scope="col">Listed</th>
-                <th scope="col">Action</th>
-              </tr>
-            </thead>
-            <tbody>
-              {plans.data.map((p) => (
-                <tr key={p.id}>
-                  <td data-label="Plan" className="staff-wrap">
-                    <strong>{p.name}</strong>
-                    <div className="muted">
-                      <span className="mono">{p.label}</span> · {p.type}
-                    </div>
-                  </td>
-                  <td data-label="Regions">{p.regions.join(', ') || '—'}</td>
-                  <td data-label="Price" className="num">
-                    {rupees(p.price)}
-                  </td>
-                  <td data-label="Listed">{p.active ? 'yes' : 'no'}</td>
-                  <td data-label="Action">
-                    <Button
-                      variant="secondary"
-                      aria-label={`Edit ${p.label}`}
-                      onClick={() => {
-                        setDone(null);
-                        setEditing(p);
-                      }}
-                    >
-                      Edit
-                    </Button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <StaffTable
+          caption="Every plan"
+          columns={['Plan', 'Regions', { label: 'Price a month', num: true }, 'Listed', 'Action']}
+        >
+          {plans.data.map((p) => (
+            <tr key={p.id}>
+              <td data-label="Plan" className="staff-wrap">
+                <strong>{p.name}</strong>
+                <div className="muted">
+                  <span className="mono">{p.label}</span> · {p.type}
+                </div>
+              </td>
+              <td data-label="Regions">{p.regions.join(', ') || '—'}</td>
+              <td data-label="Price" className="num">
+                {rupees(p.price)}
+              </td>
+              <td data-label="Listed">{p.active ? 'yes' : 'no'}</td>
+              <td data-label="Action">
+                <Button variant="secondary" aria-label={`Edit ${p.label}`} onClick={() => dialog.ask(p)}>
+                  Edit
+                </Button>
+              </td>
+            </tr>
+          ))}
+        </StaffTable>
       )}
-      {editing ? (
+      {dialog.open ? (
         <EditPlan
-          plan={editing}
-          onClose={() => setEditing(null)}
-          onDone={async (plan) => {
-            setEditing(null);
-            setDone(`${plan.label}: ${rupees(plan.price)} a month, ${plan.active ? 'listed' : 'not listed'}.`);
-            await client.invalidateQueries({ queryKey: PLANS_KEY });
-          }}
+          plan={dialog.open}
+          onClose={dialog.close}
+          onDone={(plan) =>
+            dialog.finish(`${plan.label}: ${rupees(plan.price)} a month, ${plan.active ? 'listed' : 'not listed'}.`)
+          }
         />
       ) : null}
     </ForbiddenOr>

@@ -11,6 +11,7 @@ import { call, staffApi } from './api.ts';
 import { ForbiddenOr } from './Forbidden.tsx';
 import { duration } from './format.ts';
 import { Health } from './Health.tsx';
+import { StaffTable } from './StaffTable.tsx';
 import { mayUse, useMe } from './session.tsx';
 
 export default function DashboardPage() {
@@ -84,74 +85,47 @@ export default function DashboardPage() {
           {board.data.nodes.length === 0 ? (
             <p className="muted">Every node answered its last check and is within its capacity.</p>
           ) : (
-            <div className="table-wrap">
-              <table className="staff-table">
-                <caption className="sr-only">Nodes down or over capacity</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Node</th>
-                    <th scope="col">Health</th>
-                    <th scope="col" className="num">
-                      Used / capacity
-                    </th>
-                    <th scope="col">Last error</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {board.data.nodes.map((n) => (
-                    <tr key={n.id}>
-                      <td data-label="Node">
-                        {mayUse(role, 'admin') ? <Link to="/staff/nodes">{n.name}</Link> : n.name}
-                      </td>
-                      <td data-label="Health">
-                        <Health value={n.health} />
-                      </td>
-                      <td data-label="Used / capacity" className="num">
-                        {n.used} / {n.capacity}
-                      </td>
-                      <td data-label="Last error" className="staff-wrap">
-                        {n.last_error ?? '—'}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <StaffTable
+              caption="Nodes down or over capacity"
+              columns={['Node', 'Health', { label: 'Used / capacity', num: true }, 'Last error']}
+            >
+              {board.data.nodes.map((n) => (
+                <tr key={n.id}>
+                  <td data-label="Node">{mayUse(role, 'admin') ? <Link to="/staff/nodes">{n.name}</Link> : n.name}</td>
+                  <td data-label="Health">
+                    <Health value={n.health} />
+                  </td>
+                  <td data-label="Used / capacity" className="num">
+                    {n.used} / {n.capacity}
+                  </td>
+                  <td data-label="Last error" className="staff-wrap">
+                    {n.last_error ?? '—'}
+                  </td>
+                </tr>
+              ))}
+            </StaffTable>
           )}
 
           <h2>Latest failed jobs</h2>
           {board.data.failed_jobs.latest.length === 0 ? (
             <p className="muted">No job has failed.</p>
           ) : (
-            <div className="table-wrap">
-              <table className="staff-table">
-                <caption className="sr-only">The five latest failed jobs</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Job</th>
-                    <th scope="col">Service</th>
-                    <th scope="col">Error</th>
-                    <th scope="col">Failed</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {board.data.failed_jobs.latest.map((j) => (
-                    <tr key={j.id}>
-                      <td data-label="Job">
-                        {j.type} <span className="muted">#{j.id}</span>
-                      </td>
-                      <td data-label="Service">
-                        <Link to={`/staff/services/${j.service_id}`}>Service {j.service_id}</Link>
-                      </td>
-                      <td data-label="Error" className="staff-wrap">
-                        {j.error_message ?? j.error_code ?? '—'}
-                      </td>
-                      <td data-label="Failed">{relative(j.finished_at ?? j.created_at)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <StaffTable caption="The five latest failed jobs" columns={['Job', 'Service', 'Error', 'Failed']}>
+              {board.data.failed_jobs.latest.map((j) => (
+                <tr key={j.id}>
+                  <td data-label="Job">
+                    {j.type} <span className="muted">#{j.id}</span>
+                  </td>
+                  <td data-label="Service">
+                    <Link to={`/staff/services/${j.service_id}`}>Service {j.service_id}</Link>
+                  </td>
+                  <td data-label="Error" className="staff-wrap">
+                    {j.error_message ?? j.error_code ?? '—'}
+                  </td>
+                  <td data-label="Failed">{relative(j.finished_at ?? j.created_at)}</td>
+                </tr>
+              ))}
+            </StaffTable>
           )}
         </>
       )}

@@ -2,9 +2,36 @@
 // open the rest of the page is inert (the browser keeps Tab inside it); Escape or Cancel closes
 // it, and the focus goes back to what opened it (or to the page's main area when that is gone —
 // a Suspend button that became Unsuspend). The server's refusal is shown inside it, by its fields.
+// A page opens its dialogs with useActionDialog; a dialog's form binds its text fields with formFields.
 
-import { type FormEvent, type ReactNode, useEffect, useId, useRef } from 'react';
+import { type QueryKey, useQueryClient } from '@tanstack/react-query';
+import { type FormEvent, type InputHTMLAttributes, type ReactNode, useEffect, useId, useRef, useState } from 'react';
 import { Button, ErrorAlert, fieldError, TextField } from '../components/ui.tsx';
+
+/**
+ * Which dialog of a page is open (`open`: what it is about) and what the last one did (`done`, the
+ * success message the page shows). `ask` opens one (the old message goes); `finish` closes it, keeps
+ * its message and refetches the page's queries (`keys`).
+ */
+export function useActionDialog<T>(...keys: QueryKey[]) {
+  const client = useQueryClient();
+  const [open, setOpen] = useState<T | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+  return {
+    open,
+    done,
+    ask: (next: T) => {
+      setDone(null);
+      setOpen(next);
+    },
+    close: () => setOpen(null),
+    finish: async (message: string) => {
+      setOpen(null);
+      setDone(message);
+      await Promise.all(keys.map((queryKey) => client.invalidateQueries({ queryKey })));
+    },
+  };
+}
 
 export function ActionDialog({
   title,
@@ -99,6 +126,27 @@ export function ReasonField({
       autoComplete="off"
       onChange={(e) => onChange(e.target.value)}
       error={fieldError(error, 'reason')}
+    />
+  );
+}
+
+/**
+ * The text fields of a dialog's form (one string per field): `field(name, label)` is a TextField
+ * showing `form[name]`, changing it, and showing the API's error for `name` beside it.
+ */
+export function formFields<F extends Record<string, string>>(form: F, setForm: (form: F) => void, error: unknown) {
+  return (
+    name: keyof F & string,
+    label: string,
+    extra: Omit<InputHTMLAttributes<HTMLInputElement>, 'value' | 'onChange'> = {},
+  ) => (
+    <TextField
+      label={label}
+      autoComplete="off"
+      value={form[name]}
+      onChange={(e) => setForm({ ...form, [name]: e.target.value })}
+      error={fieldError(error, name)}
+      {...extra}
     />
   );
 }

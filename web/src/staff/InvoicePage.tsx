@@ -4,27 +4,26 @@
 // amount (all that is left when empty) and a reason printed on the note; the money goes back to
 // the customer's wallet in the same transaction, and the audit trail keeps it.
 
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { Fragment, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { Alert, Button, ErrorAlert, fieldError, Loading, PageHeader, TextField } from '../components/ui.tsx';
 import { day, rupees, when } from '../lib/format.ts';
 import { useStaffTitle } from './AuthPages.tsx';
 import { call, staffApi } from './api.ts';
-import { ActionDialog, paiseOf, ReasonField } from './Dialog.tsx';
+import { ActionDialog, paiseOf, ReasonField, useActionDialog } from './Dialog.tsx';
 import { ForbiddenOr } from './Forbidden.tsx';
+import { StaffTable } from './StaffTable.tsx';
 
 export default function InvoicePage() {
   const id = Number(useParams().id);
-  const client = useQueryClient();
   const key = ['staff', 'invoice', id];
   const detail = useQuery({
     queryKey: key,
     queryFn: () => call(staffApi.GET('/api/v1/staff/invoices/{id}', { params: { path: { id } } })),
   });
   useStaffTitle(detail.data ? detail.data.invoice.number : 'Invoice');
-  const [crediting, setCrediting] = useState(false);
-  const [done, setDone] = useState<string | null>(null);
+  const dialog = useActionDialog<'credit'>(key);
 
   if (detail.isPending) return <Loading what="Loading the invoice" />;
   if (detail.isError)
@@ -53,7 +52,7 @@ export default function InvoicePage() {
           Download the PDF
         </a>
       </PageHeader>
-      {done ? <Alert kind="success">{done}</Alert> : null}
+      {dialog.done ? <Alert kind="success">{dialog.done}</Alert> : null}
       <section className="card" aria-labelledby="doc-title">
         <h2 id="doc-title">{isInvoice ? 'Tax invoice' : 'Credit note'}</h2>
         <dl className="staff-facts">
@@ -108,67 +107,37 @@ export default function InvoicePage() {
         </dl>
         {isInvoice && invoice.creditable !== '0.00' ? (
           <div className="staff-row-actions">
-            <Button
-              variant="secondary"
-              onClick={() => {
-                setDone(null);
-                setCrediting(true);
-              }}
-            >
+            <Button variant="secondary" onClick={() => dialog.ask('credit')}>
               Issue a credit note
             </Button>
           </div>
         ) : null}
       </section>
-      {crediting ? (
-        <CreditDialog
-          invoice={invoice}
-          onClose={() => setCrediting(false)}
-          onDone={async (message) => {
-            setCrediting(false);
-            setDone(message);
-            await client.invalidateQueries({ queryKey: key });
-          }}
-        />
-      ) : null}
+      {dialog.open ? <CreditDialog invoice={invoice} onClose={dialog.close} onDone={dialog.finish} /> : null}
 
       <h2>Lines</h2>
-      <div className="table-wrap">
-        <table className="staff-table">
-          <caption className="sr-only">What the document is for</caption>
-          <thead>
-            <tr>
-              <th scope="col">Description</th>
-              <th scope="col">SAC</th>
-              <th scope="col" className="num">
-                Taxable
-              </th>
-              <th scope="col" className="num">
-                Total
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {invoice.lines.map((l, i) => (
-              // biome-ignore lint/suspicious/noArrayIndexKey: an invoice's lines never change
-              <tr key={i}>
-                <td data-label="Description" className="staff-wrap">
-                  {l.description}
-                </td>
-                <td data-label="SAC" className="mono">
-                  {l.sac}
-                </td>
-                <td data-label="Taxable" className="num">
-                  {rupees(l.taxable_value)}
-                </td>
-                <td data-label="Total" className="num">
-                  {rupees(l.total)}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <StaffTable
+        caption="What the document is for"
+        columns={['Description', 'SAC', { label: 'Taxable', num: true }, { label: 'Total', num: true }]}
+      >
+        {invoice.lines.map((l, i) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: an invoice's lines never change
+          <tr key={i}>
+            <td data-label="Description" className="staff-wrap">
+              {l.description}
+            </td>
+            <td data-label="SAC" className="mono">
+              {l.sac}
+            </td>
+            <td data-label="Taxable" className="num">
+              {rupees(l.taxable_value)}
+            </td>
+            <td data-label="Total" className="num">
+              {rupees(l.total)}
+            </td>
+          </tr>
+        ))}
+      </StaffTable>
 
       {isInvoice ? (
         <>
@@ -176,39 +145,27 @@ export default function InvoicePage() {
           {credit_notes.length === 0 ? (
             <p className="muted">None against this invoice.</p>
           ) : (
-            <div className="table-wrap">
-              <table className="staff-table">
-                <caption className="sr-only">Credit notes against this invoice, oldest first</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Number</th>
-                    <th scope="col">Issued</th>
-                    <th scope="col">Reason</th>
-                    <th scope="col" className="num">
-                      Credited
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {credit_notes.map((n) => (
-                    <tr key={n.id}>
-                      <td data-label="Number">
-                        <Link to={`/staff/invoices/${n.id}`} className="mono">
-                          {n.number}
-                        </Link>
-                      </td>
-                      <td data-label="Issued">{day(n.issued_at)}</td>
-                      <td data-label="Reason" className="staff-wrap">
-                        {n.reason ?? ''}
-                      </td>
-                      <td data-label="Credited" className="num">
-                        {rupees(n.total)}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <StaffTable
+              caption="Credit notes against this invoice, oldest first"
+              columns={['Number', 'Issued', 'Reason', { label: 'Credited', num: true }]}
+            >
+              {credit_notes.map((n) => (
+                <tr key={n.id}>
+                  <td data-label="Number">
+                    <Link to={`/staff/invoices/${n.id}`} className="mono">
+                      {n.number}
+                    </Link>
+                  </td>
+                  <td data-label="Issued">{day(n.issued_at)}</td>
+                  <td data-label="Reason" className="staff-wrap">
+                    {n.reason ?? ''}
+                  </td>
+                  <td data-label="Credited" className="num">
+                    {rupees(n.total)}
+                  </td>
+                </tr>
+              ))}
+            </StaffTable>
           )}
         </>
       ) : null}

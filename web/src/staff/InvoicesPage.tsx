@@ -11,6 +11,7 @@ import { day, rupees } from '../lib/format.ts';
 import { useStaffTitle } from './AuthPages.tsx';
 import { call, staffApi } from './api.ts';
 import { ForbiddenOr } from './Forbidden.tsx';
+import { StaffTable } from './StaffTable.tsx';
 
 type Kind = 'invoice' | 'credit_note';
 
@@ -69,48 +70,33 @@ export default function InvoicesPage() {
         <Empty title="No invoice matches">Try part of the number, or the customer's e-mail address.</Empty>
       ) : (
         <>
-          <div className="table-wrap">
-            <table className="staff-table">
-              <caption className="sr-only">{q ? `Documents matching ${q}` : 'Documents, newest first'}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Number</th>
-                  <th scope="col">Customer</th>
-                  <th scope="col">Issued</th>
-                  <th scope="col" className="num">
-                    Total
-                  </th>
-                  <th scope="col" className="num">
-                    Credited
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.invoices.map((i) => (
-                  <tr key={i.id}>
-                    <td data-label="Number" className="staff-wrap">
-                      <Link to={`/staff/invoices/${i.id}`} className="mono">
-                        {i.number}
-                      </Link>
-                      <div className="muted">
-                        {i.kind === 'credit_note' ? `Credit note against ${i.original_number}` : 'Tax invoice'}
-                      </div>
-                    </td>
-                    <td data-label="Customer" className="staff-wrap">
-                      <Link to={`/staff/accounts/${i.account.id}`}>{i.account.email}</Link>
-                    </td>
-                    <td data-label="Issued">{day(i.issued_at)}</td>
-                    <td data-label="Total" className="num">
-                      {rupees(i.total)}
-                    </td>
-                    <td data-label="Credited" className="num">
-                      {i.kind === 'invoice' ? rupees(i.credited) : '—'}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <StaffTable
+            caption={q ? `Documents matching ${q}` : 'Documents, newest first'}
+            columns={['Number', 'Customer', 'Issued', { label: 'Total', num: true }, { label: 'Credited', num: true }]}
+          >
+            {list.data.invoices.map((i) => (
+              <tr key={i.id}>
+                <td data-label="Number" className="staff-wrap">
+                  <Link to={`/staff/invoices/${i.id}`} className="mono">
+                    {i.number}
+                  </Link>
+                  <div className="muted">
+                    {i.kind === 'credit_note' ? `Credit note against ${i.original_number}` : 'Tax invoice'}
+                  </div>
+                </td>
+                <td data-label="Customer" className="staff-wrap">
+                  <Link to={`/staff/accounts/${i.account.id}`}>{i.account.email}</Link>
+                </td>
+                <td data-label="Issued">{day(i.issued_at)}</td>
+                <td data-label="Total" className="num">
+                  {rupees(i.total)}
+                </td>
+                <td data-label="Credited" className="num">
+                  {i.kind === 'invoice' ? rupees(i.credited) : '—'}
+                </td>
+              </tr>
+            ))}
+          </StaffTable>
           {pages.length > 0 || list.data.next_before ? (
             <div className="row">
               <Button variant="secondary" disabled={pages.length === 0} onClick={() => setPages([])}>

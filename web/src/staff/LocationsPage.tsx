@@ -4,7 +4,7 @@
 // location's pool (POST ip-ranges: network, broadcast and gateway excluded; a range another
 // location holds adds nothing), each with an optional reason kept in the audit log.
 
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import {
   Alert,
@@ -19,15 +19,15 @@ import {
 } from '../components/ui.tsx';
 import { useStaffTitle } from './AuthPages.tsx';
 import { call, staffApi } from './api.ts';
-import { ActionDialog, ReasonField } from './Dialog.tsx';
+import { ActionDialog, formFields, ReasonField, useActionDialog } from './Dialog.tsx';
 import { ForbiddenOr } from './Forbidden.tsx';
+import { StaffTable } from './StaffTable.tsx';
 
 const LOCATIONS_KEY = ['staff', 'locations'] as const;
 const RANGES_KEY = ['staff', 'ip-ranges'] as const;
 
 export default function LocationsPage() {
   useStaffTitle('Locations and IP ranges');
-  const client = useQueryClient();
   const locations = useQuery({
     queryKey: LOCATIONS_KEY,
     queryFn: async () => (await call(staffApi.GET('/api/v1/staff/locations'))).locations,
@@ -36,29 +36,16 @@ export default function LocationsPage() {
     queryKey: RANGES_KEY,
     queryFn: async () => (await call(staffApi.GET('/api/v1/staff/ip-ranges'))).ranges,
   });
-  const [open, setOpen] = useState<'location' | 'range' | null>(null);
-  const [done, setDone] = useState<string | null>(null);
-  const finished = async (message: string) => {
-    setOpen(null);
-    setDone(message);
-    await Promise.all([
-      client.invalidateQueries({ queryKey: LOCATIONS_KEY }),
-      client.invalidateQueries({ queryKey: RANGES_KEY }),
-    ]);
-  };
-  const ask = (what: 'location' | 'range') => {
-    setDone(null);
-    setOpen(what);
-  };
+  const dialog = useActionDialog<'location' | 'range'>(LOCATIONS_KEY, RANGES_KEY);
 
   return (
     <ForbiddenOr error={locations.error ?? ranges.error}>
       <PageHeader title="Locations and IP ranges" />
-      {done ? <Alert kind="success">{done}</Alert> : null}
+      {dialog.done ? <Alert kind="success">{dialog.done}</Alert> : null}
       <section aria-labelledby="locations-title">
         <div className="staff-section-head">
           <h2 id="locations-title">Locations</h2>
-          <Button variant="secondary" onClick={() => ask('location')}>
+          <Button variant="secondary" onClick={() => dialog.ask('location')}>
             Add a location
           </Button>
         </div>
@@ -69,51 +56,38 @@ export default function LocationsPage() {
         ) : locations.data.length === 0 ? (
           <Empty title="No locations">Add the first one.</Empty>
         ) : (
-          <div className="table-wrap">
-            <table className="staff-table">
-              <caption className="sr-only">Every location</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Location</th>
-                  <th scope="col">Where</th>
-                  <th scope="col">Open</th>
-                  <th scope="col" className="num">
-                    Free IPv4
-                  </th>
-                  <th scope="col">Free slots</th>
-                </tr>
-              </thead>
-              <tbody>
-                {locations.data.map((l) => (
-                  <tr key={l.id}>
-                    <td data-label="Location" className="staff-wrap">
-                      <strong>{l.name}</strong>
-                      <div className="muted mono">{l.code}</div>
-                    </td>
-                    <td data-label="Where">
-                      {l.city}, {l.country}
-                    </td>
-                    <td data-label="Open">{l.active ? 'yes' : 'closed'}</td>
-                    <td data-label="Free IPv4" className="num">
-                      {l.ipv4_free}
-                    </td>
-                    <td data-label="Free slots" className="staff-wrap">
-                      {Object.entries(l.slots)
-                        .map(([kind, n]) => `${kind} ${n}`)
-                        .join(', ') || 'no usable node'}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <StaffTable
+            caption="Every location"
+            columns={['Location', 'Where', 'Open', { label: 'Free IPv4', num: true }, 'Free slots']}
+          >
+            {locations.data.map((l) => (
+              <tr key={l.id}>
+                <td data-label="Location" className="staff-wrap">
+                  <strong>{l.name}</strong>
+                  <div className="muted mono">{l.code}</div>
+                </td>
+                <td data-label="Where">
+                  {l.city}, {l.country}
+                </td>
+                <td data-label="Open">{l.active ? 'yes' : 'closed'}</td>
+                <td data-label="Free IPv4" className="num">
+                  {l.ipv4_free}
+                </td>
+                <td data-label="Free slots" className="staff-wrap">
+                  {Object.entries(l.slots)
+                    .map(([kind, n]) => `${kind} ${n}`)
+                    .join(', ') || 'no usable node'}
+                </td>
+              </tr>
+            ))}
+          </StaffTable>
         )}
       </section>
 
       <section aria-labelledby="ranges-title">
         <div className="staff-section-head">
           <h2 id="ranges-title">IPv4 ranges</h2>
-          <Button variant="secondary" onClick={() => ask('range')} disabled={!locations.data?.length}>
+          <Button variant="secondary" onClick={() => dialog.ask('range')} disabled={!locations.data?.length}>
             Add a range
           </Button>
         </div>
@@ -124,56 +98,45 @@ export default function LocationsPage() {
         ) : ranges.data.length === 0 ? (
           <Empty title="No IPv4 ranges">Virtual servers need a free address: add a range to a location.</Empty>
         ) : (
-          <div className="table-wrap">
-            <table className="staff-table">
-              <caption className="sr-only">The IPv4 pool by range</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Location</th>
-                  <th scope="col">Range</th>
-                  <th scope="col">Gateway</th>
-                  <th scope="col" className="num">
-                    Free
-                  </th>
-                  <th scope="col" className="num">
-                    Allocated
-                  </th>
-                  <th scope="col" className="num">
-                    Reserved
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {ranges.data.map((r) => (
-                  <tr key={`${r.location}-${r.cidr}-${r.gateway}`}>
-                    <td data-label="Location" className="mono">
-                      {r.location}
-                    </td>
-                    <td data-label="Range" className="mono">
-                      {r.cidr}
-                    </td>
-                    <td data-label="Gateway" className="mono">
-                      {r.gateway}
-                    </td>
-                    <td data-label="Free" className="num">
-                      {r.free}
-                    </td>
-                    <td data-label="Allocated" className="num">
-                      {r.allocated}
-                    </td>
-                    <td data-label="Reserved" className="num">
-                      {r.reserved}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <StaffTable
+            caption="The IPv4 pool by range"
+            columns={[
+              'Location',
+              'Range',
+              'Gateway',
+              { label: 'Free', num: true },
+              { label: 'Allocated', num: true },
+              { label: 'Reserved', num: true },
+            ]}
+          >
+            {ranges.data.map((r) => (
+              <tr key={`${r.location}-${r.cidr}-${r.gateway}`}>
+                <td data-label="Location" className="mono">
+                  {r.location}
+                </td>
+                <td data-label="Range" className="mono">
+                  {r.cidr}
+                </td>
+                <td data-label="Gateway" className="mono">
+                  {r.gateway}
+                </td>
+                <td data-label="Free" className="num">
+                  {r.free}
+                </td>
+                <td data-label="Allocated" className="num">
+                  {r.allocated}
+                </td>
+                <td data-label="Reserved" className="num">
+                  {r.reserved}
+                </td>
+              </tr>
+            ))}
+          </StaffTable>
         )}
       </section>
-      {open === 'location' ? <AddLocation onClose={() => setOpen(null)} onDone={finished} /> : null}
-      {open === 'range' && locations.data ? (
-        <AddRange codes={locations.data.map((l) => l.code)} onClose={() => setOpen(null)} onDone={finished} />
+      {dialog.open === 'location' ? <AddLocation onClose={dialog.close} onDone={dialog.finish} /> : null}
+      {dialog.open === 'range' && locations.data ? (
+        <AddRange codes={locations.data.map((l) => l.code)} onClose={dialog.close} onDone={dialog.finish} />
       ) : null}
     </ForbiddenOr>
   );
@@ -198,16 +161,7 @@ function AddLocation({ onClose, onDone }: { onClose: () => void; onDone: (messag
       ),
     onSuccess: (data) => onDone(data.message),
   });
-  const field = (name: keyof typeof form, label: string, extra: { placeholder?: string; maxLength?: number } = {}) => (
-    <TextField
-      label={label}
-      autoComplete="off"
-      value={form[name]}
-      onChange={(e) => setForm({ ...form, [name]: e.target.value })}
-      error={fieldError(add.error, name)}
-      {...extra}
-    />
-  );
+  const field = formFields(form, setForm, add.error);
   return (
     <ActionDialog
       title="Add a location"

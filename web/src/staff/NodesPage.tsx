@@ -2,15 +2,16 @@
 // failed, its capacity and how many services it carries, and whether it is drained. Draining (a
 // reason kept in the audit log) keeps new services off a node; those on it keep running.
 
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Alert, Button, Empty, ErrorAlert, Loading, PageHeader } from '../components/ui.tsx';
 import { relative } from '../lib/format.ts';
 import { useStaffTitle } from './AuthPages.tsx';
 import { call, staffApi } from './api.ts';
-import { ActionDialog, ReasonField } from './Dialog.tsx';
+import { ActionDialog, ReasonField, useActionDialog } from './Dialog.tsx';
 import { ForbiddenOr } from './Forbidden.tsx';
 import { Health } from './Health.tsx';
+import { StaffTable } from './StaffTable.tsx';
 
 const NODES_KEY = ['staff', 'nodes'] as const;
 
@@ -22,35 +23,29 @@ interface Target {
 
 export default function NodesPage() {
   useStaffTitle('Nodes');
-  const client = useQueryClient();
   const nodes = useQuery({
     queryKey: NODES_KEY,
     queryFn: async () => (await call(staffApi.GET('/api/v1/staff/nodes'))).nodes,
     refetchInterval: 60_000,
   });
-  const [target, setTarget] = useState<Target | null>(null);
+  const dialog = useActionDialog<Target>(NODES_KEY);
+  const target = dialog.open;
   const [reason, setReason] = useState('');
-  const [done, setDone] = useState<string | null>(null);
   const change = useMutation({
     mutationFn: (t: Target) =>
       call(staffApi.POST('/api/v1/staff/nodes', { body: { action: t.action, id: t.id, reason } })),
-    onSuccess: async (data) => {
-      setTarget(null);
-      setDone(`${data.node.name}: ${data.message}`);
-      await client.invalidateQueries({ queryKey: NODES_KEY });
-    },
+    onSuccess: (data) => dialog.finish(`${data.node.name}: ${data.message}`),
   });
   const ask = (t: Target) => {
-    setDone(null);
     setReason('');
     change.reset();
-    setTarget(t);
+    dialog.ask(t);
   };
 
   return (
     <ForbiddenOr error={nodes.error}>
       <PageHeader title="Nodes" />
-      {done ? <Alert kind="success">{done}</Alert> : null}
+      {dialog.done ? <Alert kind="success">{dialog.done}</Alert> : null}
       {nodes.isPending ? (
         <Loading what="Loading the nodes" />
       ) : nodes.isError ? (
@@ -58,56 +53,42 @@ export default function NodesPage() {
       ) : nodes.data.length === 0 ? (
         <Empty title="No nodes">Add one with the admin CLI: npm run admin -- nodes add.</Empty>
       ) : (
-        <div className="table-wrap">
-          <table className="staff-table">
-            <caption className="sr-only">Every node</caption>
-            <thead>
-              <tr>
-                <th scope="col">Node</th>
-                <th scope="col">Health</th>
-                <th scope="col" className="num">
-                  Used / capacity
-                </th>
-                <th scope="col">Placement</th>
-                <th scope="col">Last error</th>
-                <th scope="col">Action</th>
-              </tr>
-            </thead>
-            <tbody>
-              {nodes.data.map((n) => (
-                <tr key={n.id} className={n.trouble ? 'staff-trouble' : undefined}>
-                  <td data-label="Node" className="staff-wrap">
-                    <strong>{n.name}</strong>
-                    <div className="muted">
-                      {n.kind} · location {n.location_id}
-                    </div>
-                  </td>
-                  <td data-label="Health">
-                    <Health value={n.health} />
-                    <div className="muted">{n.checked_at ? `checked ${relative(n.checked_at)}` : 'never checked'}</div>
-                  </td>
-                  <td data-label="Used / capacity" className="num">
-                    {n.used} / {n.capacity}
-                    {n.used > n.capacity ? <div className="staff-over">over capacity</div> : null}
-                  </td>
-                  <td data-label="Placement">{n.active ? 'open' : 'drained'}</td>
-                  <td data-label="Last error" className="staff-wrap">
-                    {n.last_error ?? '—'}
-                  </td>
-                  <td data-label="Action">
-                    <Button
-                      variant={n.active ? 'danger' : 'secondary'}
-                      aria-label={`${n.active ? 'Drain' : 'Undrain'} ${n.name}`}
-                      onClick={() => ask({ id: n.id, name: n.name, action: n.active ? 'drain' : 'undrain' })}
-                    >
-                      {n.active ? 'Drain' : 'Undrain'}
-                    </Button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <StaffTable
+          caption="Every node"
+          columns={['Node', 'Health', { label: 'Used / capacity', num: true }, 'Placement', 'Last error', 'Action']}
+        >
+          {nodes.data.map((n) => (
+            <tr key={n.id} className={n.trouble ? 'staff-trouble' : undefined}>
+              <td data-label="Node" className="staff-wrap">
+                <strong>{n.name}</strong>
+                <div className="muted">
+                  {n.kind} · location {n.location_id}
+                </div>
+              </td>
+              <td data-label="Health">
+                <Health value={n.health} />
+                <div className="muted">{n.checked_at ? `checked ${relative(n.checked_at)}` : 'never checked'}</div>
+              </td>
+              <td data-label="Used / capacity" className="num">
+                {n.used} / {n.capacity}
+                {n.used > n.capacity ? <div className="staff-over">over capacity</div> : null}
+              </td>
+              <td data-label="Placement">{n.active ? 'open' : 'drained'}</td>
+              <td data-label="Last error" className="staff-wrap">
+                {n.last_error ?? '—'}
+              </td>
+              <td data-label="Action">
+                <Button
+                  variant={n.active ? 'danger' : 'secondary'}
+                  aria-label={`${n.active ? 'Drain' : 'Undrain'} ${n.name}`}
+                  onClick={() => ask({ id: n.id, name: n.name, action: n.active ? 'drain' : 'undrain' })}
+                >
+                  {n.active ? 'Drain' : 'Undrain'}
+                </Button>
+              </td>
+            </tr>
+          ))}
+        </StaffTable>
       )}
       {target ? (
         <ActionDialog
@@ -118,7 +99,7 @@ export default function NodesPage() {
           error={change.error}
           fields={['reason']}
           onSubmit={() => change.mutate(target)}
-          onClose={() => setTarget(null)}
+          onClose={dialog.close}
         >
           <p>
             {target.action === 'drain'

@@ -3,7 +3,7 @@
 // {action: add}), or set or remove a template's install image (POST os {action: image}), each with
 // an optional reason kept in the audit log.
 
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import {
   Alert,
@@ -18,8 +18,9 @@ import {
 } from '../components/ui.tsx';
 import { useStaffTitle } from './AuthPages.tsx';
 import { call, staffApi } from './api.ts';
-import { ActionDialog, ReasonField } from './Dialog.tsx';
+import { ActionDialog, formFields, ReasonField, useActionDialog } from './Dialog.tsx';
 import { ForbiddenOr } from './Forbidden.tsx';
+import { StaffTable } from './StaffTable.tsx';
 
 const OS_KEY = ['staff', 'os'] as const;
 
@@ -31,35 +32,21 @@ interface Os {
 
 export default function OsPage() {
   useStaffTitle('OS templates');
-  const client = useQueryClient();
   const list = useQuery({
     queryKey: OS_KEY,
     queryFn: async () => (await call(staffApi.GET('/api/v1/staff/os'))).os,
   });
-  const [adding, setAdding] = useState(false);
-  const [imaging, setImaging] = useState<Os | null>(null);
-  const [done, setDone] = useState<string | null>(null);
-  const finished = async (message: string) => {
-    setAdding(false);
-    setImaging(null);
-    setDone(message);
-    await client.invalidateQueries({ queryKey: OS_KEY });
-  };
+  // Adding a template, or the install image of one.
+  const dialog = useActionDialog<'add' | Os>(OS_KEY);
 
   return (
     <ForbiddenOr error={list.error}>
       <PageHeader title="OS templates">
-        <Button
-          variant="secondary"
-          onClick={() => {
-            setDone(null);
-            setAdding(true);
-          }}
-        >
+        <Button variant="secondary" onClick={() => dialog.ask('add')}>
           Add an OS template
         </Button>
       </PageHeader>
-      {done ? <Alert kind="success">{done}</Alert> : null}
+      {dialog.done ? <Alert kind="success">{dialog.done}</Alert> : null}
       {list.isPending ? (
         <Loading what="Loading the OS templates" />
       ) : list.isError ? (
@@ -67,62 +54,50 @@ export default function OsPage() {
       ) : list.data.length === 0 ? (
         <Empty title="No OS templates">Add the first one.</Empty>
       ) : (
-        <div className="table-wrap">
-          <table className="staff-table">
-            <caption className="sr-only">Every OS template</caption>
-            <thead>
-              <tr>
-                <th scope="col">Template</th>
-                <th scope="col">Template VM</th>
-                <th scope="col" className="num">
-                  Min. disk
-                </th>
-                <th scope="col">Bare-metal install image</th>
-                <th scope="col">Offered</th>
-                <th scope="col">Action</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.map((o) => (
-                <tr key={o.id}>
-                  <td data-label="Template" className="staff-wrap">
-                    <strong>{o.name}</strong>
-                    <div className="muted mono">{o.slug}</div>
-                  </td>
-                  <td data-label="Template VM" className="mono">
-                    {o.template_vmid}
-                  </td>
-                  <td data-label="Min. disk" className="num">
-                    {o.min_disk_gb} GB
-                  </td>
-                  <td data-label="Install image" className="staff-wrap">
-                    {o.image_url ? (
-                      <span className="mono">{o.image_url}</span>
-                    ) : (
-                      <span className="muted">none (virtual servers only)</span>
-                    )}
-                  </td>
-                  <td data-label="Offered">{o.active ? 'yes' : 'no'}</td>
-                  <td data-label="Action">
-                    <Button
-                      variant="secondary"
-                      aria-label={`Install image of ${o.slug}`}
-                      onClick={() => {
-                        setDone(null);
-                        setImaging(o);
-                      }}
-                    >
-                      Install image
-                    </Button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <StaffTable
+          caption="Every OS template"
+          columns={[
+            'Template',
+            'Template VM',
+            { label: 'Min. disk', num: true },
+            'Bare-metal install image',
+            'Offered',
+            'Action',
+          ]}
+        >
+          {list.data.map((o) => (
+            <tr key={o.id}>
+              <td data-label="Template" className="staff-wrap">
+                <strong>{o.name}</strong>
+                <div className="muted mono">{o.slug}</div>
+              </td>
+              <td data-label="Template VM" className="mono">
+                {o.template_vmid}
+              </td>
+              <td data-label="Min. disk" className="num">
+                {o.min_disk_gb} GB
+              </td>
+              <td data-label="Install image" className="staff-wrap">
+                {o.image_url ? (
+                  <span className="mono">{o.image_url}</span>
+                ) : (
+                  <span className="muted">none (virtual servers only)</span>
+                )}
+              </td>
+              <td data-label="Offered">{o.active ? 'yes' : 'no'}</td>
+              <td data-label="Action">
+                <Button variant="secondary" aria-label={`Install image of ${o.slug}`} onClick={() => dialog.ask(o)}>
+                  Install image
+                </Button>
+              </td>
+            </tr>
+          ))}
+        </StaffTable>
       )}
-      {adding ? <AddOs onClose={() => setAdding(false)} onDone={finished} /> : null}
-      {imaging ? <SetImage os={imaging} onClose={() => setImaging(null)} onDone={finished} /> : null}
+      {dialog.open === 'add' ? <AddOs onClose={dialog.close} onDone={dialog.finish} /> : null}
+      {dialog.open && dialog.open !== 'add' ? (
+        <SetImage os={dialog.open} onClose={dialog.close} onDone={dialog.finish} />
+      ) : null}
     </ForbiddenOr>
   );
 }
@@ -155,20 +130,7 @@ function AddOs({ onClose, onDone }: { onClose: () => void; onDone: (message: str
     },
     onSuccess: (data) => onDone(data.message),
   });
-  const field = (
-    name: keyof typeof EMPTY,
-    label: string,
-    extra: { placeholder?: string; inputMode?: 'numeric' | 'url' } = {},
-  ) => (
-    <TextField
-      label={label}
-      autoComplete="off"
-      value={form[name]}
-      onChange={(e) => setForm({ ...form, [name]: e.target.value })}
-      error={fieldError(add.error, name)}
-      {...extra}
-    />
-  );
+  const field = formFields(form, setForm, add.error);
   return (
     <ActionDialog
       title="Add an OS template"

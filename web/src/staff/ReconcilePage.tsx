@@ -12,6 +12,8 @@ import { useStaffTitle } from './AuthPages.tsx';
 import { call, staffApi } from './api.ts';
 import { ActionDialog, ReasonField } from './Dialog.tsx';
 import { ForbiddenOr } from './Forbidden.tsx';
+import { counted } from './format.ts';
+import { StaffTable } from './StaffTable.tsx';
 
 /** The API's limit on a statement, in characters. */
 const MAX_CHARS = 2_000_000;
@@ -130,20 +132,21 @@ export default function ReconcilePage() {
             Preview
           </Button>
           <Button disabled={!upload || toApprove === 0 || apply.isSuccess} onClick={() => setConfirming(true)}>
-            Approve {toApprove} deposit(s)
+            Approve {counted(toApprove, 'deposit')}
           </Button>
         </form>
         <ErrorAlert error={preview.error} fields={['statement']} />
         {apply.data ? (
           <Alert kind="success">
-            {apply.data.message} Each approval and the run are in the audit trail; the customers were told.
+            {counted(apply.data.summary.approved, 'deposit')} approved. Each approval and the run are in the audit
+            trail; the customers were told.
           </Alert>
         ) : null}
       </section>
       {shown ? <ReconcileReport report={shown} /> : null}
       {confirming && upload ? (
         <ActionDialog
-          title={`Approve ${toApprove} deposit(s)?`}
+          title={`Approve ${counted(toApprove, 'deposit')}?`}
           submitLabel="Approve"
           busy={apply.isPending}
           error={apply.error}
@@ -178,107 +181,71 @@ function ReconcileReport({ report }: { report: Report }) {
         {counts.map(([k, n]) => `${n} ${OUTCOME_WORDS[k] ?? k.replace(/_/g, ' ')}`).join(', ') || 'nothing to do'}.
       </p>
       {report.lines.length > 0 ? (
-        <div className="table-wrap">
-          <table className="staff-table">
-            <caption className="staff-caption">Credit lines</caption>
-            <thead>
-              <tr>
-                <th scope="col">Line</th>
-                <th scope="col">Date</th>
-                <th scope="col">Reference</th>
-                <th scope="col" className="num">
-                  Amount
-                </th>
-                <th scope="col">Outcome</th>
-                <th scope="col">Detail</th>
-              </tr>
-            </thead>
-            <tbody>
-              {report.lines.map((l) => (
-                <tr key={l.line}>
-                  <td data-label="Line">{l.line}</td>
-                  <td data-label="Date">{l.date}</td>
-                  <td data-label="Reference" className="mono staff-wrap">
-                    {l.reference || '—'}
-                  </td>
-                  <td data-label="Amount" className="num">
-                    {rupees(l.amount)}
-                  </td>
-                  <td data-label="Outcome">
-                    <strong>{OUTCOME_WORDS[l.outcome] ?? l.outcome}</strong>
-                    {l.deposit ? <div className="mono muted">{l.deposit}</div> : null}
-                  </td>
-                  <td data-label="Detail" className="staff-wrap">
-                    {l.detail}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <StaffTable
+          caption="Credit lines"
+          shownCaption
+          columns={['Line', 'Date', 'Reference', { label: 'Amount', num: true }, 'Outcome', 'Detail']}
+        >
+          {report.lines.map((l) => (
+            <tr key={l.line}>
+              <td data-label="Line">{l.line}</td>
+              <td data-label="Date">{l.date}</td>
+              <td data-label="Reference" className="mono staff-wrap">
+                {l.reference || '—'}
+              </td>
+              <td data-label="Amount" className="num">
+                {rupees(l.amount)}
+              </td>
+              <td data-label="Outcome">
+                <strong>{OUTCOME_WORDS[l.outcome] ?? l.outcome}</strong>
+                {l.deposit ? <div className="mono muted">{l.deposit}</div> : null}
+              </td>
+              <td data-label="Detail" className="staff-wrap">
+                {l.detail}
+              </td>
+            </tr>
+          ))}
+        </StaffTable>
       ) : null}
       {report.invalid_lines.length > 0 ? (
-        <div className="table-wrap">
-          <table className="staff-table">
-            <caption className="staff-caption">Lines not read</caption>
-            <thead>
-              <tr>
-                <th scope="col">Line</th>
-                <th scope="col">Problem</th>
-                <th scope="col">As written</th>
-              </tr>
-            </thead>
-            <tbody>
-              {report.invalid_lines.map((l) => (
-                <tr key={l.line}>
-                  <td data-label="Line">{l.line}</td>
-                  <td data-label="Problem" className="staff-wrap">
-                    {l.problem}
-                  </td>
-                  <td data-label="As written" className="mono staff-wrap">
-                    {l.raw}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <StaffTable caption="Lines not read" shownCaption columns={['Line', 'Problem', 'As written']}>
+          {report.invalid_lines.map((l) => (
+            <tr key={l.line}>
+              <td data-label="Line">{l.line}</td>
+              <td data-label="Problem" className="staff-wrap">
+                {l.problem}
+              </td>
+              <td data-label="As written" className="mono staff-wrap">
+                {l.raw}
+              </td>
+            </tr>
+          ))}
+        </StaffTable>
       ) : null}
       {report.period ? (
         report.unmatched_deposits.length === 0 ? (
           <p className="muted">Every pending deposit of these days is on the statement.</p>
         ) : (
-          <div className="table-wrap">
-            <table className="staff-table">
-              <caption className="staff-caption">Pending deposits of these days that no line names</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Deposit</th>
-                  <th scope="col">Reference</th>
-                  <th scope="col" className="num">
-                    Amount
-                  </th>
-                  <th scope="col">Reported</th>
-                </tr>
-              </thead>
-              <tbody>
-                {report.unmatched_deposits.map((d) => (
-                  <tr key={d.id}>
-                    <td data-label="Deposit" className="mono">
-                      {d.public_id}
-                    </td>
-                    <td data-label="Reference" className="mono staff-wrap">
-                      {d.txn_ref}
-                    </td>
-                    <td data-label="Amount" className="num">
-                      {rupees(d.amount)}
-                    </td>
-                    <td data-label="Reported">{when(d.created_at)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <StaffTable
+            caption="Pending deposits of these days that no line names"
+            shownCaption
+            columns={['Deposit', 'Reference', { label: 'Amount', num: true }, 'Reported']}
+          >
+            {report.unmatched_deposits.map((d) => (
+              <tr key={d.id}>
+                <td data-label="Deposit" className="mono">
+                  {d.public_id}
+                </td>
+                <td data-label="Reference" className="mono staff-wrap">
+                  {d.txn_ref}
+                </td>
+                <td data-label="Amount" className="num">
+                  {rupees(d.amount)}
+                </td>
+                <td data-label="Reported">{when(d.created_at)}</td>
+              </tr>
+            ))}
+          </StaffTable>
         )
       ) : null}
     </section>

@@ -4,15 +4,16 @@
 // Razorpay, and takes it out of the wallet in the same transaction — never below zero, once per
 // deposit. Money refunded into the wallet (a credit note) is on the invoice's page instead.
 
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { Alert, Button, Empty, ErrorAlert, fieldError, Loading, PageHeader, TextField } from '../components/ui.tsx';
 import { rupees, when } from '../lib/format.ts';
 import { useStaffTitle } from './AuthPages.tsx';
 import { call, staffApi } from './api.ts';
-import { ActionDialog, paiseOf, ReasonField } from './Dialog.tsx';
+import { ActionDialog, paiseOf, ReasonField, useActionDialog } from './Dialog.tsx';
 import { ForbiddenOr } from './Forbidden.tsx';
+import { StaffTable } from './StaffTable.tsx';
 
 const KEY = ['staff', 'deposits', 'online'] as const;
 
@@ -25,7 +26,6 @@ interface Target {
 
 export default function RefundsPage() {
   useStaffTitle('Refunds');
-  const client = useQueryClient();
   const list = useQuery({
     queryKey: KEY,
     queryFn: async () =>
@@ -37,8 +37,7 @@ export default function RefundsPage() {
         )
       ).deposits,
   });
-  const [target, setTarget] = useState<Target | null>(null);
-  const [done, setDone] = useState<string | null>(null);
+  const dialog = useActionDialog<Target>(KEY);
 
   return (
     <ForbiddenOr error={list.error}>
@@ -48,7 +47,7 @@ export default function RefundsPage() {
         to give money back into the wallet, credit the invoice on its page (<Link to="/staff/invoices">Invoices</Link>
         ).
       </p>
-      {done ? <Alert kind="success">{done}</Alert> : null}
+      {dialog.done ? <Alert kind="success">{dialog.done}</Alert> : null}
       {list.isPending ? (
         <Loading what="Loading the online deposits" />
       ) : list.isError ? (
@@ -56,76 +55,52 @@ export default function RefundsPage() {
       ) : list.data.length === 0 ? (
         <Empty title="No online deposits">Customers have not paid online yet.</Empty>
       ) : (
-        <div className="table-wrap">
-          <table className="staff-table">
-            <caption className="sr-only">Approved online deposits, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Deposit</th>
-                <th scope="col">Customer</th>
-                <th scope="col" className="num">
-                  Amount
-                </th>
-                <th scope="col">Refund</th>
-                <th scope="col">Action</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.map((d) => (
-                <tr key={d.id}>
-                  <td data-label="Deposit" className="staff-wrap">
-                    <span className="mono">{d.public_id}</span>
-                    <div className="muted">paid {when(d.reviewed_at ?? d.created_at)}</div>
-                  </td>
-                  <td data-label="Customer" className="staff-wrap">
-                    <Link to={`/staff/accounts/${d.account.id}`}>{d.account.email}</Link>
-                  </td>
-                  <td data-label="Amount" className="num">
-                    {rupees(d.amount)}
-                  </td>
-                  <td data-label="Refund" className="staff-wrap">
-                    {d.refund ? (
-                      <>
-                        {rupees(d.refund.amount)} refunded {when(d.refund.at)}
-                        <div className="muted">{d.refund.reason ?? ''}</div>
-                      </>
-                    ) : (
-                      'none'
-                    )}
-                  </td>
-                  <td data-label="Action">
-                    {d.refund ? (
-                      '—'
-                    ) : (
-                      <Button
-                        variant="secondary"
-                        aria-label={`Refund ${d.public_id}`}
-                        onClick={() => {
-                          setDone(null);
-                          setTarget({ id: d.id, public_id: d.public_id, amount: d.amount, email: d.account.email });
-                        }}
-                      >
-                        Refund
-                      </Button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <StaffTable
+          caption="Approved online deposits, newest first"
+          columns={['Deposit', 'Customer', { label: 'Amount', num: true }, 'Refund', 'Action']}
+        >
+          {list.data.map((d) => (
+            <tr key={d.id}>
+              <td data-label="Deposit" className="staff-wrap">
+                <span className="mono">{d.public_id}</span>
+                <div className="muted">paid {when(d.reviewed_at ?? d.created_at)}</div>
+              </td>
+              <td data-label="Customer" className="staff-wrap">
+                <Link to={`/staff/accounts/${d.account.id}`}>{d.account.email}</Link>
+              </td>
+              <td data-label="Amount" className="num">
+                {rupees(d.amount)}
+              </td>
+              <td data-label="Refund" className="staff-wrap">
+                {d.refund ? (
+                  <>
+                    {rupees(d.refund.amount)} refunded {when(d.refund.at)}
+                    <div className="muted">{d.refund.reason ?? ''}</div>
+                  </>
+                ) : (
+                  'none'
+                )}
+              </td>
+              <td data-label="Action">
+                {d.refund ? (
+                  '—'
+                ) : (
+                  <Button
+                    variant="secondary"
+                    aria-label={`Refund ${d.public_id}`}
+                    onClick={() =>
+                      dialog.ask({ id: d.id, public_id: d.public_id, amount: d.amount, email: d.account.email })
+                    }
+                  >
+                    Refund
+                  </Button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </StaffTable>
       )}
-      {target ? (
-        <RefundDialog
-          target={target}
-          onClose={() => setTarget(null)}
-          onDone={async (message) => {
-            setTarget(null);
-            setDone(message);
-            await client.invalidateQueries({ queryKey: KEY });
-          }}
-        />
-      ) : null}
+      {dialog.open ? <RefundDialog target={dialog.open} onClose={dialog.close} onDone={dialog.finish} /> : null}
     </ForbiddenOr>
   );
 }

@@ -3,19 +3,20 @@
 // failed job again; only an admin terminates, after typing the service's label. Each asks for the
 // reason the audit log keeps (POST services), and each starts a job.
 
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { Alert, Button, ErrorAlert, Loading, PageHeader, Status, TextField } from '../components/ui.tsx';
 import { day, rupees, when } from '../lib/format.ts';
 import { useStaffTitle } from './AuthPages.tsx';
 import { call, staffApi } from './api.ts';
-import { ActionDialog, ReasonField } from './Dialog.tsx';
+import { ActionDialog, ReasonField, useActionDialog } from './Dialog.tsx';
 import { ForbiddenOr } from './Forbidden.tsx';
+import { StaffTable } from './StaffTable.tsx';
 import { mayUse, useMe } from './session.tsx';
 
 type Action = 'suspend' | 'unsuspend' | 'terminate' | 'retry_job';
-type Open = { action: Action; jobId?: number } | null;
+type Open = { action: Action; jobId?: number };
 
 const LABELS: Record<Action, string> = {
   suspend: 'Suspend',
@@ -28,15 +29,13 @@ export default function ServicePage() {
   const id = Number(useParams().id);
   const me = useMe();
   const role = me.data?.staff.role;
-  const client = useQueryClient();
   const key = ['staff', 'service', id];
   const detail = useQuery({
     queryKey: key,
     queryFn: () => call(staffApi.GET('/api/v1/staff/services/{id}', { params: { path: { id } } })),
   });
   useStaffTitle(detail.data ? detail.data.service.label : 'Service');
-  const [open, setOpen] = useState<Open>(null);
-  const [done, setDone] = useState<string | null>(null);
+  const dialog = useActionDialog<Open>(key);
 
   if (detail.isPending) return <Loading what="Loading the service" />;
   if (detail.isError)
@@ -49,10 +48,6 @@ export default function ServicePage() {
     );
   const { service, events, jobs } = detail.data;
   const billing = mayUse(role, 'billing');
-  const ask = (next: Open) => {
-    setDone(null);
-    setOpen(next);
-  };
 
   return (
     <>
@@ -61,22 +56,22 @@ export default function ServicePage() {
       </p>
       <PageHeader title={service.label}>
         {billing && service.status === 'active' ? (
-          <Button variant="danger" onClick={() => ask({ action: 'suspend' })}>
+          <Button variant="danger" onClick={() => dialog.ask({ action: 'suspend' })}>
             Suspend
           </Button>
         ) : null}
         {billing && service.status === 'suspended' ? (
-          <Button variant="secondary" onClick={() => ask({ action: 'unsuspend' })}>
+          <Button variant="secondary" onClick={() => dialog.ask({ action: 'unsuspend' })}>
             Unsuspend
           </Button>
         ) : null}
         {mayUse(role, 'admin') && service.status !== 'terminated' ? (
-          <Button variant="danger" onClick={() => ask({ action: 'terminate' })}>
+          <Button variant="danger" onClick={() => dialog.ask({ action: 'terminate' })}>
             Terminate
           </Button>
         ) : null}
       </PageHeader>
-      {done ? <Alert kind="success">{done}</Alert> : null}
+      {dialog.done ? <Alert kind="success">{dialog.done}</Alert> : null}
       <section className="card" aria-labelledby="state-title">
         <h2 id="state-title">State</h2>
         <dl className="staff-facts">
@@ -103,68 +98,48 @@ export default function ServicePage() {
           <dd>{when(service.created_at)}</dd>
         </dl>
       </section>
-      {open ? (
-        <ServiceActionDialog
-          open={open}
-          service={service}
-          onClose={() => setOpen(null)}
-          onDone={async (message) => {
-            setOpen(null);
-            setDone(message);
-            await client.invalidateQueries({ queryKey: key });
-          }}
-        />
+      {dialog.open ? (
+        <ServiceActionDialog open={dialog.open} service={service} onClose={dialog.close} onDone={dialog.finish} />
       ) : null}
 
       <h2>Jobs</h2>
       {jobs.length === 0 ? (
         <p className="muted">No jobs.</p>
       ) : (
-        <div className="table-wrap">
-          <table className="staff-table">
-            <caption className="sr-only">The latest 20 jobs of this service, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Job</th>
-                <th scope="col">Status</th>
-                <th scope="col">Error</th>
-                <th scope="col">Started</th>
-                {billing ? <th scope="col">Action</th> : null}
-              </tr>
-            </thead>
-            <tbody>
-              {jobs.map((j) => (
-                <tr key={j.id}>
-                  <td data-label="Job">
-                    {j.type} <span className="muted">#{j.id}</span>
-                  </td>
-                  <td data-label="Status">
-                    <Status value={j.status} />
-                    {j.attempts > 1 ? <span className="muted"> {j.attempts} tries</span> : null}
-                  </td>
-                  <td data-label="Error" className="staff-wrap">
-                    {j.error_message ?? '—'}
-                    {j.error_detail ? <div className="mono muted">{j.error_detail}</div> : null}
-                  </td>
-                  <td data-label="Started">{when(j.created_at)}</td>
-                  {billing ? (
-                    <td data-label="Action">
-                      {j.status === 'failed' ? (
-                        <Button
-                          variant="secondary"
-                          aria-label={`Retry job ${j.id}`}
-                          onClick={() => ask({ action: 'retry_job', jobId: j.id })}
-                        >
-                          Retry
-                        </Button>
-                      ) : null}
-                    </td>
+        <StaffTable
+          caption="The latest 20 jobs of this service, newest first"
+          columns={['Job', 'Status', 'Error', 'Started', billing && 'Action']}
+        >
+          {jobs.map((j) => (
+            <tr key={j.id}>
+              <td data-label="Job">
+                {j.type} <span className="muted">#{j.id}</span>
+              </td>
+              <td data-label="Status">
+                <Status value={j.status} />
+                {j.attempts > 1 ? <span className="muted"> {j.attempts} tries</span> : null}
+              </td>
+              <td data-label="Error" className="staff-wrap">
+                {j.error_message ?? '—'}
+                {j.error_detail ? <div className="mono muted">{j.error_detail}</div> : null}
+              </td>
+              <td data-label="Started">{when(j.created_at)}</td>
+              {billing ? (
+                <td data-label="Action">
+                  {j.status === 'failed' ? (
+                    <Button
+                      variant="secondary"
+                      aria-label={`Retry job ${j.id}`}
+                      onClick={() => dialog.ask({ action: 'retry_job', jobId: j.id })}
+                    >
+                      Retry
+                    </Button>
                   ) : null}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+                </td>
+              ) : null}
+            </tr>
+          ))}
+        </StaffTable>
       )}
 
       <h2>Events</h2>
@@ -191,7 +166,7 @@ function ServiceActionDialog({
   onClose,
   onDone,
 }: {
-  open: NonNullable<Open>;
+  open: Open;
   service: { id: number; label: string };
   onClose: () => void;
   onDone: (message: string) => Promise<void>;

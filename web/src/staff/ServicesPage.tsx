@@ -10,6 +10,7 @@ import { day, rupees } from '../lib/format.ts';
 import { useStaffTitle } from './AuthPages.tsx';
 import { call, staffApi } from './api.ts';
 import { ForbiddenOr } from './Forbidden.tsx';
+import { StaffTable } from './StaffTable.tsx';
 
 const STATUSES = ['pending', 'provisioning', 'active', 'suspended', 'failed', 'terminated'] as const;
 type ServiceStatus = (typeof STATUSES)[number];
@@ -66,44 +67,31 @@ export default function ServicesPage() {
       ) : list.data.services.length === 0 ? (
         <Empty title="No service matches">Try part of the label or the owner's e-mail address.</Empty>
       ) : (
-        <div className="table-wrap">
-          <table className="staff-table">
-            <caption className="sr-only">Services, newest first (at most 100)</caption>
-            <thead>
-              <tr>
-                <th scope="col">Service</th>
-                <th scope="col">Owner</th>
-                <th scope="col">Status</th>
-                <th scope="col" className="num">
-                  Price a month
-                </th>
-                <th scope="col">Paid until</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.services.map((s) => (
-                <tr key={s.id}>
-                  <td data-label="Service" className="staff-wrap">
-                    <Link to={`/staff/services/${s.id}`}>{s.label}</Link>{' '}
-                    <span className="muted">
-                      #{s.id} · {s.type}
-                    </span>
-                  </td>
-                  <td data-label="Owner" className="staff-wrap">
-                    <Link to={`/staff/accounts/${s.account.id}`}>{s.account.email}</Link>
-                  </td>
-                  <td data-label="Status">
-                    <Status value={s.status} />
-                  </td>
-                  <td data-label="Price" className="num">
-                    {rupees(s.price)}
-                  </td>
-                  <td data-label="Paid until">{day(s.paid_until)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <StaffTable
+          caption="Services, newest first (at most 100)"
+          columns={['Service', 'Owner', 'Status', { label: 'Price a month', num: true }, 'Paid until']}
+        >
+          {list.data.services.map((s) => (
+            <tr key={s.id}>
+              <td data-label="Service" className="staff-wrap">
+                <Link to={`/staff/services/${s.id}`}>{s.label}</Link>{' '}
+                <span className="muted">
+                  #{s.id} · {s.type}
+                </span>
+              </td>
+              <td data-label="Owner" className="staff-wrap">
+                <Link to={`/staff/accounts/${s.account.id}`}>{s.account.email}</Link>
+              </td>
+              <td data-label="Status">
+                <Status value={s.status} />
+              </td>
+              <td data-label="Price" className="num">
+                {rupees(s.price)}
+              </td>
+              <td data-label="Paid until">{day(s.paid_until)}</td>
+            </tr>
+          ))}
+        </StaffTable>
       )}
     </ForbiddenOr>
   );

@@ -8,6 +8,7 @@ import { ErrorAlert, Loading, PageHeader } from '../components/ui.tsx';
 import { useStaffTitle } from './AuthPages.tsx';
 import { call, staffApi } from './api.ts';
 import { ForbiddenOr } from './Forbidden.tsx';
+import { StaffTable } from './StaffTable.tsx';
 
 export default function SettingsPage() {
   useStaffTitle('Settings');
@@ -32,38 +33,29 @@ export default function SettingsPage() {
           <p>
             Database engine: <strong>{settings.data.engine}</strong>
           </p>
-          <div className="table-wrap">
-            <table className="staff-table staff-settings">
-              <caption className="sr-only">Every setting with the value in effect</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Variable</th>
-                  <th scope="col">In effect</th>
-                  <th scope="col">Default</th>
-                  <th scope="col">What it does</th>
-                </tr>
-              </thead>
-              <tbody>
-                {settings.data.settings.map((s) => (
-                  <tr key={s.name}>
-                    <td data-label="Variable" className="mono staff-wrap">
-                      {s.name}
-                    </td>
-                    <td data-label="In effect" className="staff-wrap">
-                      <span className={s.secret ? undefined : 'mono'}>{s.value}</span>
-                      {s.secret ? <span className="muted"> (secret)</span> : null}
-                    </td>
-                    <td data-label="Default" className="staff-wrap muted">
-                      {s.default}
-                    </td>
-                    <td data-label="What it does" className="staff-wrap">
-                      {s.description}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <StaffTable
+            caption="Every setting with the value in effect"
+            className="staff-settings"
+            columns={['Variable', 'In effect', 'Default', 'What it does']}
+          >
+            {settings.data.settings.map((s) => (
+              <tr key={s.name}>
+                <td data-label="Variable" className="mono staff-wrap">
+                  {s.name}
+                </td>
+                <td data-label="In effect" className="staff-wrap">
+                  <span className={s.secret ? undefined : 'mono'}>{s.value}</span>
+                  {s.secret ? <span className="muted"> (secret)</span> : null}
+                </td>
+                <td data-label="Default" className="staff-wrap muted">
+                  {s.default}
+                </td>
+                <td data-label="What it does" className="staff-wrap">
+                  {s.description}
+                </td>
+              </tr>
+            ))}
+          </StaffTable>
         </>
       )}
     </ForbiddenOr>

@@ -1,4 +1,4 @@
-// How the console writes waiting times: "45 s", "12 min", "3 h", "2 d".
+// How the console writes waiting times ("45 s", "12 min", "3 h", "2 d") and counts ("1 deposit", "2 deposits").
 
 /** A number of seconds in the largest whole unit. */
 export function duration(totalSeconds: number): string {
@@ -12,4 +12,9 @@ export function duration(totalSeconds: number): string {
 /** How long something has waited since `iso`, by the browser's clock. */
 export function age(iso: string, now = Date.now()): string {
   return duration((now - new Date(iso).getTime()) / 1000);
+}
+
+/** A count with its noun, singular for one: "1 deposit", "0 deposits", "3 deposits". */
+export function counted(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
 }

@@ -3,7 +3,7 @@
 // console), Usage (graph), Manage (the type's own panel: game, web; VPS snapshots and
 // reinstall), Activity (events, last job) and Billing (renew, termination request).
 
-import { lazy, Suspense } from 'react';
+import { Fragment, lazy, Suspense } from 'react';
 import { Link, Navigate, NavLink, Route, Routes, useParams } from 'react-router';
 import { useTitle } from '../../components/Layout.tsx';
 import { Alert, Button, ErrorAlert, Loading, PageHeader, Status } from '../../components/ui.tsx';
@@ -102,14 +102,16 @@ function Manage({ service }: { service: Service }) {
         <WebPanel serviceId={service.id} />
       </Suspense>
     );
+  // Keyed by the service: another service's Manage tab starts without this one's typed values,
+  // confirmations and messages (the route's element stays mounted from one service to the next).
   return (
-    <>
+    <Fragment key={service.id}>
       {service.type === 'vps' ? <SnapshotsCard service={service} /> : null}
       {service.type === 'vps' ? <ResizeCard service={service} /> : null}
       {service.type === 'vps' || service.type === 'baremetal' ? <ReverseDnsCard service={service} /> : null}
       {service.type === 'vps' ? <BackupScheduleCard service={service} /> : null}
       <ReinstallCard service={service} />
-    </>
+    </Fragment>
   );
 }
 

@@ -2,7 +2,9 @@
 // now — the server computes it (GET /api/v1/client/vps/?service=&action=resize_options: the pro-rata
 // difference for the rest of the paid period, GST included) — then a confirmation, and
 // POST /api/v1/client/services/ {action: "resize", id, plan_id}. The job it answers becomes the
-// service's last job, whose progress the page shows at the top (stop, resize, start).
+// service's last job, whose progress the page shows at the top (stop, resize, start). What the
+// resize charged (or why it was refused) is said until another plan is picked; the Manage tab
+// starts afresh for another service (ServicePage keys it by the service).
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
@@ -121,7 +123,11 @@ export function ResizeCard({ service }: { service: Service }) {
                   disabled={busy || resize.isPending}
                   aria-expanded={chosen?.id === p.id}
                   aria-label={`Resize to ${p.name}`}
-                  onClick={() => setChosen(p)}
+                  onClick={() => {
+                    // A new choice: the last resize's message (or refusal) is not about it.
+                    resize.reset();
+                    setChosen(p);
+                  }}
                 >
                   Resize
                 </Button>

@@ -1,7 +1,8 @@
 // Reverse DNS of a server's IPv4 address (POST /api/v1/client/services/ {action: "rdns", id,
 // ptr}): the address and its current PTR name, a field to set it and a button to clear it. A name
 // the API refuses is shown next to the field (errors.ptr), which takes the focus back; any other
-// refusal below the form. What happened is said in the card's own words, announced politely.
+// refusal below the form. Either goes as soon as the field is edited. What happened is said in the
+// card's own words, announced politely.
 
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
@@ -84,6 +85,8 @@ export function ReverseDnsCard({ service }: { service: Service }) {
           onChange={(e) => {
             setName(e.target.value);
             setEmpty(false);
+            // The refusal was of the name as it was: editing it takes the error (and aria-invalid) away.
+            if (save.isError) save.reset();
           }}
           hint="A full hostname such as mail.example.in: letters, digits and hyphens between dots, at most 253 characters."
           error={refused}
