@@ -30,7 +30,7 @@ import {
   sshPublicKey,
   withManifest,
 } from './support/backup.ts';
-import { createTestDatabase, onPostgres, silentLogger } from './support/harness.ts';
+import { createTestDatabase, onPostgres, silentLogger, templateBytes } from './support/harness.ts';
 import { freePort, type Running, runNode, runToEnd, waitForJson } from './support/process.ts';
 import { withDatabase } from './support/template.ts';
 import { multipart, PNG } from './support/uploads.ts';
@@ -90,11 +90,11 @@ async function seededSource(): Promise<Place> {
     database = testDb.database;
     place = { dataDir, url: testDb.url, env: { DATA_DIR: dataDir, DATABASE_URL: testDb.url as string, SECRET_KEY } };
   } else {
-    const template = process.env.HOSTPLANE_TEST_TEMPLATE;
+    const template = templateBytes();
     database = await openDatabase({
       engine: 'pglite',
       dataDir,
-      ...(template ? { loadDataDir: new Blob([readFileSync(template)]) } : {}),
+      ...(template ? { loadDataDir: new Blob([template]) } : {}),
     });
     place = { dataDir, url: null, env: { DATA_DIR: dataDir } };
   }

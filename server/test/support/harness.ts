@@ -49,6 +49,16 @@ export const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
 export const redisUrl = process.env.REDIS_URL ?? null;
 
 /** A fresh, migrated database: a PGlite clone of the template, or a new PostgreSQL database. */
+let template: Buffer | null | undefined;
+/** The migrated PGlite cluster every test database starts from (run.ts makes it), read once per process. */
+export function templateBytes(): Buffer | null {
+  if (template === undefined) {
+    const path = process.env.HOSTPLANE_TEST_TEMPLATE;
+    template = path ? readFileSync(path) : null;
+  }
+  return template;
+}
+
 export async function createTestDatabase(): Promise<TestDatabase> {
   const adminUrl = process.env.TEST_DATABASE_URL;
   if (adminUrl) {
@@ -79,8 +89,8 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       },
     };
   }
-  const template = process.env.HOSTPLANE_TEST_TEMPLATE;
-  const loadDataDir = template ? new Blob([readFileSync(template)]) : undefined;
+  const template = templateBytes();
+  const loadDataDir = template ? new Blob([template]) : undefined;
   const database = await openDatabase({ engine: 'pglite', dataDir: null, ...(loadDataDir ? { loadDataDir } : {}) });
   await migrateToLatest(database.db);
   return { database, url: null, drop: () => database.close() };

@@ -32,7 +32,9 @@ function fingerprint(): string {
 const quiet = pino({ level: 'silent' });
 
 export async function preparePgliteTemplate(): Promise<string> {
-  const path = join(CACHE, `pglite-template-${fingerprint()}.tar.gz`);
+  // Uncompressed: PGlite untars it at every open, and gunzipping 45 MB first cost each test app
+  // about a quarter of its database's start (measured: ~1.0 s of CPU per open with gzip, ~0.75 s without).
+  const path = join(CACHE, `pglite-template-${fingerprint()}.tar`);
   if (existsSync(path)) return path;
   mkdirSync(CACHE, { recursive: true });
   const database = await openDatabase({ engine: 'pglite', dataDir: null });
@@ -42,7 +44,7 @@ export async function preparePgliteTemplate(): Promise<string> {
     await jobs.start();
     await jobs.stop();
     if (database.engine !== 'pglite') throw new Error('expected PGlite');
-    const dump = await database.pglite.dumpDataDir('gzip');
+    const dump = await database.pglite.dumpDataDir('none');
     const partial = `${path}.${process.pid}.partial`;
     writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
     renameSync(partial, path);
