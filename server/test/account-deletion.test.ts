@@ -363,7 +363,7 @@ describe('the erasure at the due time', () => {
     const run = await adminJson(u.t, 'accounts', 'deletions', 'run', '--at', new Date(due + 60_000).toISOString());
     assert.deepEqual(
       run.actions.find((x: { account: number }) => x.account === g.id),
-      { account: g.id, action: 'erased', detail: '1 proof file(s)' },
+      { account: g.id, action: 'erased', detail: '1 proof file' },
     );
     const row = await db().selectFrom('accounts').selectAll().where('id', '=', g.id).executeTakeFirstOrThrow();
     assert.equal(row.email, `deleted-${g.id}@invalid`);

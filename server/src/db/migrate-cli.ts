@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
+import { counted } from '../core/words.ts';
 import { type Database, openDatabase, targetFromConfig } from './database.ts';
 import { DataDirLockedError } from './lock.ts';
 import { migrations } from './migrations/index.ts';
@@ -33,7 +34,7 @@ function report(engine: string, applied: string[]): { code: number; text: string
     };
   }
   if (pending.length === 0) return { code: 0, text: `${engine}: schema is up to date; no migration would run\n` };
-  return { code: 1, text: `${engine}: ${pending.length} migration(s) would run: ${pending.join(', ')}\n` };
+  return { code: 1, text: `${engine}: ${counted(pending.length, 'migration')} would run: ${pending.join(', ')}\n` };
 }
 
 async function check(config: Config): Promise<number> {

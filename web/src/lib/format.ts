@@ -76,3 +76,10 @@ export function bytes(value: number | null | undefined): string {
   }
   return `${n >= 10 || i === 0 ? Math.round(n) : n.toFixed(1)} ${units[i]}`;
 }
+
+const counts = new Intl.NumberFormat('en-IN');
+
+/** A count and its noun in the right number: "1 deposit", "1,200 deposits" (never "deposit(s)"). */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${counts.format(n)} ${n === 1 ? one : many}`;
+}

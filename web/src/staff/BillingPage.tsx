@@ -7,7 +7,7 @@ import { useMutation, useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { Link } from 'react-router';
 import { Alert, Button, Empty, ErrorAlert, fieldError, Loading, PageHeader, TextField } from '../components/ui.tsx';
-import { rupees, when } from '../lib/format.ts';
+import { plural, rupees, when } from '../lib/format.ts';
 import { useStaffTitle } from './AuthPages.tsx';
 import { call, staffApi } from './api.ts';
 import { ActionDialog, ReasonField } from './Dialog.tsx';
@@ -99,8 +99,8 @@ function BillingRun() {
           onClose={() => setConfirming(false)}
         >
           <p>
-            It does what the preview listed ({preview.data?.actions.length ?? 0} action(s)), and anything that has
-            become due since. Customers are charged, reminded and suspended as the cycle decides.
+            It does what the preview listed ({plural(preview.data?.actions.length ?? 0, 'action')}), and anything that
+            has become due since. Customers are charged, reminded and suspended as the cycle decides.
           </p>
           <ReasonField
             label="Reason (optional; kept in the audit log)"
@@ -122,7 +122,8 @@ function BillingActions({ at, dryRun, actions }: { at: string; dryRun: boolean; 
     <StaffTable
       caption={
         <>
-          {title}: {actions.length} action(s){dryRun ? ' it would take' : ''}
+          {title}: {plural(actions.length, 'action')}
+          {dryRun ? ' it would take' : ''}
         </>
       }
       shownCaption

@@ -5,7 +5,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { ErrorAlert, Loading, PageHeader } from '../components/ui.tsx';
-import { relative, rupees, when } from '../lib/format.ts';
+import { plural, relative, rupees, when } from '../lib/format.ts';
 import { useStaffTitle } from './AuthPages.tsx';
 import { call, staffApi } from './api.ts';
 import { ForbiddenOr } from './Forbidden.tsx';
@@ -43,7 +43,7 @@ export default function DashboardPage() {
               </h2>
               <p className="value">{rupees(board.data.money_in.total)}</p>
               <p className="muted">
-                {board.data.money_in.deposits.count} deposit(s) {rupees(board.data.money_in.deposits.amount)}
+                {plural(board.data.money_in.deposits.count, 'deposit')} {rupees(board.data.money_in.deposits.amount)}
                 <br />
                 {board.data.money_in.online.count} online {rupees(board.data.money_in.online.amount)}
               </p>
@@ -54,9 +54,10 @@ export default function DashboardPage() {
               </h2>
               <p className="value">{rupees(board.data.money_out.total)}</p>
               <p className="muted">
-                {board.data.money_out.withdrawals.count} withdrawal(s) {rupees(board.data.money_out.withdrawals.amount)}
+                {plural(board.data.money_out.withdrawals.count, 'withdrawal')}{' '}
+                {rupees(board.data.money_out.withdrawals.amount)}
                 <br />
-                {board.data.money_out.refunds.count} refund(s) {rupees(board.data.money_out.refunds.amount)}
+                {plural(board.data.money_out.refunds.count, 'refund')} {rupees(board.data.money_out.refunds.amount)}
               </p>
             </section>
             <section className="card stat" aria-labelledby="jobs-failed">
@@ -64,7 +65,7 @@ export default function DashboardPage() {
                 Jobs failed today
               </h2>
               <p className="value">{board.data.failed_jobs.today}</p>
-              <p className="muted">{board.data.nodes.length} node(s) in trouble</p>
+              <p className="muted">{plural(board.data.nodes.length, 'node')} in trouble</p>
             </section>
             <section className="card stat" aria-labelledby="deposits-waiting">
               <h2 id="deposits-waiting" className="label">

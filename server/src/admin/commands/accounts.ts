@@ -4,6 +4,7 @@ import { accountStatus } from '../../core/accounts/account.service.ts';
 import { byOperator } from '../../core/audit/audit.ts';
 import { AppError } from '../../core/errors.ts';
 import { isoWithOffset } from '../../core/time.ts';
+import { counted } from '../../core/words.ts';
 import type { Account } from '../../db/tables.ts';
 import { type Command, clean, keyValues, table, UsageError } from '../command.ts';
 
@@ -94,7 +95,7 @@ export const accountCommands: Command[] = [
       );
       return {
         json: { ...view(account), sessions_ended: endedSessions },
-        text: `suspended ${clean(account.email)}; ${endedSessions} session(s) ended`,
+        text: `suspended ${clean(account.email)}; ${counted(endedSessions, 'session')} ended`,
       };
     },
   },
@@ -122,7 +123,7 @@ export const accountCommands: Command[] = [
       const { wasOn, endedSessions } = await deps.twoFactor.staffReset(account, byOperator());
       return {
         json: { ...view(account), two_factor_was_on: wasOn, sessions_ended: endedSessions },
-        text: `two-factor sign-in ${wasOn ? 'turned off' : 'was not on'} for ${clean(account.email)}; ${endedSessions} session(s) ended; the customer was mailed`,
+        text: `two-factor sign-in ${wasOn ? 'turned off' : 'was not on'} for ${clean(account.email)}; ${counted(endedSessions, 'session')} ended; the customer was mailed`,
       };
     },
   },

@@ -3,6 +3,7 @@
 
 import { AppError } from '../../core/errors.ts';
 import { isoWithOffset } from '../../core/time.ts';
+import { counted } from '../../core/words.ts';
 import type { MailStatus } from '../../db/tables.ts';
 import { type Command, clean, table, UsageError } from '../command.ts';
 
@@ -65,7 +66,7 @@ export const mailCommands: Command[] = [
       const text = [
         `to        ${clean(row.to_address)}`,
         `subject   ${clean(row.subject)}`,
-        `status    ${row.status} (${row.attempts} attempt(s))${row.last_error ? `, last error: ${clean(row.last_error)}` : ''}`,
+        `status    ${row.status} (${counted(row.attempts, 'attempt')})${row.last_error ? `, last error: ${clean(row.last_error)}` : ''}`,
         '',
         content?.text ?? '(body discarded after delivery)',
       ].join('\n');

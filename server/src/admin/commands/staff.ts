@@ -5,6 +5,7 @@ import { OPERATOR } from '../../core/audit/audit.ts';
 import { STAFF_ROLES } from '../../core/staff/roles.ts';
 import { staffMemberView } from '../../core/staff/staff.service.ts';
 import { isoWithOffset } from '../../core/time.ts';
+import { counted } from '../../core/words.ts';
 import { type Command, clean, table } from '../command.ts';
 
 const ROLES = STAFF_ROLES.join('|');
@@ -61,7 +62,7 @@ export const staffCommands: Command[] = [
       const { staff, endedSessions } = await deps.staff.disable(args[0] as string, OPERATOR, reason);
       return {
         json: { ...staffMemberView(staff), sessions_ended: endedSessions },
-        text: `disabled ${clean(staff.email)}; ${endedSessions} session(s) ended`,
+        text: `disabled ${clean(staff.email)}; ${counted(endedSessions, 'session')} ended`,
       };
     },
   },
@@ -85,7 +86,7 @@ export const staffCommands: Command[] = [
       const { staff, endedSessions } = await deps.staff.resetTotp(args[0] as string, OPERATOR);
       return {
         json: { ...staffMemberView(staff), sessions_ended: endedSessions },
-        text: `authenticator of ${clean(staff.email)} forgotten; ${endedSessions} session(s) ended`,
+        text: `authenticator of ${clean(staff.email)} forgotten; ${counted(endedSessions, 'session')} ended`,
       };
     },
   },

@@ -13,6 +13,7 @@ import type { Bus } from '../bus.ts';
 import { AppError } from '../errors.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import type { Clock } from '../time.ts';
+import { counted } from '../words.ts';
 import * as repo from './account.repository.ts';
 import { hashPassword, verifyPassword } from './password.ts';
 import { nameProblem, normalizeIdentifier, passwordProblem, registrationProblems } from './rules.ts';
@@ -190,7 +191,7 @@ async function update(
         who,
         summary:
           endedSessions > 0
-            ? `Password changed; ${endedSessions} other session(s) signed out`
+            ? `Password changed; ${counted(endedSessions, 'other session')} signed out`
             : 'Password changed; no other session was signed in',
         details: { how: 'account_settings', sessions_ended: endedSessions },
         at: options.clock(),
@@ -262,7 +263,7 @@ async function suspendAccount(
       accountId,
       type: 'staff_account_suspended',
       who,
-      summary: `Hostplane staff suspended your account; ${endedSessions} session(s) signed out`,
+      summary: `Hostplane staff suspended your account; ${counted(endedSessions, 'session')} signed out`,
       details: { sessions_ended: endedSessions },
       at: clock(),
     });

@@ -14,6 +14,7 @@ import { AppError } from '../errors.ts';
 import { rateKeyIp } from '../net/ip.ts';
 import type { LimitState } from '../ratelimit/rate-limits.ts';
 import { LIMITS } from '../ratelimit/rate-limits.ts';
+import { counted } from '../words.ts';
 import { consumeLinkToken, issueLinkToken } from './link-tokens.ts';
 import { checkLoginCode, issueLoginCode, LOGIN_CODE_TTL_SECONDS } from './login-codes.ts';
 import { destroyAccountSessions, destroySession } from './sessions.ts';
@@ -210,7 +211,7 @@ async function resetPassword(
       who,
       summary:
         `Password changed with a reset link: every session signed out` +
-        (revokedTokens > 0 ? ` and ${revokedTokens} API token(s) revoked` : ''),
+        (revokedTokens > 0 ? ` and ${counted(revokedTokens, 'API token')} revoked` : ''),
       details: { how: 'reset_link', sessions_ended: endedSessions, tokens_revoked: revokedTokens },
       at: clock(),
     });

@@ -9,6 +9,7 @@ import { auditAs } from '../audit/audit.ts';
 import type { Bus } from '../bus.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import type { Clock } from '../time.ts';
+import { counted } from '../words.ts';
 import { destroyAccountSessions } from './sessions.ts';
 
 /**
@@ -36,8 +37,8 @@ export async function staffResetTwoFactor(
       type: 'two_factor_reset',
       who,
       summary: wasOn
-        ? `Hostplane staff turned two-factor sign-in off; ${endedSessions} session(s) signed out`
-        : `Hostplane staff reset two-factor sign-in (it was not on); ${endedSessions} session(s) signed out`,
+        ? `Hostplane staff turned two-factor sign-in off; ${counted(endedSessions, 'session')} signed out`
+        : `Hostplane staff reset two-factor sign-in (it was not on); ${counted(endedSessions, 'session')} signed out`,
       details: { was_on: wasOn, sessions_ended: endedSessions },
       at: options.clock(),
     });

@@ -25,6 +25,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB } from '../../db/tables.ts';
 import { uploadDirs } from '../deposits/uploads.ts';
 import { AppError } from '../errors.ts';
+import { counted } from '../words.ts';
 import { deletionBlockers } from './blockers.ts';
 import { deletionStoppedMail } from './mails.ts';
 import type { PrivacyOptions } from './options.ts';
@@ -173,7 +174,7 @@ async function turn(options: PrivacyOptions, accountId: number, at: Date, dryRun
     await options.bus.publish(trx, { topic: 'access_revoked', id: accountId });
     email = account.email;
     username = account.username;
-    return { account: accountId, action: 'erased', detail: `${files.length} proof file(s)` };
+    return { account: accountId, action: 'erased', detail: `${counted(files.length, 'proof file')}` };
   });
   if (action.action !== 'erased') return action;
   const dir = uploadDirs(options.dataDir).deposits;

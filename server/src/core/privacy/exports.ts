@@ -10,6 +10,7 @@ import { byClient, recordActivity, SYSTEM, type Who } from '../activity/activity
 import { uploadDirs } from '../deposits/uploads.ts';
 import { AppError } from '../errors.ts';
 import type { JobContext } from '../jobs/queue.ts';
+import { counted } from '../words.ts';
 import { openArchive, sealArchive } from './archive-seal.ts';
 import { buildArchive, EXPORTERS } from './exporters.ts';
 import { exportReadyMail } from './mails.ts';
@@ -63,7 +64,7 @@ async function request(
     if (wait > 0) {
       const seconds = Math.ceil(wait / 1000);
       throw new AppError('rate_limited', {
-        message: `You can ask for one export an hour; try again in ${Math.ceil(seconds / 60)} minute(s).`,
+        message: `You can ask for one export an hour; try again in ${counted(Math.ceil(seconds / 60), 'minute')}.`,
         retryAfter: seconds,
         details: { retry_after: seconds },
       });

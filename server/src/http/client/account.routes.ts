@@ -9,6 +9,7 @@ import { csrfTokenFor } from '../../core/auth/sessions.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import { isoWithOffset, istTime } from '../../core/time.ts';
+import { counted } from '../../core/words.ts';
 import { whoOf } from '../request-context.ts';
 import { sessionErrors } from '../schemas.ts';
 import { AccountSchema, accountView } from '../views/account.view.ts';
@@ -125,7 +126,9 @@ export async function accountRoutes(root: FastifyInstance, { deps }: { deps: Dep
       return {
         success: true as const,
         message:
-          endedSessions > 0 ? `Account updated; ${endedSessions} other session(s) signed out.` : 'Account updated.',
+          endedSessions > 0
+            ? `Account updated; ${counted(endedSessions, 'other session')} signed out.`
+            : 'Account updated.',
         account: accountView(account),
         sessions_ended: endedSessions,
       };

@@ -15,6 +15,7 @@ import {
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import { isoWithOffset } from '../../core/time.ts';
+import { counted } from '../../core/words.ts';
 import { sessionErrors } from '../schemas.ts';
 import { PAGE_QUERY, PaginationSchema, pageOf, pagination, signedIn } from './context.ts';
 import { okSchema } from './envelopes.ts';
@@ -91,7 +92,7 @@ export async function activityRoutes(root: FastifyInstance, { deps }: { deps: De
       const list = await listActivity(deps.database.db, session.account.id, { page, perPage, types });
       return {
         success: true as const,
-        message: `${list.total} event(s).`,
+        message: `${counted(list.total, 'event')}.`,
         events: list.rows.map(view),
         pagination: pagination(page, perPage, list.total),
       };

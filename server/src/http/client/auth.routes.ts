@@ -14,6 +14,7 @@ import {
 import { csrfTokenFor, newSessionId } from '../../core/auth/sessions.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
+import { counted } from '../../core/words.ts';
 import { clientInfo, clientRateKey, whoOf } from '../request-context.ts';
 import { sessionErrors } from '../schemas.ts';
 import { AccountSchema, accountView } from '../views/account.view.ts';
@@ -241,7 +242,7 @@ export async function authRoutes(root: FastifyInstance, { deps }: { deps: Deps }
         success: true as const,
         message:
           revokedTokens > 0
-            ? `Password changed; every session ended and ${revokedTokens} API token(s) revoked. Sign in with the new password.`
+            ? `Password changed; every session ended and ${counted(revokedTokens, 'API token')} revoked. Sign in with the new password.`
             : 'Password changed. Sign in with the new password.',
       };
     },

@@ -7,6 +7,7 @@ import { Type } from 'typebox';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import { isoWithOffset } from '../../core/time.ts';
+import { counted } from '../../core/words.ts';
 import type { Notification } from '../../db/tables.ts';
 import { sessionErrors } from '../schemas.ts';
 import { PAGE_QUERY, PaginationSchema, pageOf, pagination, signedIn } from './context.ts';
@@ -101,7 +102,7 @@ export async function notificationRoutes(root: FastifyInstance, { deps }: { deps
       const body = request.body;
       if (body.action === 'read_all') {
         const marked = await deps.notifications.markAllRead(session.account.id);
-        return { success: true as const, message: `${marked} notification(s) marked read.`, marked };
+        return { success: true as const, message: `${counted(marked, 'notification')} marked read.`, marked };
       }
       if (body.id === undefined) throw AppError.fields({ id: 'is required' });
       const notification = await deps.notifications.markRead(session.account.id, body.id);

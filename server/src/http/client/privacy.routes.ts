@@ -10,6 +10,7 @@ import type { Deps } from '../../core/deps.ts';
 import { ARCHIVE_FORMAT } from '../../core/privacy/exporters.ts';
 import { type ExportRow, exportState } from '../../core/privacy/exports.ts';
 import { isoWithOffset } from '../../core/time.ts';
+import { counted } from '../../core/words.ts';
 import { whoOf } from '../request-context.ts';
 import { sessionErrors } from '../schemas.ts';
 import { sendAsIs } from '../surfaces.ts';
@@ -148,7 +149,7 @@ export async function privacyRoutes(root: FastifyInstance, { deps }: { deps: Dep
         const rows = await deps.privacy.exports.list(session.account.id);
         return {
           success: true as const,
-          message: `${rows.length} export(s).`,
+          message: `${counted(rows.length, 'export')}.`,
           exports: rows.map((row) => exportView(row, now)),
         };
       }

@@ -12,6 +12,7 @@ import { listSessions } from '../../core/auth/sessions.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import { isoWithOffset } from '../../core/time.ts';
+import { counted } from '../../core/words.ts';
 import { whoOf } from '../request-context.ts';
 import { sessionErrors } from '../schemas.ts';
 import { clearSessionCookie, signedIn } from './context.ts';
@@ -46,7 +47,7 @@ export async function sessionListRoutes(root: FastifyInstance, { deps }: { deps:
       const rows = await listSessions(deps.database.db, deps.clock, session.account.id);
       return {
         success: true as const,
-        message: `${rows.length} session(s).`,
+        message: `${counted(rows.length, 'session')}.`,
         sessions: rows.map((r) => ({
           id: r.publicId,
           created_at: isoWithOffset(r.createdAt),
@@ -85,7 +86,11 @@ export async function sessionListRoutes(root: FastifyInstance, { deps }: { deps:
       const revoking = { db: deps.database.db, clock: deps.clock };
       if (body.action === 'revoke_others') {
         const ended = await revokeOtherSessions(revoking, session.account.id, session.idHash, whoOf(request));
-        return { success: true as const, message: `${ended} other session(s) signed out.`, sessions_ended: ended };
+        return {
+          success: true as const,
+          message: `${counted(ended, 'other session')} signed out.`,
+          sessions_ended: ended,
+        };
       }
       if (body.id === undefined) throw AppError.fields({ id: 'is required' });
       const current = body.id === session.publicId;

@@ -9,6 +9,7 @@ import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import { checkNewToken, MAX_CIDRS_PER_TOKEN, MAX_TOKENS_PER_ACCOUNT, SCOPES } from '../../core/tokens/token.service.ts';
+import { counted } from '../../core/words.ts';
 import type { ApiToken } from '../../db/tables.ts';
 import { whoOf } from '../request-context.ts';
 import { sessionErrors } from '../schemas.ts';
@@ -108,7 +109,7 @@ export async function tokenRoutes(root: FastifyInstance, { deps }: { deps: Deps 
       const calls = await deps.tokens.logs(session.account.id, q.id, q.limit ?? LOG_LIMIT_DEFAULT);
       return {
         success: true as const,
-        message: `${calls.length} call(s).`,
+        message: `${counted(calls.length, 'call')}.`,
         token: view(token, now),
         calls: calls.map((c) => ({
           method: c.method,

@@ -12,6 +12,7 @@ import type { Deps } from '../../core/deps.ts';
 import { formatPaise } from '../../core/money.ts';
 import { dashboard } from '../../core/staff/dashboard.ts';
 import { isoWithOffset } from '../../core/time.ts';
+import { counted } from '../../core/words.ts';
 import { mutationBody, okSchema } from '../client/envelopes.ts';
 import { sessionErrors } from '../schemas.ts';
 import { sendAsIs } from '../surfaces.ts';
@@ -141,7 +142,9 @@ export async function staffOpsRoutes(root: FastifyInstance, { deps }: { deps: De
       }
       return {
         success: true as const,
-        message: dryRun ? `Preview: ${actions.length} action(s).` : `Ran: ${actions.length} action(s).`,
+        message: dryRun
+          ? `Preview: ${counted(actions.length, 'action')}.`
+          : `Ran: ${counted(actions.length, 'action')}.`,
         at: isoWithOffset(at),
         dry_run: dryRun,
         actions: actions.map((a) => ({

@@ -11,6 +11,7 @@ import { runReconciliation } from '../../core/deposits/reconcile-run.ts';
 import { LAYOUTS, layoutNamed } from '../../core/deposits/statement.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
+import { counted } from '../../core/words.ts';
 import { mutationBody, okSchema } from '../client/envelopes.ts';
 import { sessionErrors } from '../schemas.ts';
 import { actorOf } from './context.ts';
@@ -142,8 +143,8 @@ export async function staffReconcileRoutes(root: FastifyInstance, { deps }: { de
         success: true as const,
         message:
           action === 'preview'
-            ? `Preview: ${summary.would_approve} deposit(s) would be approved.`
-            : `${summary.approved} deposit(s) approved.`,
+            ? `Preview: ${counted(summary.would_approve, 'deposit')} would be approved.`
+            : `${counted(summary.approved, 'deposit')} approved.`,
         ...report.json,
       };
     },

@@ -5,6 +5,7 @@
 
 import type { paths } from '@hostplane/sdk/schema';
 import { api, unwrap } from '../../lib/api.ts';
+import { plural } from '../../lib/format.ts';
 
 type CatalogAnswer = paths['/api/v1/client/catalog/']['get']['responses'][200]['content']['application/json'];
 export type Catalog = Extract<CatalogAnswer, { plans: unknown }>;
@@ -124,10 +125,6 @@ export function typesOf(catalog: Catalog): string[] {
 }
 
 const count = new Intl.NumberFormat('en-IN');
-
-function plural(n: number, one: string, many = `${one}s`): string {
-  return `${count.format(n)} ${n === 1 ? one : many}`;
-}
 
 function memory(mb: number): string {
   return mb >= 1024 && mb % 1024 === 0 ? `${count.format(mb / 1024)} GB` : `${count.format(mb)} MB`;

@@ -17,6 +17,7 @@ import type { Engine } from '../../../config.ts';
 import { openDatabase } from '../../../db/database.ts';
 import { acquireDataDirLock, lockHolder } from '../../../db/lock.ts';
 import { SECRET_KEY_FILE } from '../../crypto/secret-key.ts';
+import { counted } from '../../words.ts';
 import { KEPT_DIRS } from './data-files.ts';
 import { BackupError } from './errors.ts';
 import {
@@ -227,7 +228,7 @@ function verify(manifest: Manifest, found: Found): void {
   if (differing.length > 0) {
     throw new BackupError(
       'verify_failed',
-      `the restored database does not match the backup in ${differing.length} table(s): ${differing.slice(0, 10).join(', ')}`,
+      `the restored database does not match the backup in ${counted(differing.length, 'table')}: ${differing.slice(0, 10).join(', ')}`,
     );
   }
   if (found.described.installationId !== manifest.installation_id) {
