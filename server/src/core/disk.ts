@@ -4,7 +4,7 @@
 // place), so a full disk never leaves half an invoice, export or backup under the name asked for.
 
 import { randomBytes } from 'node:crypto';
-import { link, rename, rm, writeFile } from 'node:fs/promises';
+import { link, lstat, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { AppError } from './errors.ts';
 
@@ -58,9 +58,15 @@ export async function writeFileWhole(
   data: Buffer | string,
   options: { mode?: number; exclusive?: boolean } = {},
 ): Promise<void> {
+  const mode = options.mode ?? 0o600;
+  if (options.exclusive !== true) {
+    // Something that is not a plain file (/dev/stdout, a pipe, a link) is written into, never replaced.
+    const existing = await lstat(target).catch(() => null);
+    if (existing !== null && !existing.isFile()) return writeFile(target, data, { mode });
+  }
   const partial = partialPathOf(target);
   try {
-    await writeFile(partial, data, { mode: options.mode ?? 0o600, flag: 'wx' });
+    await writeFile(partial, data, { mode, flag: 'wx' });
   } catch (error) {
     await rm(partial, { force: true });
     throw error;
