@@ -64,7 +64,9 @@ function mountTmpfs(dir: string, kib: number): string | null {
   try {
     execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${kib}k,mode=0700`, 'tmpfs', dir], { stdio: 'pipe' });
   } catch (error) {
-    const stderr = String((error as { stderr?: Buffer }).stderr ?? '').trim();
+    const stderr = String((error as { stderr?: Buffer }).stderr ?? '')
+      .replace(/\s+/g, ' ')
+      .trim();
     return `cannot mount a tmpfs here (${stderr || (error as Error).message}); the drill needs root, as in CI`;
   }
   mounted.push(dir);
@@ -88,9 +90,12 @@ before(async () => {
 });
 
 after(async () => {
-  await u?.close();
-  for (const dir of [...mounted].reverse()) unmount(dir);
-  rmSync(ROOT, { recursive: true, force: true });
+  try {
+    await u?.close();
+  } finally {
+    for (const dir of [...mounted].reverse()) unmount(dir);
+    rmSync(ROOT, { recursive: true, force: true });
+  }
 });
 
 /**
@@ -150,15 +155,21 @@ async function streamUpload(
     payload: body,
   });
   let answered = false;
-  void answer.finally(() => {
+  const done = () => {
     answered = true;
-  });
+  };
+  answer.then(done, done);
   body.write(form.head);
   body.write(form.data.subarray(0, firstBytes));
   // (An answer before the bytes are written is a refusal: it is returned, nothing is waited for.)
   await waitFor(
     'the first bytes in the temporary file',
-    async () => answered || listing(TMP).some((name) => statSync(join(TMP, name)).size >= firstBytes),
+    // (The multipart parser may hold back a few bytes that could start its boundary.)
+    async () =>
+      answered ||
+      listing(TMP).some(
+        (name) => (statSync(join(TMP, name), { throwIfNoEntry: false })?.size ?? 0) >= firstBytes - KIB,
+      ),
   );
   if (!answered) meanwhile();
   body.write(form.data.subarray(firstBytes));
