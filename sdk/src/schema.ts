@@ -439,7 +439,7 @@ export interface paths {
         put?: never;
         /**
          * Report a UPI/bank deposit (multipart/form-data), or pay one online through Razorpay (JSON)
-         * @description Fields: `amount` (rupees, > 0, at most 100000.00, two decimals at most), `txn_ref` (the UPI or bank reference, 4–64 characters, unique across all accounts regardless of case: reuse is 422), `screenshot` (PNG, JPEG, WebP or PDF by content, at most 5 MiB: 413 when larger, 415 for other content), `csrf_token` (before the screenshot, or the X-CSRF-Token header: a file is refused before it is read without it). Limited to 5 an hour and 20 a day per account; 429 while 2 uploads of the account are in flight, 507 insufficient_storage when the server is short of disk space.
+         * @description Fields: `amount` (rupees, > 0, at most 100000.00, two decimals at most), `txn_ref` (the UPI or bank reference, 4–64 characters, unique across all accounts regardless of case: reuse is 422), `screenshot` (PNG, JPEG, WebP or PDF by content, at most 5 MiB: 413 when larger, 415 for other content), `csrf_token` (before the screenshot, or the X-CSRF-Token header: a file is refused before it is read without it). Limited to 5 an hour and 20 a day per account; 429 while 2 uploads of the account are in flight, 507 insufficient_storage (Retry-After) when the server is short of disk space, or runs out of it while the screenshot is received (nothing is kept: no deposit, no file).
          *
          *     Online (JSON): `{method: "razorpay", amount}` creates a pending deposit and a Razorpay order (201 with `checkout`, what Razorpay Checkout opens with; 503 when online payments are not configured or Razorpay is down); `{action: "razorpay_verify", razorpay_order_id, razorpay_payment_id, razorpay_signature}` checks what Checkout handed back (400 bad_signature) and credits the wallet once the payment is captured (200; the webhook may have done it already).
          */
@@ -660,7 +660,7 @@ export interface paths {
         put?: never;
         /**
          * game management, actions that change something: console_ws, command, power, eula_accept, file_write, file_upload, files_delete, files_rename, file_copy, files_compress, file_decompress, folder_create, backup_create, backup_restore, backup_delete, db_create, db_delete, db_rotate, schedule_create, schedule_update, schedule_delete, schedule_execute, startup_var, user_invite, user_update, user_remove, panel_password, settings_rename, reinstall
-         * @description `POST /api/v1/client/game/?service=<id>&action=<name>` with the parameters as a JSON object (and `csrf_token`, or the X-CSRF-Token header); an upload action takes multipart/form-data (its fields first, then the file) with the X-CSRF-Token header, and is refused before its body is read (403 without the header, 422/404/409 for the action, ownership, type and state; 429 while 2 uploads of the account are in flight; 507 insufficient_storage when the server is short of disk space). A GET action sent as POST is 405.
+         * @description `POST /api/v1/client/game/?service=<id>&action=<name>` with the parameters as a JSON object (and `csrf_token`, or the X-CSRF-Token header); an upload action takes multipart/form-data (its fields first, then the file) with the X-CSRF-Token header, and is refused before its body is read (403 without the header, 422/404/409 for the action, ownership, type and state; 429 while 2 uploads of the account are in flight; 507 insufficient_storage when the server is short of disk space, or runs out of it while the file is received: nothing reaches the panel). A GET action sent as POST is 405.
          *
          *     **console**
          *     - `console_ws`: A one-time ticket (60 s) for the server's console WebSocket: {ticket, url, expires_at}. Parameters: no parameters.
@@ -5572,7 +5572,7 @@ export interface operations {
                     "application/json": components["schemas"]["SessionError"];
                 };
             };
-            /** @description Insufficient storage: the server is short of disk space for uploads */
+            /** @description Insufficient storage: the server is short of disk space for uploads, or ran out of it during this one */
             507: {
                 headers: {
                     [name: string]: unknown;
@@ -7992,7 +7992,7 @@ export interface operations {
                     "application/json": components["schemas"]["SessionError"];
                 };
             };
-            /** @description Insufficient storage: the server is short of disk space for uploads */
+            /** @description Insufficient storage: the server is short of disk space for uploads, or ran out of it during this one */
             507: {
                 headers: {
                     [name: string]: unknown;

@@ -3,11 +3,13 @@
 // or, for a file too large to travel so (a backup), the path of a temporary file it wrote in
 // DATA_DIR/backup-tmp, which the CLI moves. Either way a command that ran inside the server through
 // the admin socket writes to the staff member's working directory too, with the staff member's
-// permissions, never the server's.
+// permissions, never the server's. A file is written whole or not at all (core/disk.ts): a full
+// disk leaves nothing under the name asked for.
 
 import { constants } from 'node:fs';
-import { chmod, copyFile, link, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, link, rename, rm } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
+import { installPartial, isDiskFull, partialPathOf, writeFailure, writeFileWhole } from '../core/disk.ts';
 import { jsonSafe, terminalSafe } from './command.ts';
 import type { AdminResult, ResultFile } from './run.ts';
 
@@ -22,7 +24,15 @@ async function moveTemp(tempPath: string, target: string, exclusive: boolean): P
     }
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
-    await copyFile(tempPath, target, exclusive ? constants.COPYFILE_EXCL : 0);
+    // Another disk: copied beside the target first, so a copy cut short is never the target.
+    const partial = partialPathOf(target);
+    try {
+      await copyFile(tempPath, partial, constants.COPYFILE_EXCL);
+    } catch (copyError) {
+      await rm(partial, { force: true });
+      throw copyError;
+    }
+    await installPartial(partial, target, exclusive);
   }
   await chmod(target, 0o600);
 }
@@ -30,7 +40,7 @@ async function moveTemp(tempPath: string, target: string, exclusive: boolean): P
 async function writeOne(file: ResultFile, cwd: string, tempDir: string | null): Promise<void> {
   const target = resolve(cwd, file.path);
   if ('base64' in file) {
-    await writeFile(target, Buffer.from(file.base64, 'base64'), { mode: 0o600, flag: file.exclusive ? 'wx' : 'w' });
+    await writeFileWhole(target, Buffer.from(file.base64, 'base64'), { exclusive: file.exclusive === true });
     return;
   }
   // Only a file of the directory the CLI expects it in, named as a backup's temporaries are.
@@ -78,14 +88,11 @@ export async function writeOutputFiles(
   const message =
     code === 'EEXIST'
       ? `${failed.path} exists already; choose another file name`
-      : `cannot write ${failed.path}: ${code ?? (failed.error as Error).message}`;
+      : writeFailure(failed.path, failed.error);
+  const error = code === 'EEXIST' ? 'file_exists' : isDiskFull(failed.error) ? 'insufficient_storage' : 'write_failed';
   return {
     exitCode: 1,
-    stdout: json
-      ? jsonSafe(
-          `${JSON.stringify({ ok: false, error: code === 'EEXIST' ? 'file_exists' : 'write_failed', message }, null, 2)}\n`,
-        )
-      : '',
+    stdout: json ? jsonSafe(`${JSON.stringify({ ok: false, error, message }, null, 2)}\n`) : '',
     stderr: terminalSafe(`error: ${message}\n`),
   };
 }

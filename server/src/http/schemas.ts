@@ -46,7 +46,7 @@ const DESCRIPTIONS: Record<number, string> = {
   429: 'Rate limited; see Retry-After',
   500: 'Internal error',
   503: 'A dependency is unavailable',
-  507: 'Insufficient storage: the server is short of disk space for uploads',
+  507: 'Insufficient storage: the server is short of disk space for uploads, or ran out of it during this one',
 };
 
 export function errorResponses(schema: TSchema & { $id?: string }, statuses: number[]): Record<number, TSchema> {

@@ -6,12 +6,14 @@
 // Before any file reaches that directory, the upload gate (T3-M4): at most UPLOADS_PER_ACCOUNT
 // uploads of one account in flight (429), and the directory's disk keeps a free-space floor
 // (UPLOAD_FREE_SPACE_FLOOR_MB; 507 insufficient_storage): it is the embedded database's disk.
+// A disk that fills all the same while a file is written (ENOSPC) is 507 too, the part removed.
 
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, rm, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { isDiskFull, uploadDiskFull } from '../core/disk.ts';
 import { AppError } from '../core/errors.ts';
 
 export interface ReceivedFile {
@@ -52,7 +54,8 @@ export async function receiveFile(
     return { tmpPath, bytes, filename };
   } catch (error) {
     await rm(tmpPath, { force: true });
-    throw error;
+    // The disk filled while the file was written (past the gate's floor: another writer): 507.
+    throw isDiskFull(error) ? uploadDiskFull(error) : error;
   }
 }
 

@@ -3,15 +3,15 @@
 // N --reason [--amount] (a credit note and its refund into the wallet: core/billing/credit-notes.ts).
 // CONTRACT §12; docs/INVOICES.md.
 
-import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { byOperator } from '../../core/audit/audit.ts';
 import { gstr1Export } from '../../core/billing/gstr1.ts';
 import { gstr1Csv } from '../../core/billing/gstr1-csv.ts';
+import { isDiskFull, writeFailure, writeFileWhole } from '../../core/disk.ts';
 import { formatPaise } from '../../core/money.ts';
 import { isoWithOffset } from '../../core/time.ts';
 import type { Invoice } from '../../db/tables.ts';
-import { type Command, clean, requiredOption, UsageError } from '../command.ts';
+import { type Command, CommandError, clean, requiredOption, UsageError } from '../command.ts';
 
 const FORMATS = ['json', 'gstr1-csv'] as const;
 
@@ -53,7 +53,10 @@ const exportCommand: Command = {
     const text = format === 'json' ? `${JSON.stringify(doc, null, 2)}` : gstr1Csv(doc);
     if (typeof options.out !== 'string') return { json: doc, text };
     const path = resolve(process.env.INIT_CWD ?? process.cwd(), options.out);
-    await writeFile(path, `${text}\n`, { mode: 0o600 });
+    // Whole or not at all: a full disk (or any failed write) leaves no half document at PATH.
+    await writeFileWhole(path, `${text}\n`).catch((error: unknown) => {
+      throw new CommandError(isDiskFull(error) ? 'insufficient_storage' : 'write_failed', writeFailure(path, error));
+    });
     const { reconciles } = doc.reconciliation;
     return {
       json: { month, format, out: path, bytes: Buffer.byteLength(text) + 1, reconciles },

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { UploadType } from '../../db/tables.ts';
+import { isDiskFull, uploadDiskFull } from '../disk.ts';
 import { AppError } from '../errors.ts';
 
 export const MAX_UPLOAD_BYTES = 5 * 1024 * 1024;
@@ -40,8 +41,8 @@ export function uploadDirs(dataDir: string) {
 
 /**
  * Stream `source` to a temporary file. Throws 413 file_too_large past `maxBytes` (counted, not
- * trusted from headers) and 415 unsupported_media_type when the first bytes are not an accepted
- * type; either way the partial file is removed.
+ * trusted from headers), 415 unsupported_media_type when the first bytes are not an accepted
+ * type, and 507 insufficient_storage when the disk fills meanwhile; each time the partial file is removed.
  */
 export async function receiveUpload(
   source: NodeJS.ReadableStream,
@@ -90,16 +91,21 @@ export async function receiveUpload(
     return upload;
   } catch (error) {
     await rm(tmpPath, { force: true });
-    throw error;
+    // A disk that filled while the file was written: 507 insufficient_storage, nothing kept.
+    throw isDiskFull(error) ? uploadDiskFull(error) : error;
   }
 }
 
 /** Move a received upload to its final random name; returns that name (not a path). */
 export async function keepUpload(upload: ReceivedUpload, dir: string): Promise<string> {
   if (!received.has(upload) || !(upload.type in CONTENT_TYPES)) throw new Error('not an upload this process received');
-  await mkdir(dir, { recursive: true, mode: 0o700 });
   const name = `${randomBytes(16).toString('hex')}.${upload.type === 'jpeg' ? 'jpg' : upload.type}`;
-  await rename(upload.tmpPath, join(dir, name));
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await rename(upload.tmpPath, join(dir, name));
+  } catch (error) {
+    throw isDiskFull(error) ? uploadDiskFull(error) : error;
+  }
   return name;
 }
 

@@ -256,7 +256,8 @@ export function panelRoutes(product: Product, path: string) {
                 ? '; an upload action takes multipart/form-data (its fields first, then the file) with the ' +
                   'X-CSRF-Token header, and is refused before its body is read (403 without the header, 422/404/409 ' +
                   'for the action, ownership, type and state; 429 while 2 uploads of the account are in flight; ' +
-                  '507 insufficient_storage when the server is short of disk space)'
+                  '507 insufficient_storage when the server is short of disk space, or runs out of it while the file ' +
+                  'is received: nothing reaches the panel)'
                 : ''
             }. ` +
             `A GET action sent as POST is 405.\n\n${describeAll(actions, 'mutate')}`,

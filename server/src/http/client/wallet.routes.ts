@@ -156,7 +156,8 @@ export async function walletRoutes(root: FastifyInstance, { deps }: { deps: Deps
           '(PNG, JPEG, WebP or PDF by content, at most 5 MiB: 413 when larger, 415 for other content), `csrf_token` ' +
           '(before the screenshot, or the X-CSRF-Token header: a file is refused before it is read without it). ' +
           'Limited to 5 an hour and 20 a day per account; 429 while 2 uploads of the account are in flight, 507 ' +
-          'insufficient_storage when the server is short of disk space.\n\n' +
+          'insufficient_storage (Retry-After) when the server is short of disk space, or runs out of it while the ' +
+          'screenshot is received (nothing is kept: no deposit, no file).\n\n' +
           'Online (JSON): `{method: "razorpay", amount}` creates a pending deposit and a Razorpay order (201 with ' +
           '`checkout`, what Razorpay Checkout opens with; 503 when online payments are not configured or Razorpay ' +
           'is down); `{action: "razorpay_verify", razorpay_order_id, razorpay_payment_id, razorpay_signature}` ' +

@@ -21,7 +21,9 @@ import pg from 'pg';
 import type { Database } from '../../../db/database.ts';
 import { openDatabase } from '../../../db/database.ts';
 import { ensurePrivateDir } from '../../../db/lock.ts';
+import { isDiskFull } from '../../disk.ts';
 import { BACKUP_TEMP_DIR, type DataFile, hashFile, keptFiles } from './data-files.ts';
+import { BackupError } from './errors.ts';
 import {
   describeDatabase,
   type FileRecord,
@@ -205,6 +207,12 @@ export async function createBackup({ config, database, now }: BackupSource): Pro
     return { tempPath: archive, bytes: (await stat(archive)).size, manifest };
   } catch (error) {
     await rm(archive, { force: true });
+    if (isDiskFull(error))
+      throw new BackupError(
+        'insufficient_storage',
+        `no space left on the disk of ${tempDir}, where the backup is assembled (${(error as NodeJS.ErrnoException).code}); ` +
+          'nothing was kept: free space there (about the size of the database and the uploads) and run it again',
+      );
     throw error;
   } finally {
     await rm(dumpPath, { force: true });

@@ -25,7 +25,9 @@ export type BackupErrorCode =
   /** DATABASE_URL cannot be reached. */
   | 'database_unreachable'
   /** The restored copy does not hold what the backup recorded. */
-  | 'verify_failed';
+  | 'verify_failed'
+  /** The disk filled while the backup was written (DATA_DIR/backup-tmp, or where a restore unpacks). */
+  | 'insufficient_storage';
 
 export class BackupError extends Error {
   override name = 'BackupError';

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { isDiskFull } from '../../disk.ts';
 import { BackupError } from './errors.ts';
 
 /** DATABASE_URL without its password, and the environment that carries it. */
@@ -47,6 +48,8 @@ function run(
     },
     (error: NodeJS.ErrnoException) => {
       child.kill('SIGKILL');
+      // Writing what it printed met a full disk: the caller says where (create.ts).
+      if (isDiskFull(error)) throw error;
       if (error.code === 'ENOENT')
         throw new BackupError(
           'tool_failed',
