@@ -5,8 +5,10 @@
 // (an OS that ignores ACPI is forced off); terminating wipes the machine back into stock. A
 // machine is never handed to two orders (concurrent orders for the last free one: exactly one
 // succeeds, the other is refused and not charged). Faults: a dead BMC (retried, then failed,
-// refunded, the machine kept out of stock until the clean-up pass wiped it), failing BMC tasks
-// (undone and refunded), an install that never finishes (timeout, wiped, refunded).
+// refunded, the machine kept out of stock until the clean-up pass wiped it), a BMC unreachable
+// from the power-on into the installer and then back (retried, active, installed and charged
+// once), failing BMC tasks (undone and refunded), an install that never finishes (timeout,
+// wiped, refunded).
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -465,6 +467,88 @@ describe('faults', () => {
     } finally {
       await emulator().setFaults(CLEAR);
     }
+  });
+
+  test('a BMC unreachable from the power-on into the installer, then back: retried, active, installed once, charged once', async () => {
+    assert.equal(await freeMachines(), 2);
+    const machines = emulator().state.machines;
+    for (const m of machines) m.actions.length = 0;
+    const boots = machines.map((m) => m.boots);
+    const inserts = emulator().calls.get('VirtualMedia.InsertMedia') ?? 0;
+    // The BMC stops answering (connections reset) the moment it has taken the power-on into the
+    // installer, before the attempt saw the machine on. The machine boots and installs without
+    // it, as real hardware does; the job can see none of it until the BMC is back.
+    let cutting: Promise<void> | null = null;
+    const watch = setInterval(() => {
+      if (!cutting && machines.some((m) => m.power === 'PoweringOn')) cutting = emulator().setFaults({ down: true });
+    }, 2);
+    let placed: Placed;
+    try {
+      placed = await place();
+      const retrying = await waitFor('an attempt failed on the unreachable BMC', async () => {
+        const job = await jobOf(placed.jobId);
+        return job.error_code === 'node_unreachable' || job.status === 'failed' ? job : null;
+      });
+      assert.notEqual(retrying.status, 'failed', `${retrying.error_code}: ${retrying.error_message}`);
+      assert.ok(cutting, 'the BMC was cut');
+      // Meanwhile the service keeps its machine: nobody else may order it.
+      assert.equal((await serviceRow(placed.serviceId)).status, 'provisioning');
+      assert.equal(await freeMachines(), 1);
+    } finally {
+      clearInterval(watch);
+      await cutting;
+      await emulator().setFaults(CLEAR);
+    }
+    const job = await succeeded(placed.jobId);
+    assert.ok(job.attempts >= 2, `attempts: ${job.attempts}`);
+    const service = await serviceRow(placed.serviceId);
+    assert.equal(service.status, 'active');
+    const machine = await machineOf(placed.serviceId);
+    assert.equal((service.external as { serial: string }).serial, machine.serial);
+    // Installed once: one image inserted, one power-on into the installer (the retry waited for
+    // that install instead of starting another); no other machine was touched.
+    assert.equal((emulator().calls.get('VirtualMedia.InsertMedia') ?? 0) - inserts, 1);
+    assert.equal(machine.actions.filter((a) => a.startsWith('VirtualMedia.InsertMedia')).length, 1);
+    assert.deepEqual(
+      machine.actions.filter((a) => a.startsWith('ComputerSystem.Reset')),
+      ['ComputerSystem.Reset On'],
+    );
+    assert.equal(machine.boots - (boots[machine.index] ?? 0), 1);
+    assert.match(String(machine.lastBoot), /^Cd /);
+    assert.ok(machine.drives[0]?.os, 'nothing was installed');
+    assert.ok(machine.media.every((m) => !m.inserted));
+    assert.equal(machine.installParams, null);
+    for (const other of machines) if (other !== machine) assert.deepEqual(other.actions, [], `machine ${other.index}`);
+    const events = await db()
+      .selectFrom('service_events')
+      .select('kind')
+      .where('service_id', '=', placed.serviceId)
+      .execute();
+    const count = (kind: string) => events.filter((e) => e.kind === kind).length;
+    assert.ok(count('provision_retry') >= 1);
+    assert.deepEqual([count('machine_claimed'), count('install_started'), count('active')], [1, 1, 1]);
+    // Charged once, nothing refunded; exactly one machine out of stock.
+    const price = Number((await planRow()).price_paise);
+    const rows = await db()
+      .selectFrom('wallet_transactions')
+      .select(['kind', 'amount_paise'])
+      .where('account_id', '=', placed.client.accountId)
+      .orderBy('id')
+      .execute();
+    assert.deepEqual(
+      rows.map((r) => [r.kind, Number(r.amount_paise)]),
+      [
+        ['adjustment', FLOAT * 100],
+        ['order', -price],
+      ],
+    );
+    assert.equal(await freeMachines(), 1);
+    // Back into stock for the tests after this one.
+    const api = await apiClient(u.t, ['*'], '0', placed.client.accountId);
+    const res = await api.call('DELETE', `/api/v1/instances/${placed.serviceId}`, { confirm: service.label });
+    assert.equal(res.statusCode, 202, res.body);
+    await succeeded(res.json().job.id);
+    assert.equal(await freeMachines(), 2);
   });
 
   test('a BMC that dies mid-install: failed and refunded; the machine stays out of stock until the clean-up wiped it', async () => {

@@ -10,6 +10,7 @@
 // Steps are idempotent: credentials are generated once and stored before the BMC sees them; an
 // install an earlier attempt started is waited for, not started again.
 
+import { sql } from 'kysely';
 import type { BareMetal, InstallSpec } from '../../../upstreams/bare-metal.ts';
 import { UpstreamError } from '../../../upstreams/errors.ts';
 import { AppError } from '../../errors.ts';
@@ -76,6 +77,23 @@ async function installSpec(env: JobEnv, password: string): Promise<InstallSpec> 
     password,
     ipv4: { address: ip.address, prefix: ip.prefix, gateway: ip.gateway },
   };
+}
+
+/** The service's activity says the install started at `startedAt` (once per install, whichever attempt gets there). */
+async function installStarted(env: JobEnv, startedAt: string): Promise<void> {
+  const recorded = await env.db
+    .selectFrom('service_events')
+    .select('id')
+    .where('service_id', '=', env.service.id)
+    .where('kind', '=', 'install_started')
+    .where(sql<string>`data->>'started_at'`, '=', startedAt)
+    .executeTakeFirst();
+  if (recorded) return;
+  const { os } = configOf(env);
+  await recordEvent(env.db, env.service.id, 'install_started', `Installing ${os} from virtual media`, {
+    os,
+    started_at: startedAt,
+  });
 }
 
 /** Record the machine (and when its install started) in `services.external`. */
@@ -162,20 +180,19 @@ export const provisionSteps: readonly Step<BareMetalJob>[] = [
     progress: 20,
     async run(c) {
       const { env } = c;
-      const { service } = env;
       const machine = machineOf(c);
       if (machine.install_started_at !== null) {
-        // An earlier attempt started it: wait for that install rather than start it over.
+        // An earlier attempt started it: wait for that install rather than start it over. That
+        // attempt may have lost the BMC before it recorded the install (the machine booted the
+        // installer, the answer never came): record it now.
         const state = await driver(c).installState();
-        if (state === 'installing' || state === 'done') return;
+        if (state === 'installing' || state === 'done') return installStarted(env, machine.install_started_at);
       }
       // Counted from now: the deadline covers this install, not one an earlier attempt lost.
-      await remember(c, { ...machine, install_started_at: env.clock().toISOString() });
+      const startedAt = env.clock().toISOString();
+      await remember(c, { ...machine, install_started_at: startedAt });
       await driver(c).startInstall(specOf(c));
-      const { os } = configOf(env);
-      await recordEvent(env.db, service.id, 'install_started', `Installing ${os} from virtual media`, {
-        os,
-      });
+      await installStarted(env, startedAt);
     },
     // Power off, eject, secure erase: the machine back in stock. Safe on a machine nothing was
     // done to. A failure is reported to the runner, which keeps the service for a later cleanup
