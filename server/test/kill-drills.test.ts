@@ -263,7 +263,8 @@ describe('kill drills: the worker SIGKILLed at every provisioning step of every 
         contactemail: 'owner@elsewhere.example',
       }).toString(),
     });
-    assert.equal((await made.json()).metadata.result, 1, 'the domain taken meanwhile');
+    const answer = (await made.json()) as { metadata: { result: number; reason: string } };
+    assert.equal(answer.metadata.result, 1, `the domain taken meanwhile: ${answer.metadata.reason}`);
 
     const worker = await restarted(placed);
     const jobs = new Map((await jobsOf(placed)).map((j) => [j.service_id, j]));

@@ -50,7 +50,7 @@ export function crashPoints(points: readonly CrashPoint[], products: ProductRegi
 
   async function reach(name: string, job: Job, logger: Logger): Promise<void> {
     if (!waiting.delete(name)) return;
-    logger.warn({ crashPoint: name, jobId: job.id, serviceId: job.service_id }, `crash point ${name}: job held`);
+    logger.warn({ crashPoint: name, serviceJob: job.id, serviceId: job.service_id }, `crash point ${name}: job held`);
     if (waiting.size === 0) {
       logger.warn('every crash point has its job: SIGKILL');
       await flushProcessLog(FLUSH_MS);
