@@ -6,9 +6,9 @@
 // A point is `before` a step (the job shows the step, nothing of it has run), `after` it (it
 // returned: its upstream call made and its own rows written, the next step not yet recorded) or
 // `settled` (the settling transaction committed, the queue not yet told). Each point catches one
-// job, on its first attempt only (an attempt after a crash runs through, so a restarted worker
-// with the same setting does not die on the job it interrupted): the job that reaches it first is
-// held there. Once every point has caught its job, the process kills itself: several jobs,
+// job, one this process began (a job an earlier, killed worker began runs through, so a restarted
+// worker with the same setting does not die on the job it interrupted): the job that reaches it
+// first is held there. Once every point has caught its job, the process kills itself: several jobs,
 // running at once, each die at a point of their own, which is how a drill covers every step of
 // every product with one kill.
 
@@ -46,7 +46,14 @@ export function crashPoints(points: readonly CrashPoint[], products: ProductRegi
     }
   }
   const waiting = new Set(points.map(crashPointName));
-  const armed = (job: Job) => job.type === 'provision' && job.attempts === 0;
+  // Jobs this process began: their later attempts (a retry after a failed call) may still stop at a
+  // point; a job another process began (the one killed) runs through.
+  const begun = new Set<number>();
+  const armed = (job: Job) => {
+    if (job.type !== 'provision' || (job.attempts > 0 && !begun.has(job.id))) return false;
+    begun.add(job.id);
+    return true;
+  };
 
   async function reach(name: string, job: Job, logger: Logger): Promise<void> {
     if (!waiting.delete(name)) return;
