@@ -6,6 +6,7 @@
 // and a URL's password is masked.
 
 import { type Config, redactUrl, VARIABLES } from './config.ts';
+import { crashPointName } from './config-crash.ts';
 
 export interface EffectiveSetting {
   name: string;
@@ -71,6 +72,7 @@ const READ: Record<string, Read> = {
         .join(', ') || 'unset (every address: its /24 zone)',
   },
   PDNS_TTL: { value: (c) => orUnset(powerDns(c)?.ttl, 'unset (no PowerDNS)') },
+  HOSTPLANE_CRASH_AT: { value: (c) => c.crashAt.map(crashPointName).join(', ') || 'unset (never)' },
 };
 
 function powerDns(c: Config) {

@@ -6,13 +6,14 @@ import { isIP } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCidr } from './cidr.ts';
+import { CRASH_VARIABLES, type CrashConfig, readCrashPoints } from './config-crash.ts';
 import { INVOICING_VARIABLES, type InvoicingConfig, readInvoicing } from './config-invoicing.ts';
 import { POWERDNS_VARIABLES, type ReverseDnsConfig, readPowerDns } from './config-powerdns.ts';
 import { RAZORPAY_VARIABLES, type RazorpaySettings, readRazorpay } from './config-razorpay.ts';
 
 export type Engine = 'pglite' | 'postgresql';
 
-export interface Config extends ReverseDnsConfig {
+export interface Config extends ReverseDnsConfig, CrashConfig {
   port: number;
   host: string;
   publicUrl: string;
@@ -139,6 +140,7 @@ export const VARIABLES: readonly Variable[] = [
   ...INVOICING_VARIABLES,
   ...RAZORPAY_VARIABLES,
   ...POWERDNS_VARIABLES,
+  ...CRASH_VARIABLES,
 ];
 
 type Env = Record<string, string | undefined>;
@@ -183,7 +185,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     r.problem(`TERMINATE_DAYS (${lifecycle.terminateDays}) must be more than GRACE_DAYS (${lifecycle.graceDays})`);
   }
   const panel = { ...readPanel(r, cwd, demo), ...readRazorpay(r), ...readPowerDns(r) };
-  const floorAndInvoicing = { uploadFreeSpaceFloorMb, invoicing: readInvoicing(r) };
+  const floorAndInvoicing = { uploadFreeSpaceFloorMb, invoicing: readInvoicing(r), ...readCrashPoints(r) };
 
   if (problems.length > 0) {
     throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
@@ -195,7 +197,6 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
 function readPlace(r: Reader, cwd: string): Pick<Config, 'port' | 'host' | 'publicUrl' | 'dataDir'> {
   const port = parsePort(r.get('PORT') ?? '8080', (why, v) => r.fail('PORT', v, why));
   const host = r.get('HOST') ?? '127.0.0.1';
-
   let publicUrl = r.get('PUBLIC_URL') ?? `http://localhost:${port}`;
   try {
     const url = new URL(publicUrl);
@@ -223,7 +224,6 @@ function readStores(
     );
   }
   const engine: Engine = databaseUrl ? 'postgresql' : 'pglite';
-
   const redisUrl = r.get('REDIS_URL') ?? null;
   if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl))
     r.fail('REDIS_URL', redactUrl(redisUrl), 'must be redis:// or rediss://');

@@ -2,6 +2,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.ts';
+import { createProductRegistry } from '../src/core/product-kit/registry.ts';
+import { PRODUCTS } from '../src/core/products/index.ts';
+import { crashPoints, NO_CRASH_POINTS } from '../src/worker/crash-point.ts';
 
 const key = Buffer.alloc(32, 7).toString('base64');
 
@@ -106,5 +109,34 @@ describe('configuration', () => {
     const config = loadConfig({ PUBLIC_URL: 'https://panel.example.in/', TRUST_PROXY: '10.0.0.0/8,::1' });
     assert.equal(config.publicUrl, 'https://panel.example.in');
     assert.deepEqual(config.trustProxy, ['10.0.0.0/8', '::1']);
+  });
+
+  test('HOSTPLANE_CRASH_AT: empty unless set; parsed points; refused with NODE_ENV=production, malformed or twice', () => {
+    assert.deepEqual(loadConfig({}).crashAt, []);
+    const set = 'vps:creating the virtual machine:after, game:settled,web:preparing:before';
+    assert.deepEqual(loadConfig({ HOSTPLANE_CRASH_AT: set, NODE_ENV: 'test' }).crashAt, [
+      { product: 'vps', step: 'creating the virtual machine', when: 'after' },
+      { product: 'game', step: null, when: 'settled' },
+      { product: 'web', step: 'preparing', when: 'before' },
+    ]);
+    assert.throws(
+      () => loadConfig({ HOSTPLANE_CRASH_AT: 'vps:preparing:after', NODE_ENV: 'production' }),
+      (error: Error) =>
+        error instanceof ConfigError && /HOSTPLANE_CRASH_AT=.*refused with NODE_ENV=production/.test(error.message),
+    );
+    assert.throws(
+      () => loadConfig({ HOSTPLANE_CRASH_AT: 'vps:preparing' }),
+      /HOSTPLANE_CRASH_AT="vps:preparing": each point/,
+    );
+    assert.throws(() => loadConfig({ HOSTPLANE_CRASH_AT: 'vps:settled,vps:settled' }), /named twice/);
+  });
+
+  test('HOSTPLANE_CRASH_AT: a worker refuses a product or step that does not exist; unset, nothing is wrapped', () => {
+    const products = createProductRegistry(PRODUCTS);
+    const crash = (value: string) => crashPoints(loadConfig({ HOSTPLANE_CRASH_AT: value }).crashAt, products);
+    assert.throws(() => crash('nas:settled'), /no product nas/);
+    assert.throws(() => crash('vps:installing:after'), /vps provisioning has no step "installing"/);
+    assert.ok(crash('baremetal:installing the operating system:before'));
+    assert.equal(crashPoints([], products), NO_CRASH_POINTS);
   });
 });

@@ -335,6 +335,16 @@ describe('pterodactyl driver: provisioning (application API)', () => {
     assert.equal(calls('POST /api/application/servers'), 1);
   });
 
+  test('servers created at once are each given the first free allocation; the ones refused take the next', async () => {
+    // Found by kill-drills.test.ts: every create listed the same first free allocation, and the
+    // panel's 422 on it failed the provisioning for good (refunded) instead of trying another.
+    const specs = await Promise.all([1, 2, 3].map(async () => serverSpec(await owner())));
+    const made = await Promise.all(specs.map((spec) => ptero.createServer(spec)));
+    const allocations = made.map((info) => emulator.state.servers.get(info.id)?.allocationId);
+    assert.equal(new Set(allocations).size, 3, `one allocation each: ${allocations}`);
+    assert.ok(calls('POST /api/application/servers') > 3, 'a create was refused the allocation and tried again');
+  });
+
   test('createServer without a free allocation is rejected without creating anything', async () => {
     const taken: number[] = [];
     for (const allocation of emulator.state.allocations.values()) {

@@ -24,6 +24,7 @@ import type { DB, Job, NodeRow, Plan, Service } from '../db/tables.ts';
 import { recordServiceJob, type ServiceJobOutcome } from '../metrics/metrics.ts';
 import { UpstreamError } from '../upstreams/errors.ts';
 import { markCleanupPending } from './cleanup.ts';
+import { type CrashPoints, NO_CRASH_POINTS } from './crash-point.ts';
 
 export interface LoadedJob {
   job: Job;
@@ -130,8 +131,13 @@ function planOf(product: Product, loaded: LoadedJob): JobPlan<any> {
   }
 }
 
-/** Run one service job (either queue): see the header. */
-export async function runServiceJob(deps: Deps, jobId: number, context: JobContext): Promise<void> {
+/** Run one service job (either queue): see the header. `crash`: failure drills only (./crash-point.ts). */
+export async function runServiceJob(
+  deps: Deps,
+  jobId: number,
+  context: JobContext,
+  crash: CrashPoints = NO_CRASH_POINTS,
+): Promise<void> {
   const db = deps.database.db;
   const started = performance.now();
   const loaded = await loadJob(db, jobId);
@@ -157,9 +163,11 @@ export async function runServiceJob(deps: Deps, jobId: number, context: JobConte
   try {
     const plan = planOf(product, loaded);
     const c = product.jobs.open(env);
-    run = stepRun(plan.steps, c, recorder, loaded.job.progress);
+    const steps = crash.steps(product.type, loaded.job, plan.steps, context.logger);
+    run = stepRun(steps, c, recorder, loaded.job.progress);
     await run.run();
     await db.transaction().execute((trx) => plan.done(trx, transition(), c));
+    await crash.settled(product.type, loaded.job, context.logger);
     settled('succeeded');
   } catch (error) {
     if (shouldRetry(error, context)) {

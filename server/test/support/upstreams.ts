@@ -22,6 +22,7 @@ import {
 } from '../../../emulators/src/redfish/index.ts';
 import { seedDemoCatalog } from '../../src/core/catalog/demo-seed.ts';
 import { createTestApp, type TestApp, type TestAppOptions } from './harness.ts';
+import { TEST_DRIVER_TIMING, testQueues } from './timing.ts';
 
 export interface UpstreamApp {
   t: TestApp;
@@ -80,21 +81,13 @@ export async function createUpstreamApp(
     overrides: {
       // Tests poll fast and walk one account through many actions: the nodes' call budget and the
       // per-account panel limits are raised (security-budgets.test.ts runs with the real ones).
-      driverTiming: {
-        pollIntervalMs: 10,
-        requestTimeoutMs: 1500,
-        taskTimeoutMs: 5000,
-        budget: { perMinute: 600_000, burst: 10_000 },
-      },
+      driverTiming: TEST_DRIVER_TIMING,
       limits: {
         panel_read_account: { points: 100_000 },
         panel_write_account: { points: 100_000 },
         panel_sso_account: { points: 100_000 },
       },
-      queues: {
-        'service.provision': { retryDelay: 1, retryBackoff: false, retryLimit: options.retryLimit ?? 3 },
-        'service.action': { retryDelay: 1, retryBackoff: false, retryLimit: 1 },
-      },
+      queues: testQueues(options.retryLimit ?? 3),
       ...options.overrides,
     },
   }).catch(async (error: unknown) => {

@@ -89,46 +89,57 @@ async function environmentOf(client: PterodactylClient, spec: GameServerSpec): P
   return { ...environment, ...spec.environment };
 }
 
+/** How often a server is created again on another free allocation when a concurrent create took the one it was given. */
+const ALLOCATION_TRIES = 8;
+
+/** The panel refused the allocation it was given (another server took it since the listing). */
+const allocationTaken = (error: UpstreamError): boolean => error.fields?.['allocation.default'] !== undefined;
+
 export async function createServer(client: PterodactylClient, spec: GameServerSpec): Promise<GameServerInfo> {
   client.check();
   const existing = await findServer(client, spec.externalId);
   if (existing) return existing;
   const environment = await environmentOf(client, spec);
-  const allocation = await freeAllocation(client);
-  try {
-    const created = await client.item<Attrs>('application', 'POST', '/servers', {
-      json: {
-        external_id: spec.externalId,
-        name: spec.name,
-        description: spec.description,
-        user: spec.userId,
-        egg: spec.eggId,
-        docker_image: spec.dockerImage,
-        startup: spec.startup,
-        environment,
-        limits: {
-          memory: spec.limits.memoryMb,
-          swap: spec.limits.swapMb,
-          disk: spec.limits.diskMb,
-          io: spec.limits.io,
-          cpu: spec.limits.cpuPercent,
+  for (let tries = 1; ; tries++) {
+    const allocation = await freeAllocation(client);
+    try {
+      const created = await client.item<Attrs>('application', 'POST', '/servers', {
+        json: {
+          external_id: spec.externalId,
+          name: spec.name,
+          description: spec.description,
+          user: spec.userId,
+          egg: spec.eggId,
+          docker_image: spec.dockerImage,
+          startup: spec.startup,
+          environment,
+          limits: {
+            memory: spec.limits.memoryMb,
+            swap: spec.limits.swapMb,
+            disk: spec.limits.diskMb,
+            io: spec.limits.io,
+            cpu: spec.limits.cpuPercent,
+          },
+          feature_limits: {
+            databases: spec.featureLimits.databases,
+            allocations: spec.featureLimits.allocations,
+            backups: spec.featureLimits.backups,
+          },
+          allocation: { default: allocation },
+          start_on_completion: false,
         },
-        feature_limits: {
-          databases: spec.featureLimits.databases,
-          allocations: spec.featureLimits.allocations,
-          backups: spec.featureLimits.backups,
-        },
-        allocation: { default: allocation },
-        start_on_completion: false,
-      },
-    });
-    return toServerInfo(created);
-  } catch (error) {
-    // The external id (our lost answer) or the allocation (taken meanwhile) may be what was refused.
-    if (!isRejected(error)) throw error;
-    const again = await findServer(client, spec.externalId);
-    if (again) return again;
-    throw error;
+      });
+      return toServerInfo(created);
+    } catch (error) {
+      // The external id (our lost answer) or the allocation (taken meanwhile) may be what was refused.
+      if (!isRejected(error)) throw error;
+      const again = await findServer(client, spec.externalId);
+      if (again) return again;
+      // Two servers created at once on the node were given the same first free allocation (the
+      // kill drills order several at once): the one refused takes the next free one.
+      if (allocationTaken(error) && tries < ALLOCATION_TRIES) continue;
+      throw error;
+    }
   }
 }
 
