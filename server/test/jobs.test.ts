@@ -8,7 +8,7 @@ import { JobQueue, type QueueDefinition } from '../src/core/jobs/queue.ts';
 import { createTestDatabase, silentLogger, type TestDatabase } from './support/harness.ts';
 import { waitFor } from './support/wait.ts';
 
-type TestJobs = { 'test.echo': { n: number }; 'test.flaky': { n: number } };
+type TestJobs = { 'test.echo': { n: number }; 'test.flaky': { n: number }; 'test.long': { n: number } };
 const policy: QueueDefinition = {
   retryLimit: 2,
   retryDelay: 0,
@@ -18,11 +18,22 @@ const policy: QueueDefinition = {
 };
 
 let testDb: TestDatabase;
+/** test.long jobs wait on this until a test lets them go. */
+let releaseLong: () => void = () => {};
+const longHeld = new Promise<void>((resolve) => {
+  releaseLong = resolve;
+});
+const longSeen: number[] = [];
 let queue: JobQueue<TestJobs>;
 
 before(async () => {
   testDb = await createTestDatabase();
-  queue = new JobQueue<TestJobs>(testDb.database, { 'test.echo': policy, 'test.flaky': policy }, silentLogger);
+  queue = new JobQueue<TestJobs>(
+    testDb.database,
+    // A long-running queue, as service.provision is: a heartbeat, several at once.
+    { 'test.echo': policy, 'test.flaky': policy, 'test.long': { ...policy, heartbeatSeconds: 15, concurrency: 3 } },
+    silentLogger,
+  );
   await queue.start();
 });
 after(async () => {
@@ -64,6 +75,10 @@ describe('job queue', () => {
         if (context.retryCount < 2) throw new Error(`attempt ${context.retryCount} fails`);
         seen.push(payload.n);
       },
+      'test.long': async (payload) => {
+        longSeen.push(payload.n);
+        if (payload.n === 1) await longHeld;
+      },
     });
     await until(() => seen.includes(2));
     assert.deepEqual(seen, [2]);
@@ -74,5 +89,23 @@ describe('job queue', () => {
     const id = await queue.enqueue(testDb.database.db, 'test.flaky', { n: 7 });
     assert.ok(id);
     await waitFor('the flaky job to complete', async () => (await queue.find('test.flaky', id))?.state === 'completed');
+  });
+
+  test('a long job holds one slot of its queue: the jobs sent after it run meanwhile', async () => {
+    const { db } = testDb.database;
+    const first = await queue.enqueue(db, 'test.long', { n: 1 });
+    await until(() => longSeen.includes(1));
+    const later = [await queue.enqueue(db, 'test.long', { n: 2 }), await queue.enqueue(db, 'test.long', { n: 3 })];
+    for (const id of later) {
+      assert.ok(id);
+      await waitFor('a later job to complete', async () => (await queue.find('test.long', id))?.state === 'completed');
+    }
+    assert.ok(first);
+    assert.equal((await queue.find('test.long', first))?.state, 'active', 'the first is still running');
+    releaseLong();
+    await waitFor(
+      'the long job to complete',
+      async () => (await queue.find('test.long', first))?.state === 'completed',
+    );
   });
 });

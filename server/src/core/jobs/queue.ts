@@ -124,7 +124,14 @@ export class JobQueue<C extends JobCatalog> {
       await this.#boss.work<C[typeof name]>(
         name,
         {
-          batchSize: definition.concurrency,
+          // pg-boss settles a fetched batch only when all of it is done: a batch of 4 with a
+          // bare-metal install in it (up to 10 minutes) would leave the other 3 slots idle until
+          // then. The long-running queues (the ones with a heartbeat) take one job per fetch in
+          // `concurrency` independent workers instead, so a long job holds one slot, not all;
+          // the short ones keep fetching a batch (one poller each).
+          ...(definition.heartbeatSeconds === undefined
+            ? { batchSize: definition.concurrency }
+            : { batchSize: 1, localConcurrency: definition.concurrency }),
           perJobResults: true,
           pollingIntervalSeconds: 1,
           // The lost-wake-up finding: without these a burst of sends can sit for the 30 s backstop.
