@@ -1,9 +1,9 @@
 // A worker process of the kill drills (kill-drills.test.ts), run with runNode (./process.ts): what
 // `npm run worker` runs (main.ts --role=worker: loadConfig(process.env) — HOSTPLANE_CRASH_AT
 // included —, the database, createDeps, startWorker), with the upstream timing and retry policy of
-// every provisioning test (./timing.ts) and a provisioning batch of `argv[2]` jobs: pg-boss runs a
-// batch to its end before it fetches again, so one fetch must take every job a drill holds at its
-// crash point. `argv[3]`: provisioning's retry limit (the API's, so that the queue's policy stays
+// every provisioning test (./timing.ts) and `argv[2]` provisioning jobs at once (one per pg-boss
+// worker of the queue, core/jobs/queue.ts), so that every job a drill holds at its crash point is
+// running when the worker kills itself. `argv[3]`: provisioning's retry limit (the API's, so that the queue's policy stays
 // one). SIGTERM stops it as main.ts does: the queue drains, the database closes, exit status 0.
 
 import { loadConfig } from '../../src/config.ts';
