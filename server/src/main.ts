@@ -17,6 +17,7 @@ import { DataDirLockedError } from './db/lock.ts';
 import { migrateToLatest } from './db/migrator.ts';
 import { databaseUnavailable } from './db/unavailable.ts';
 import { type DemoUpstreams, startDemoUpstreams } from './demo.ts';
+import { START_ROLE } from './early-start.ts';
 import { markDraining, proxyStopped } from './http/health.routes.ts';
 import { type MetricsListener, startMetricsListener } from './http/metrics.routes.ts';
 import { buildServer } from './http/server.ts';
@@ -131,8 +132,9 @@ class DatabaseUnreachableError extends Error {
  * is DatabaseUnreachableError; any other failure to migrate is a configuration error.
  */
 async function openMigrated(config: Config, role: Role, logger: Logger): Promise<Database> {
+  // `npm start` (role all) names itself in the lock as early-start.ts does, which may have begun this.
   const database = await openDatabase(
-    targetFromConfig(config, `npm ${role === 'all' ? 'start' : `run ${role}`}`),
+    targetFromConfig(config, role === 'all' ? START_ROLE : `npm run ${role}`, { template: true }),
     logger,
   );
   let applied: string[];
