@@ -62,15 +62,28 @@ async function main(): Promise<void> {
   const started = performance.now();
   const startedUp = watchSignals(logger);
 
+  // Where a start's time went (logged once started): loading the modules (performance.now()
+  // counts from the process's start), opening and migrating the database, wiring the core, serving.
+  const phasesMs: Record<string, number> = { modules: Math.round(started) };
+  let phaseStart = started;
+  const phase = (name: string) => {
+    const now = performance.now();
+    phasesMs[name] = Math.round(now - phaseStart);
+    phaseStart = now;
+  };
+
   const database = await openMigrated(config, role, logger);
+  phase('database');
   const deps = await createDeps(config, database, logger);
   if (config.demo) await seedDemoCatalog(database.db);
   if (database.engine === 'pglite') await analyzeEmbedded(database.db);
+  phase('core');
   // The emulators run inside `npm start` only: separate api/worker processes would each start
   // their own and repoint the nodes at it.
   const demo = config.demo && role === 'all' ? await startDemoUpstreams(deps) : null;
   if (config.demo && role !== 'all') logger.warn('DEMO=1: the emulated upstreams run only under `npm start`');
   const running = await startRole(deps, role);
+  phase('serve');
 
   const version = await database.serverVersion();
   logger.info(
@@ -81,6 +94,7 @@ async function main(): Promise<void> {
       url: running.app ? config.publicUrl : undefined,
       demo: config.demo,
       startupMs: Math.round(performance.now() - started),
+      phasesMs,
     },
     running.app
       ? `Hostplane listening on ${config.publicUrl} (${database.engine} ${version})`
