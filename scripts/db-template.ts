@@ -10,5 +10,7 @@ try {
   const path = await ensureTemplate();
   process.stdout.write(`database template: ${path} (${Math.round(performance.now() - started)} ms)\n`);
 } catch (error) {
-  process.stderr.write(`database template not built (npm start will create its database without): ${(error as Error).message}\n`);
+  process.stderr.write(
+    `database template not built (npm start will create its database without): ${(error as Error).message}\n`,
+  );
 }

@@ -18,8 +18,9 @@ import { analyzeEmbedded } from '../src/core/housekeeping.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { prestartEmbedded } from '../src/db/embedded-start.ts';
 import { DataDirLockedError, LOCK_FILE } from '../src/db/lock.ts';
-import { migrateToLatest } from '../src/db/migrator.ts';
 import { migrations } from '../src/db/migrations/index.ts';
+import { migrateToLatest } from '../src/db/migrator.ts';
+import { cachedTemplate } from '../src/db/template.ts';
 import { ensureTemplate } from '../src/db/template-build.ts';
 import { freePort, runNode, runToEnd, waitForJson } from './support/process.ts';
 
@@ -117,20 +118,15 @@ describe('a new embedded database', () => {
   });
 
   test('without a template of this release: initdb and every migration', async () => {
-    const saved = process.env.NODE_COMPILE_CACHE;
-    process.env.NODE_COMPILE_CACHE = freshDir(); // where the template would be: empty
+    assert.equal(cachedTemplate(freshDir()), null, "a directory without this release's template has none");
+    const { logger, text } = recordingLogger();
+    // What openDatabase does when cachedTemplate() finds none: as without `template`.
+    const database = await openDatabase({ engine: 'pglite', dataDir: freshDir(), template: false }, logger);
     try {
-      const { logger, text } = recordingLogger();
-      const database = await openDatabase({ engine: 'pglite', dataDir: freshDir(), template: true }, logger);
-      try {
-        assert.doesNotMatch(text(), /template/);
-        assert.deepEqual(await migrateToLatest(database.db), Object.keys(migrations).sort());
-      } finally {
-        await database.close();
-      }
+      assert.doesNotMatch(text(), /template/);
+      assert.deepEqual(await migrateToLatest(database.db), Object.keys(migrations).sort());
     } finally {
-      if (saved === undefined) delete process.env.NODE_COMPILE_CACHE;
-      else process.env.NODE_COMPILE_CACHE = saved;
+      await database.close();
     }
   });
 });
@@ -166,7 +162,13 @@ describe('the opening begun before the modules load', () => {
 
   test('a data directory another process holds is left alone, for openDatabase to refuse', async () => {
     const dataDir = freshDir();
-    const holder = { pid: process.ppid, host: hostname(), started: null, role: 'npm start', at: new Date().toISOString() };
+    const holder = {
+      pid: process.ppid,
+      host: hostname(),
+      started: null,
+      role: 'npm start',
+      at: new Date().toISOString(),
+    };
     writeFileSync(join(dataDir, LOCK_FILE), `${JSON.stringify(holder)}\n`);
     assert.equal(prestartEmbedded({ dataDir, role: 'early test' }), false);
     await assert.rejects(openDatabase({ engine: 'pglite', dataDir, role: 'early test' }), DataDirLockedError);

@@ -6,8 +6,8 @@
 // Built by `npm ci` (postinstall), by `npm test` and by `npm run bench -- startup` when missing
 // (db/template-build.ts); a start without one creates the database the long way.
 //
-// Kept beside boot.ts's caches (NODE_COMPILE_CACHE, else node_modules/.cache/hostplane), named by
-// a fingerprint of everything that shapes its contents: a release with another migration, queue
+// Kept in the checkout's .cache/ (which `npm ci` leaves alone, unlike node_modules), named by a
+// fingerprint of everything that shapes its contents: a release with another migration, queue
 // catalogue, PGlite or pg-boss finds no template of its own rather than a wrong one. Migrations
 // still run after it is loaded, as on every start, so a template can only save work, not skip it.
 
@@ -18,10 +18,8 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
-/** The directory of the template (and of boot.ts's caches). */
-export function templateDir(): string {
-  return process.env.NODE_COMPILE_CACHE || join(ROOT, 'node_modules/.cache/hostplane');
-}
+/** The directory of the templates. */
+export const TEMPLATE_DIR = join(ROOT, '.cache');
 
 /** Changes whenever the schema, the queues pg-boss creates or an engine that shapes the stored files changes. */
 export function templateFingerprint(): string {
@@ -35,15 +33,15 @@ export function templateFingerprint(): string {
   return hash.digest('hex').slice(0, 12);
 }
 
-/** Where this release's template is (or would be). */
-export function templatePath(): string {
-  return join(templateDir(), `pglite-template-${templateFingerprint()}.tar.gz`);
+/** Where this release's template is (or would be) in `dir`. */
+export function templatePath(dir = TEMPLATE_DIR): string {
+  return join(dir, `pglite-migrated-${templateFingerprint()}.tar.gz`);
 }
 
-/** This release's template, or null when it has not been built (or cannot be read). */
-export function cachedTemplate(): string | null {
+/** This release's template in `dir`, or null when it has not been built there (or cannot be read). */
+export function cachedTemplate(dir = TEMPLATE_DIR): string | null {
   try {
-    const path = templatePath();
+    const path = templatePath(dir);
     return existsSync(path) ? path : null;
   } catch {
     return null; // a release without its migrations' sources or packages to fingerprint

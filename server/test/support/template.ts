@@ -1,8 +1,8 @@
 // The migrated starting point every test file clones, built once and reused while the
 // migrations and engine versions stay the same:
 //  - PGlite: the template a fresh DATA_DIR starts from (server/src/db/template.ts, a
-//    `dumpDataDir()` tarball in node_modules/.cache/hostplane; cloning it takes ~0.4 s, initdb ~3 s),
-//    so the servers the tests start on a fresh DATA_DIR start from it too;
+//    `dumpDataDir()` tarball in .cache/; cloning it takes ~0.4 s, initdb ~3 s), so the servers the
+//    tests start on a fresh DATA_DIR start from it too;
 //  - PostgreSQL: a template database that each file copies with CREATE DATABASE … TEMPLATE.
 
 import { dirname, resolve } from 'node:path';

@@ -18,7 +18,14 @@ import type { DB } from '../../db/tables.ts';
 import { byClient, recordActivity, type Who } from '../activity/activity.ts';
 import { AppError } from '../errors.ts';
 import type { Clock } from '../time.ts';
-import { CEREMONY_TIMEOUT_MS, putChallenge, type RelyingParty, simpleWebAuthn, takeChallenge, userHandleOf } from './webauthn.ts';
+import {
+  CEREMONY_TIMEOUT_MS,
+  putChallenge,
+  type RelyingParty,
+  simpleWebAuthn,
+  takeChallenge,
+  userHandleOf,
+} from './webauthn.ts';
 
 export const MAX_PASSKEYS = 10;
 export const PASSKEY_NAME_MAX = 64;

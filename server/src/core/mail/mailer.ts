@@ -8,8 +8,8 @@
 // the text holds reset links and sign-in codes. Every link must start with PUBLIC_URL.
 
 import type { Kysely } from 'kysely';
-import type { Transporter } from 'nodemailer';
 import type nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
 import type { DB, MailRow, MailStatus } from '../../db/tables.ts';
 import { decryptSecret, encryptSecret } from '../crypto/secrets.ts';

@@ -242,7 +242,11 @@ export async function twoFactorRoutes(root: FastifyInstance, { deps }: { deps: D
       switch (body.action) {
         case 'totp_begin': {
           const begun = await deps.twoFactor.begin(accountId, session.account.email);
-          const qr_svg = await qrcode().toString(begun.otpauthUrl, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
+          const qr_svg = await qrcode().toString(begun.otpauthUrl, {
+            type: 'svg',
+            errorCorrectionLevel: 'M',
+            margin: 2,
+          });
           return {
             success: true as const,
             message: 'Scan the QR code with your authenticator app, then confirm with a code (totp_enable).',
