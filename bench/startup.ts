@@ -1,6 +1,7 @@
 // `npm run bench -- startup [--rounds N]`: time from spawning `node server/src/main.ts`
 // (as `npm start` does) to the first 200 from GET /api/v1/health/, on a fresh DATA_DIR (creates
-// the embedded cluster and migrates) and on an existing one (opens and checks it), against the
+// the embedded cluster from the migrated template, as after `npm ci`, or by initdb and the
+// migrations without one) and on an existing one (opens and checks it), against the
 // same measurement of bench/raw-server.ts (plain node:http, also through tsx) in the same run.
 // Interleaved rounds, medians; the rounds default to 5 here.
 
@@ -9,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ensureTemplate } from '../server/src/db/template-build.ts';
 import { type BenchOptions, freePort, ROOT } from './support.ts';
 
 export const engine = 'pglite' as const;
@@ -63,6 +65,8 @@ export async function run(options: BenchOptions): Promise<string> {
     return dir;
   };
   const existing = join(tempDir(), 'data');
+  // As after `npm ci`, whose postinstall builds it: the template a fresh DATA_DIR starts from.
+  await ensureTemplate();
   const samples: Record<string, number[]> = { baseline: [], fresh: [], existing: [] };
   try {
     // Create the existing data directory once (and warm the file cache for every kind).

@@ -8,10 +8,11 @@
 // The directory is NODE_COMPILE_CACHE when set (node's own variable), else node_modules/.cache.
 
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import nodeModule from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isMainThread } from 'node:worker_threads';
 
 /** What node >= 22.15 has (module.registerHooks, stripTypeScriptTypes), beyond the @types/node in use. */
 interface LoadResult {
@@ -83,3 +84,19 @@ if (dir !== null) {
   });
 }
 module.enableCompileCache?.(base);
+
+/** Whether this process is the server (`npm start`, the units), not a CLI, a test or a thread. */
+function isServer(): boolean {
+  const entry = process.argv[1];
+  if (!isMainThread || entry === undefined) return false;
+  try {
+    return realpathSync(entry) === join(ROOT, 'server/src/main.ts');
+  } catch {
+    return false;
+  }
+}
+
+// The server with the embedded database: its thread begins opening it now, on the second core,
+// while this thread loads the server's modules (early-start.ts). Imported before the server's
+// own modules begin to load, never beside them.
+if (isServer()) (await import('./early-start.ts')).startEarly(process.argv.slice(2), process.env);

@@ -17,6 +17,7 @@ import { DataDirLockedError } from './db/lock.ts';
 import { migrateToLatest } from './db/migrator.ts';
 import { databaseUnavailable } from './db/unavailable.ts';
 import { type DemoUpstreams, startDemoUpstreams } from './demo.ts';
+import { START_ROLE } from './early-start.ts';
 import { markDraining, proxyStopped } from './http/health.routes.ts';
 import { type MetricsListener, startMetricsListener } from './http/metrics.routes.ts';
 import { buildServer } from './http/server.ts';
@@ -61,15 +62,28 @@ async function main(): Promise<void> {
   const started = performance.now();
   const startedUp = watchSignals(logger);
 
+  // Where a start's time went (logged once started): loading the modules (performance.now()
+  // counts from the process's start), opening and migrating the database, wiring the core, serving.
+  const phasesMs: Record<string, number> = { modules: Math.round(started) };
+  let phaseStart = started;
+  const phase = (name: string) => {
+    const now = performance.now();
+    phasesMs[name] = Math.round(now - phaseStart);
+    phaseStart = now;
+  };
+
   const database = await openMigrated(config, role, logger);
+  phase('database');
   const deps = await createDeps(config, database, logger);
   if (config.demo) await seedDemoCatalog(database.db);
   if (database.engine === 'pglite') await analyzeEmbedded(database.db);
+  phase('core');
   // The emulators run inside `npm start` only: separate api/worker processes would each start
   // their own and repoint the nodes at it.
   const demo = config.demo && role === 'all' ? await startDemoUpstreams(deps) : null;
   if (config.demo && role !== 'all') logger.warn('DEMO=1: the emulated upstreams run only under `npm start`');
   const running = await startRole(deps, role);
+  phase('serve');
 
   const version = await database.serverVersion();
   logger.info(
@@ -80,6 +94,7 @@ async function main(): Promise<void> {
       url: running.app ? config.publicUrl : undefined,
       demo: config.demo,
       startupMs: Math.round(performance.now() - started),
+      phasesMs,
     },
     running.app
       ? `Hostplane listening on ${config.publicUrl} (${database.engine} ${version})`
@@ -131,8 +146,9 @@ class DatabaseUnreachableError extends Error {
  * is DatabaseUnreachableError; any other failure to migrate is a configuration error.
  */
 async function openMigrated(config: Config, role: Role, logger: Logger): Promise<Database> {
+  // `npm start` (role all) names itself in the lock as early-start.ts does, which may have begun this.
   const database = await openDatabase(
-    targetFromConfig(config, `npm ${role === 'all' ? 'start' : `run ${role}`}`),
+    targetFromConfig(config, role === 'all' ? START_ROLE : `npm run ${role}`, { template: true }),
     logger,
   );
   let applied: string[];

@@ -4,12 +4,12 @@
 // pg.Pool and see identical result types. Embedded mode is single-process: it holds a lock file in
 // the data directory for its life.
 
-import { join } from 'node:path';
+import { basename } from 'node:path';
 import { Kysely, sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { type EmbeddedPostgres, startEmbedded } from './embedded.ts';
-import { acquireDataDirLock, type DataDirLock, ensurePrivateDir, tightenTree } from './lock.ts';
+import type { EmbeddedPostgres } from './embedded.ts';
+import { beginEmbedded, type EmbeddedTarget, takePrestarted } from './embedded-start.ts';
 import { observedPostgresDialect, type WriteObserver } from './observed.ts';
 import type { DB } from './tables.ts';
 import { survivesLostConnections } from './unavailable.ts';
@@ -20,15 +20,7 @@ export const CONNECTION_TIMEOUT_MS = 10_000;
 
 export type DatabaseTarget =
   | { engine: 'postgresql'; url: string; poolSize?: number }
-  | {
-      engine: 'pglite';
-      /** Directory holding the data files and the lock; null keeps everything in memory. */
-      dataDir: string | null;
-      /** A tarball from `dumpDataDir()` to start from (the test harness clones one per file). */
-      loadDataDir?: Blob;
-      /** Shown to a second process that finds the lock taken. */
-      role?: string;
-    };
+  | ({ engine: 'pglite' } & EmbeddedTarget);
 
 interface DatabaseBase {
   db: Kysely<DB>;
@@ -79,51 +71,22 @@ function openPostgres(target: { url: string; poolSize?: number }, logger?: Logge
   };
 }
 
-async function openEmbedded(
-  target: { dataDir: string | null; loadDataDir?: Blob; role?: string },
-  logger?: Logger,
-): Promise<Database> {
-  let lock: DataDirLock | null = null;
-  let storage: string | undefined;
-  if (target.dataDir !== null) {
-    // F4: the data directory holds the whole database; nobody but its owner may enter it.
-    const loose = ensurePrivateDir(target.dataDir);
-    lock = acquireDataDirLock(target.dataDir, target.role ?? 'hostplane');
-    storage = join(target.dataDir, 'pglite');
-    try {
-      ensurePrivateDir(storage);
-      // Files left by older versions (0666, 0755); what is created from now on is private
-      // through the umask and the tightening after PGlite.create below.
-      const tightened = tightenTree(storage);
-      if (loose || tightened > 0)
-        logger?.warn(
-          { dataDir: target.dataDir, tightened: tightened + (loose ? 1 : 0) },
-          'the data directory was open to other users; removed group and other permissions',
-        );
-    } catch (error) {
-      lock.release();
-      throw error;
-    }
-  }
-  let pglite: EmbeddedPostgres | undefined;
-  try {
-    pglite = await startEmbedded({
-      ...(storage === undefined ? {} : { dataDir: storage }),
-      ...(target.loadDataDir === undefined ? {} : { loadDataDir: target.loadDataDir }),
-      onFailure: (error) =>
-        logger?.error({ err: error }, "the embedded database's thread failed; every query fails until a restart"),
-    });
-    // PGlite unpacks a new cluster with the modes of its bundled archive (0666, 0755), not
-    // through the umask: take group and other bits off what it just created.
-    if (storage !== undefined) tightenTree(storage);
-  } catch (error) {
-    await pglite?.close().catch(() => {});
-    lock?.release();
-    throw error;
-  }
-  const embedded = pglite;
+async function openEmbedded(target: EmbeddedTarget, logger?: Logger): Promise<Database> {
+  // What `npm start` began before its modules loaded (db/embedded-start.ts), else begun now.
+  const opening = (await takePrestarted(target)) ?? beginEmbedded(target);
+  opening.onFailure = (error) =>
+    logger?.error({ err: error }, "the embedded database's thread failed; every query fails until a restart");
+  if (opening.tightened > 0)
+    logger?.warn(
+      { dataDir: target.dataDir, tightened: opening.tightened },
+      'the data directory was open to other users; removed group and other permissions',
+    );
+  const pglite = await opening.opened;
+  if (opening.template !== null)
+    logger?.info({ template: basename(opening.template) }, 'database created from the migrated template');
+  const lock = opening.lock;
   const pool = new pg.Pool({
-    stream: () => embedded.socket(),
+    stream: () => pglite.socket(),
     user: 'postgres',
     database: 'postgres',
     // PGlite is one session: one connection, kept (a new one costs the session a little memory).
@@ -162,12 +125,13 @@ async function serverVersion(db: Kysely<DB>): Promise<string> {
   return rows[0]?.v ?? 'unknown';
 }
 
-/** The target described by the configuration. */
+/** The target described by the configuration (`template`: see EmbeddedTarget). */
 export function targetFromConfig(
   config: { databaseUrl: string | null; dataDir: string },
   role: string,
+  options: { template?: boolean } = {},
 ): DatabaseTarget {
   return config.databaseUrl
     ? { engine: 'postgresql', url: config.databaseUrl }
-    : { engine: 'pglite', dataDir: config.dataDir, role };
+    : { engine: 'pglite', dataDir: config.dataDir, role, ...(options.template === true ? { template: true } : {}) };
 }

@@ -26,16 +26,25 @@ const ENTRY = new URL('./pglite-thread.ts', import.meta.url);
 
 type Request = ThreadRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
 
-/** Start the thread and open the cluster in it (in memory without `dataDir`). */
+/**
+ * Start the thread and open the cluster in it (in memory without `dataDir`). Without
+ * `loadDataDir` the thread is started before this returns its promise.
+ */
 export async function startEmbedded(options: {
   dataDir?: string;
   loadDataDir?: Blob;
+  /** A new cluster in `dataDir` is created from this template (db/template.ts). */
+  templatePath?: string;
+  /** Run the first statement as soon as the cluster is open (ThreadOptions.warm). */
+  warm?: boolean;
   /** Told when the thread fails or exits while open (not after close()). */
   onFailure?: (error: Error) => void;
 }): Promise<EmbeddedPostgres> {
   const data: ThreadOptions = {
     ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
     ...(options.loadDataDir === undefined ? {} : { loadDataDir: await options.loadDataDir.arrayBuffer() }),
+    ...(options.templatePath === undefined ? {} : { templatePath: options.templatePath }),
+    ...(options.warm === true ? { warm: true } : {}),
   };
   const link = new ThreadLink(spawnThread(data), options.onFailure);
   try {

@@ -15,12 +15,27 @@ export interface MigrateOptions {
 }
 
 export async function migrateToLatest(db: Kysely<DB>, options: MigrateOptions = {}): Promise<string[]> {
-  const newer = await newerMigrations(db);
+  const executed = await executedMigrations(db);
+  const newer = newerMigrations(executed ?? []);
   if (newer.length > 0) options.onNewer?.(newer);
+  // Nothing to do (every start of an existing database): Kysely's Migrator would still look
+  // for its two tables through the catalogue twice and lock, a third of a second on PGlite.
+  if (executed !== null && upToDate(executed, newer)) return [];
   const known: Record<string, Migration> = { ...migrations };
   for (const name of newer) known[name] = { up: async () => {} };
   const migrator = new Migrator({ db, provider: { getMigrations: async () => known } });
   return applied(await migrator.migrateToLatest());
+}
+
+/** The names in kysely_migration; null for a database without it (a new one). */
+async function executedMigrations(db: Kysely<DB>): Promise<string[] | null> {
+  try {
+    const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(db);
+    return rows.rows.map((r) => r.name);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === '42P01') return null; // undefined_table: a new database
+    throw error;
+  }
 }
 
 /**
@@ -31,17 +46,17 @@ export async function migrateToLatest(db: Kysely<DB>, options: MigrateOptions = 
  * as done here instead of failing the start (Kysely: "previously executed migration … is
  * missing"). An unknown name among this release's own is left to Kysely, which refuses it.
  */
-async function newerMigrations(db: Kysely<DB>): Promise<string[]> {
-  let executed: string[];
-  try {
-    const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(db);
-    executed = rows.rows.map((r) => r.name);
-  } catch (error) {
-    if ((error as { code?: unknown }).code === '42P01') return []; // undefined_table: a new database
-    throw error;
-  }
+function newerMigrations(executed: string[]): string[] {
   const last = Object.keys(migrations).sort().at(-1) ?? '';
   return executed.filter((name) => !Object.hasOwn(migrations, name) && name > last).sort();
+}
+
+/** Every migration of this release applied, and nothing else but a newer release's. */
+function upToDate(executed: string[], newer: string[]): boolean {
+  const done = new Set(executed);
+  if (!Object.keys(migrations).every((name) => done.has(name))) return false;
+  const allowed = new Set(newer);
+  return executed.every((name) => Object.hasOwn(migrations, name) || allowed.has(name));
 }
 
 function applied({ error, results }: MigrationResultSet): string[] {

@@ -5,6 +5,7 @@
 // a client sends them and answers with the bytes PostgreSQL writes (db/embedded.ts is the other
 // end). Messages are handled one at a time, in order.
 
+import { readFile } from 'node:fs/promises';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
@@ -15,6 +16,14 @@ export interface ThreadOptions {
   dataDir?: string;
   /** A `dumpDataDir()` tarball to start from. */
   loadDataDir?: ArrayBuffer;
+  /** A `dumpDataDir()` tarball (not compressed) to create the new cluster in `dataDir` from (db/template.ts), read here. */
+  templatePath?: string;
+  /**
+   * Run a first statement once open, before anything asked: the first costs a third to half a
+   * second (PGlite's WebAssembly compiled on first use, the catalogue's caches filled), which a
+   * thread started ahead of its process's modules (db/embedded-start.ts) pays while they load.
+   */
+  warm?: boolean;
 }
 
 export type ThreadRequest =
@@ -67,7 +76,7 @@ async function main(): Promise<void> {
   const pglite = await openCluster(workerData as ThreadOptions);
   if (pglite === null) return;
   const session = createSession(pglite);
-  let queue = Promise.resolve();
+  let queue = (workerData as ThreadOptions).warm ? warmUp(pglite) : Promise.resolve();
   port.on('message', (request: ThreadRequest) => {
     queue = queue.then(async () => {
       try {
@@ -86,15 +95,30 @@ async function main(): Promise<void> {
 /** The cluster, opened; null when it could not be (the other end is told why). */
 async function openCluster(options: ThreadOptions): Promise<PGlite | null> {
   try {
+    const load =
+      options.loadDataDir !== undefined
+        ? new Blob([options.loadDataDir])
+        : options.templatePath !== undefined
+          ? new Blob([await readFile(options.templatePath)])
+          : undefined;
     return await PGlite.create({
       ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
-      ...(options.loadDataDir === undefined ? {} : { loadDataDir: new Blob([options.loadDataDir]) }),
+      ...(load === undefined ? {} : { loadDataDir: load }),
       extensions: { pg_trgm, btree_gin },
     });
   } catch (error) {
     const e = error as Error;
     post({ ready: false, error: { message: e.message, ...(e.stack === undefined ? {} : { stack: e.stack }) } });
     return null;
+  }
+}
+
+/** The first statement (ThreadOptions.warm), what every start asks first; its failure is no matter. */
+async function warmUp(pglite: PGlite): Promise<void> {
+  try {
+    await pglite.query('select name from kysely_migration');
+  } catch {
+    // A database without it yet: the statement warmed what it could.
   }
 }
 

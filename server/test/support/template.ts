@@ -1,11 +1,11 @@
-// The migrated starting point every test file clones, built once per `npm test` run and
-// reused while the migrations and engine versions stay the same:
-//  - PGlite: a `dumpDataDir()` tarball in .cache/ (cloning it takes ~0.4 s; initdb takes ~3 s);
+// The migrated starting point every test file clones, built once and reused while the
+// migrations and engine versions stay the same:
+//  - PGlite: the template a fresh DATA_DIR starts from (server/src/db/template.ts, a
+//    `dumpDataDir()` tarball in .cache/; cloning it takes ~0.4 s, initdb ~3 s), so the servers the
+//    tests start on a fresh DATA_DIR start from it too;
 //  - PostgreSQL: a template database that each file copies with CREATE DATABASE … TEMPLATE.
 
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import pino from 'pino';
@@ -13,45 +13,15 @@ import { APP_QUEUES } from '../../src/core/jobs/catalog.ts';
 import { JobQueue } from '../../src/core/jobs/queue.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrator.ts';
+import { templateFingerprint as fingerprint } from '../../src/db/template.ts';
+import { ensureTemplate } from '../../src/db/template-build.ts';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-const CACHE = join(ROOT, '.cache');
-
-/** Changes whenever the schema or an engine that shapes the stored files changes. */
-function fingerprint(): string {
-  const hash = createHash('sha256');
-  const dir = join(ROOT, 'server/src/db/migrations');
-  for (const file of readdirSync(dir).sort()) hash.update(file).update(readFileSync(join(dir, file)));
-  hash.update(readFileSync(join(ROOT, 'server/src/core/jobs/catalog.ts')));
-  for (const pkg of ['@electric-sql/pglite', 'pg-boss']) {
-    hash.update(readFileSync(join(ROOT, 'node_modules', pkg, 'package.json')));
-  }
-  return hash.digest('hex').slice(0, 12);
-}
 
 const quiet = pino({ level: 'silent' });
 
 export async function preparePgliteTemplate(): Promise<string> {
-  // Uncompressed: PGlite untars it at every open, and gunzipping 45 MB first cost each test app
-  // about a quarter of its database's start (measured: ~1.0 s of CPU per open with gzip, ~0.75 s without).
-  const path = join(CACHE, `pglite-template-${fingerprint()}.tar`);
-  if (existsSync(path)) return path;
-  mkdirSync(CACHE, { recursive: true });
-  const database = await openDatabase({ engine: 'pglite', dataDir: null });
-  try {
-    await migrateToLatest(database.db);
-    const jobs = new JobQueue(database, APP_QUEUES, quiet);
-    await jobs.start();
-    await jobs.stop();
-    if (database.engine !== 'pglite') throw new Error('expected PGlite');
-    const dump = await database.pglite.dumpDataDir('none');
-    const partial = `${path}.${process.pid}.partial`;
-    writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
-    renameSync(partial, path);
-  } finally {
-    await database.close();
-  }
-  return path;
+  return ensureTemplate();
 }
 
 export function templateDatabaseName(): string {

@@ -8,20 +8,24 @@
 // Registering takes a fully signed-in session, and nothing more: a half session never reaches
 // a signed-in route. A passkey does not by itself turn on a second step at password sign-in.
 
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
-  verifyRegistrationResponse,
+import type {
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/tables.ts';
 import { byClient, recordActivity, type Who } from '../activity/activity.ts';
 import { AppError } from '../errors.ts';
 import type { Clock } from '../time.ts';
-import { CEREMONY_TIMEOUT_MS, putChallenge, type RelyingParty, takeChallenge, userHandleOf } from './webauthn.ts';
+import {
+  CEREMONY_TIMEOUT_MS,
+  putChallenge,
+  type RelyingParty,
+  simpleWebAuthn,
+  takeChallenge,
+  userHandleOf,
+} from './webauthn.ts';
 
 export const MAX_PASSKEYS = 10;
 export const PASSKEY_NAME_MAX = 64;
@@ -76,7 +80,7 @@ async function verifyRegistration(
   response: RegistrationResponseJSON,
 ) {
   try {
-    const verified = await verifyRegistrationResponse({
+    const verified = await simpleWebAuthn().verifyRegistrationResponse({
       response,
       expectedChallenge,
       expectedOrigin: options.rp.origin,
@@ -169,7 +173,7 @@ export function createPasskeys(options: PasskeyOptions) {
       const existing = await passkeysOf(db, account.id);
       if (existing.length >= MAX_PASSKEYS) throw tooMany();
       const handle = existing[0]?.user_handle ?? userHandleOf(secretKey, account.id);
-      const creation = await generateRegistrationOptions({
+      const creation = await simpleWebAuthn().generateRegistrationOptions({
         rpName: rp.name,
         rpID: rp.id,
         userName: account.email,
@@ -229,7 +233,7 @@ export function createPasskeys(options: PasskeyOptions) {
      * offers the discoverable ones it holds), user verification required.
      */
     async signInOptions(sessionHash: string): Promise<PublicKeyCredentialRequestOptionsJSON> {
-      const request = await generateAuthenticationOptions({
+      const request = await simpleWebAuthn().generateAuthenticationOptions({
         rpID: rp.id,
         userVerification: 'required',
         timeout: CEREMONY_TIMEOUT_MS,
@@ -244,7 +248,7 @@ export function createPasskeys(options: PasskeyOptions) {
       if (existing.length === 0) {
         throw new AppError('conflict', { message: 'This account has no passkey; use a code or a recovery code.' });
       }
-      const request = await generateAuthenticationOptions({
+      const request = await simpleWebAuthn().generateAuthenticationOptions({
         rpID: rp.id,
         allowCredentials: existing.map((p) => ({ id: p.credential_id, transports: p.transports })),
         userVerification: 'preferred',

@@ -9,11 +9,16 @@
 // expires after 5 minutes. So a signed challenge works once, and only from the browser it was
 // given to.
 
-import { type AuthenticationResponseJSON, verifyAuthenticationResponse } from '@simplewebauthn/server';
+import type * as SimpleWebAuthn from '@simplewebauthn/server';
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/tables.ts';
 import { hmacBase64url, safeEqual } from '../crypto/secrets.ts';
+import { onFirstUse } from '../on-first-use.ts';
 import type { Clock } from '../time.ts';
+
+/** @simplewebauthn/server, loaded at the first ceremony (core/on-first-use.ts). */
+export const simpleWebAuthn = onFirstUse<typeof SimpleWebAuthn>('@simplewebauthn/server');
 
 /** How long a ceremony's challenge may be answered (CONTRACT §11). */
 export const CHALLENGE_TTL_SECONDS = 5 * 60;
@@ -131,9 +136,9 @@ export async function checkAssertion(db: Kysely<DB>, check: AssertionCheck): Pro
   if (!passkey) return false;
   const userHandle = check.response.response?.userHandle;
   if (typeof userHandle === 'string' && userHandle !== '' && !safeEqual(userHandle, passkey.user_handle)) return false;
-  let verified: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
+  let verified: Awaited<ReturnType<typeof SimpleWebAuthn.verifyAuthenticationResponse>>;
   try {
-    verified = await verifyAuthenticationResponse({
+    verified = await simpleWebAuthn().verifyAuthenticationResponse({
       response: check.response,
       expectedChallenge: taken.challenge,
       expectedOrigin: check.rp.origin,

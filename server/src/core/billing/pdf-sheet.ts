@@ -6,8 +6,13 @@
 // (invoice-pdf.ts) works top-down with `y` as the baseline of the line it draws.
 
 import { readFile } from 'node:fs/promises';
-import * as fontkit from 'fontkit';
-import PDFDocument from 'pdfkit';
+import type * as fontkit from 'fontkit';
+import type PDFDocument from 'pdfkit';
+import { onFirstUse } from '../on-first-use.ts';
+
+/** pdfkit and fontkit, loaded at the first document (core/on-first-use.ts). */
+const pdfkit = onFirstUse<typeof PDFDocument>('pdfkit');
+const fontkitLib = onFirstUse<typeof fontkit>('fontkit');
 
 /** A4 in points (210 × 297 mm). */
 export const A4: [number, number] = [595.28, 841.89];
@@ -32,7 +37,7 @@ interface FontFiles {
 let fontFiles: Promise<FontFiles> | null = null;
 
 function parse(bytes: Buffer, name: string): fontkit.Font {
-  const font = fontkit.create(bytes);
+  const font = fontkitLib().create(bytes);
   if (!('layout' in font)) throw new Error(`${name} is a font collection, not a font`);
   return font;
 }
@@ -72,7 +77,8 @@ export interface DocumentInfo {
 /** A new A4 document with both weights registered, its pages kept until `finish` (for footers). */
 export async function createDocument(info: DocumentInfo): Promise<{ pdf: PDFKit.PDFDocument; fonts: FontFiles }> {
   const fonts = await loadFontFiles();
-  const pdf = new PDFDocument({
+  const PDF = pdfkit();
+  const pdf = new PDF({
     size: 'A4',
     margin: 0,
     autoFirstPage: false,

@@ -8,13 +8,14 @@
 // the text holds reset links and sign-in codes. Every link must start with PUBLIC_URL.
 
 import type { Kysely } from 'kysely';
+import type nodemailer from 'nodemailer';
 import type { Transporter } from 'nodemailer';
-import nodemailer from 'nodemailer';
 import type { Logger } from 'pino';
 import type { DB, MailRow, MailStatus } from '../../db/tables.ts';
 import { decryptSecret, encryptSecret } from '../crypto/secrets.ts';
 import type { AppJobs } from '../jobs/catalog.ts';
 import type { JobContext, JobQueue } from '../jobs/queue.ts';
+import { onFirstUse } from '../on-first-use.ts';
 import type { Clock } from '../time.ts';
 import { type MailMessage, type RenderedMail, renderMail } from './templates.ts';
 
@@ -48,13 +49,15 @@ export interface Mailer {
 }
 
 const AAD = 'mail-outbox';
+/** nodemailer, loaded at the first mail sent over SMTP (core/on-first-use.ts). */
+const mailerLib = onFirstUse<typeof nodemailer>('nodemailer');
 
 export function createMailer(options: MailerOptions): Mailer {
   const { db, jobs, secretKey, clock } = options;
   const devSink = announceSink(options);
   let transport: Transporter | null = null;
   const smtp = (): Transporter => {
-    transport ??= nodemailer.createTransport({
+    transport ??= mailerLib().createTransport({
       url: options.smtpUrl as string,
       connectionTimeout: 10_000,
       greetingTimeout: 10_000,

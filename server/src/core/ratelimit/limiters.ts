@@ -3,7 +3,8 @@
 // (exact across processes), otherwise PostgreSQL (the UNLOGGED table `rate_limits`, exact across
 // processes, one write per counted request).
 
-import { Redis } from 'ioredis';
+import type * as IORedis from 'ioredis';
+import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import {
   type IRateLimiterStoreOptions,
@@ -12,7 +13,11 @@ import {
   RateLimiterPostgres,
   RateLimiterRedis,
 } from 'rate-limiter-flexible';
+import { onFirstUse } from '../on-first-use.ts';
 import type { LimitName, LimitSpec } from './limits.ts';
+
+/** ioredis, loaded when a store is Redis (core/on-first-use.ts). */
+const ioredis = onFirstUse<typeof IORedis>('ioredis');
 
 export type RateLimitStore =
   | { kind: 'memory' }
@@ -40,7 +45,7 @@ export interface Limiters {
 
 /** The Redis connections of a Redis store: one for rate-limiter-flexible, one for the batched counts. */
 function connect(url: string): { redis: Redis; counting: Redis } {
-  const redis = new Redis(url, {
+  const redis = new (ioredis().Redis)(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     lazyConnect: false,

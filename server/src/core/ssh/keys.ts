@@ -13,8 +13,12 @@
 //   type than the line names, or encodes its numbers in a way OpenSSH refuses.
 
 import { createHash, createPublicKey } from 'node:crypto';
-import sshpk from 'sshpk';
+import type sshpk from 'sshpk';
 import { AppError } from '../errors.ts';
+import { onFirstUse } from '../on-first-use.ts';
+
+/** sshpk, loaded at the first key parsed (core/on-first-use.ts). */
+const sshpkLib = onFirstUse<typeof sshpk>('sshpk');
 
 export type SshKeyType =
   | 'ssh-ed25519'
@@ -169,11 +173,11 @@ export function parsePublicKey(text: string): PublicKey {
 
   let key: sshpk.Key;
   try {
-    key = sshpk.parseKey(blob, 'rfc4253');
+    key = sshpkLib().parseKey(blob, 'rfc4253');
   } catch {
     refuse('the key data is truncated or damaged');
   }
-  if (key instanceof sshpk.PrivateKey) {
+  if (key instanceof sshpkLib().PrivateKey) {
     refuse('this is a PRIVATE key: never share it; paste the public key instead (the .pub file)');
   }
   // OpenSSH refuses numbers with needless leading zeros or a sign bit; sshpk would quietly fix them.

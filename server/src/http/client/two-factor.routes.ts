@@ -5,7 +5,7 @@
 
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import QRCode from 'qrcode';
+import type QRCode from 'qrcode';
 import { type Static, Type } from 'typebox';
 import type { Who } from '../../core/activity/activity.ts';
 import { MAX_PASSKEYS, PASSKEY_NAME_MAX, passkeyNameProblem } from '../../core/auth/passkeys.ts';
@@ -13,6 +13,7 @@ import type { LoadedSession } from '../../core/auth/sessions.ts';
 import { RECOVERY_CODE_COUNT, secondFactorProblems, secondStepProblems } from '../../core/auth/two-factor.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
+import { onFirstUse } from '../../core/on-first-use.ts';
 import { clientInfo, clientRateKey, whoOf } from '../request-context.ts';
 import { sessionErrors } from '../schemas.ts';
 import { limit, signedIn } from './context.ts';
@@ -28,6 +29,9 @@ import {
   RegistrationResponseSchema,
   RequestOptionsSchema,
 } from './webauthn-schemas.ts';
+
+/** qrcode, loaded at the first two-factor set-up (core/on-first-use.ts). */
+const qrcode = onFirstUse<typeof QRCode>('qrcode');
 
 const Code = Type.String({ maxLength: 32, description: 'the 6 digits the authenticator app shows' });
 const RecoveryCode = Type.String({ maxLength: 64, description: 'one of the recovery codes (xxxxx-xxxxx)' });
@@ -238,7 +242,11 @@ export async function twoFactorRoutes(root: FastifyInstance, { deps }: { deps: D
       switch (body.action) {
         case 'totp_begin': {
           const begun = await deps.twoFactor.begin(accountId, session.account.email);
-          const qr_svg = await QRCode.toString(begun.otpauthUrl, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
+          const qr_svg = await qrcode().toString(begun.otpauthUrl, {
+            type: 'svg',
+            errorCorrectionLevel: 'M',
+            margin: 2,
+          });
           return {
             success: true as const,
             message: 'Scan the QR code with your authenticator app, then confirm with a code (totp_enable).',
