@@ -30,7 +30,7 @@ import {
   sshPublicKey,
   withManifest,
 } from './support/backup.ts';
-import { createTestDatabase, onPostgres, silentLogger, templateBytes } from './support/harness.ts';
+import { copyOf, createTestDatabase, onPostgres, silentLogger, templateBytes } from './support/harness.ts';
 import { freePort, type Running, runNode, runToEnd, waitForJson } from './support/process.ts';
 import { withDatabase } from './support/template.ts';
 import { multipart, PNG } from './support/uploads.ts';
@@ -94,7 +94,7 @@ async function seededSource(): Promise<Place> {
     database = await openDatabase({
       engine: 'pglite',
       dataDir,
-      ...(template ? { loadDataDir: new Blob([template]) } : {}),
+      ...(template ? { loadDataDir: copyOf(template) } : {}),
     });
     place = { dataDir, url: null, env: { DATA_DIR: dataDir } };
   }

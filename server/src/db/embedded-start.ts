@@ -18,7 +18,7 @@ export interface EmbeddedTarget {
   /** Directory holding the data files and the lock; null keeps everything in memory. */
   dataDir: string | null;
   /** A tarball from `dumpDataDir()` to start from (the test harness clones one per file). */
-  loadDataDir?: Blob;
+  loadDataDir?: Blob | ArrayBuffer;
   /** Shown to a second process that finds the lock taken. */
   role?: string;
   /**

@@ -32,7 +32,7 @@ type Request = ThreadRequest extends infer R ? (R extends { id: number } ? Omit<
  */
 export async function startEmbedded(options: {
   dataDir?: string;
-  loadDataDir?: Blob;
+  loadDataDir?: Blob | ArrayBuffer;
   /** A new cluster in `dataDir` is created from this template (db/template.ts). */
   templatePath?: string;
   /** Run the first statement as soon as the cluster is open (ThreadOptions.warm). */
@@ -42,7 +42,14 @@ export async function startEmbedded(options: {
 }): Promise<EmbeddedPostgres> {
   const data: ThreadOptions = {
     ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
-    ...(options.loadDataDir === undefined ? {} : { loadDataDir: await options.loadDataDir.arrayBuffer() }),
+    // An ArrayBuffer is handed to the thread as it is (transferred); a Blob is read first (node
+    // reads one in small chunks: ~0.1 s of CPU for a 45 MB cluster).
+    ...(options.loadDataDir === undefined
+      ? {}
+      : {
+          loadDataDir:
+            options.loadDataDir instanceof ArrayBuffer ? options.loadDataDir : await options.loadDataDir.arrayBuffer(),
+        }),
     ...(options.templatePath === undefined ? {} : { templatePath: options.templatePath }),
     ...(options.warm === true ? { warm: true } : {}),
   };

@@ -59,6 +59,11 @@ export function templateBytes(): Buffer | null {
   return template;
 }
 
+/** A copy of `bytes` the database's thread may take (it is transferred, not copied, to the thread). */
+export function copyOf(bytes: Buffer): ArrayBuffer {
+  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+}
+
 export async function createTestDatabase(): Promise<TestDatabase> {
   const adminUrl = process.env.TEST_DATABASE_URL;
   if (adminUrl) {
@@ -90,7 +95,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     };
   }
   const template = templateBytes();
-  const loadDataDir = template ? new Blob([template]) : undefined;
+  const loadDataDir = template ? copyOf(template) : undefined;
   const database = await openDatabase({ engine: 'pglite', dataDir: null, ...(loadDataDir ? { loadDataDir } : {}) });
   await migrateToLatest(database.db);
   return { database, url: null, drop: () => database.close() };
