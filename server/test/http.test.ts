@@ -78,6 +78,12 @@ const AWAY = {
   terminated: () => new Error('Connection terminated unexpectedly'),
   pool: () => new Error('timeout exceeded when trying to connect'),
   wrapped: () => new Error('rollback failed', { cause: new Error('Connection terminated unexpectedly') }),
+  // The database's own disk full (issue 39's disk drill left it a 500): nothing the client sent was wrong.
+  diskFull: () =>
+    Object.assign(new Error('could not extend file "base/16384/16397": No space left on device'), {
+      severity: 'ERROR',
+      code: '53100',
+    }),
 };
 
 const json = { 'content-type': 'application/json' };

@@ -15,6 +15,8 @@ const SERVER_AWAY = new Set([
   '57P02', // crash_shutdown
   '57P03', // cannot_connect_now: the database system is starting up / shutting down
   '53300', // too_many_connections
+  '53100', // disk_full: could not extend file / write (the statement was fine; the disk is not)
+  '53200', // out_of_memory
 ]);
 
 /** Socket errors on the way to the server. */
