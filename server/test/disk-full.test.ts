@@ -38,7 +38,9 @@ import type { LightMyRequestResponse } from 'fastify';
 import { writeOutputFiles } from '../src/admin/outputs.ts';
 import { runAdmin } from '../src/admin/run.ts';
 import { BACKUP_TEMP_DIR } from '../src/core/system/backup/data-files.ts';
+import { cliRunner } from './support/cli.ts';
 import { GAME, type GameClient, gameClient, panelFile } from './support/game.ts';
+import { apiClient } from './support/rest.ts';
 import { PNG } from './support/uploads.ts';
 import { createUpstreamApp, type UpstreamApp } from './support/upstreams.ts';
 import { waitFor } from './support/wait.ts';
@@ -341,6 +343,39 @@ describe('drill: the staff CLI writes to a full disk', () => {
       assert.equal(existsSync(target), false);
     } finally {
       unmount(BACKUP_TMP);
+    }
+  });
+});
+
+describe("drill: the customer's CLI writes to a full disk", () => {
+  test('hostplane invoices pdf --out: exit 1, the disk named full, no half PDF; then written whole', async (t) => {
+    if (skip !== null) return t.skip(skip);
+    const app = u as UpstreamApp;
+    const token = await apiClient(app.t, ['billing.read'], '0', c.accountId);
+    const url = await app.t.app.listen({ port: 0, host: '127.0.0.1' });
+    const cli = cliRunner('hostplane-cli-diskfull');
+    try {
+      const env = { HOSTPLANE_TOKEN: token.secret, HOSTPLANE_URL: url };
+      const invoice = await app.t.deps.database.db
+        .selectFrom('invoices')
+        .select('id')
+        .where('account_id', '=', c.accountId)
+        .executeTakeFirstOrThrow();
+      const dir = join(OUT, 'customer');
+      mkdirSync(dir, { recursive: true });
+      const pdf = join(dir, 'invoice.pdf');
+      const free = fillDisk(OUT);
+      const refused = await cli.run(cli.home(), ['invoices', 'pdf', String(invoice.id), '--out', pdf], { env });
+      assert.equal(refused.code, 1, refused.stderr);
+      assert.match(refused.stderr, /no space left on the disk \(ENOSPC\); nothing was written/);
+      assert.deepEqual(listing(dir), [], 'no file, whole or half');
+      free();
+      const written = await cli.run(cli.home(), ['invoices', 'pdf', String(invoice.id), '--out', pdf], { env });
+      assert.equal(written.code, 0, written.stderr);
+      assert.equal(readFileSync(pdf).subarray(0, 5).toString(), '%PDF-');
+      assert.deepEqual(listing(dir), ['invoice.pdf'], 'no partial file left');
+    } finally {
+      cli.cleanup();
     }
   });
 });

@@ -4,11 +4,12 @@
 // invoice is named by its id (the ID column, `invoice_id`), its number (HP/2627/000042) or its
 // order (order_…).
 
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Invoice } from '@hostplane/sdk';
 import type { Argv } from 'yargs';
 import { CliError, UsageError } from '../errors.ts';
+import { writeWhole } from '../files.ts';
 import { fields, json, msg, note, rupees, state, table, write } from '../output.ts';
 import { type GlobalArgs, session } from '../session.ts';
 
@@ -188,7 +189,7 @@ export function invoiceCommands(y: Argv<GlobalArgs>): Argv<GlobalArgs> {
               process.stdout.write(pdf.bytes);
               return;
             }
-            writeFileSync(out, pdf.bytes, { flag: argv.force ? 'w' : 'wx' });
+            writeWhole(out, pdf.bytes, argv.force);
             const saved = {
               invoice_id: known?.invoice_id ?? Number(ref),
               number: known?.number ?? null,
