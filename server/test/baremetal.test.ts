@@ -152,25 +152,27 @@ async function balance(accountId: number): Promise<number> {
   return Number(wallet.balance_paise);
 }
 
+/** The account's ledger as [kind, paise] rows, oldest first. */
+async function ledgerOf(accountId: number): Promise<[string, number][]> {
+  const rows = await db()
+    .selectFrom('wallet_transactions')
+    .select(['kind', 'amount_paise'])
+    .where('account_id', '=', accountId)
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => [r.kind, Number(r.amount_paise)]);
+}
+
 /** Failed, the charge refunded (the ledger adds up to the float again), the client told. */
 async function failedAndRefunded(placed: Placed): Promise<void> {
   const service = await serviceRow(placed.serviceId);
   assert.equal(service.status, 'failed');
   const price = Number((await planRow()).price_paise);
-  const rows = await db()
-    .selectFrom('wallet_transactions')
-    .select(['kind', 'amount_paise'])
-    .where('account_id', '=', placed.client.accountId)
-    .orderBy('id')
-    .execute();
-  assert.deepEqual(
-    rows.map((r) => [r.kind, Number(r.amount_paise)]),
-    [
-      ['adjustment', FLOAT * 100],
-      ['order', -price],
-      ['refund', price],
-    ],
-  );
+  assert.deepEqual(await ledgerOf(placed.client.accountId), [
+    ['adjustment', FLOAT * 100],
+    ['order', -price],
+    ['refund', price],
+  ]);
   assert.equal(await balance(placed.client.accountId), FLOAT * 100);
   const ip = await db()
     .selectFrom('ipv4_addresses')
@@ -529,19 +531,10 @@ describe('faults', () => {
     assert.deepEqual([count('machine_claimed'), count('install_started'), count('active')], [1, 1, 1]);
     // Charged once, nothing refunded; exactly one machine out of stock.
     const price = Number((await planRow()).price_paise);
-    const rows = await db()
-      .selectFrom('wallet_transactions')
-      .select(['kind', 'amount_paise'])
-      .where('account_id', '=', placed.client.accountId)
-      .orderBy('id')
-      .execute();
-    assert.deepEqual(
-      rows.map((r) => [r.kind, Number(r.amount_paise)]),
-      [
-        ['adjustment', FLOAT * 100],
-        ['order', -price],
-      ],
-    );
+    assert.deepEqual(await ledgerOf(placed.client.accountId), [
+      ['adjustment', FLOAT * 100],
+      ['order', -price],
+    ]);
     assert.equal(await freeMachines(), 1);
     // Back into stock for the tests after this one.
     const api = await apiClient(u.t, ['*'], '0', placed.client.accountId);
