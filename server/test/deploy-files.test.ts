@@ -18,27 +18,17 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig, VARIABLES } from '../src/config.ts';
 import { MAX_UPLOAD_BYTES } from '../src/core/deposits/uploads.ts';
 import { MAX_ANY_FILE_BYTES } from '../src/http/plugins/session-auth.ts';
 import { BODY_LIMIT } from '../src/http/server.ts';
-import { runNode, waitForJson } from './support/process.ts';
+import { runNode, tempDirs, waitForJson } from './support/process.ts';
 import { ROOT } from './support/template.ts';
 
 const DEPLOY = join(ROOT, 'deploy');
@@ -56,15 +46,7 @@ const CADDY = process.env.CADDY_PATH ?? '/usr/bin/caddy';
 /** Ports this file may listen on (the machine's plan gives this work 18400-18449). */
 const PORT_RANGE = [18400, 18449] as const;
 
-const dirs: string[] = [];
-after(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-function freshDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'hostplane-deploy-'));
-  dirs.push(dir);
-  return dir;
-}
+const freshDir = tempDirs('hostplane-deploy-');
 
 /** Why a tool's tests cannot run here, or false. In CI a missing tool fails instead (`.ci/run` installs them). */
 function missing(path: string, install: string): string | false {

@@ -7,11 +7,11 @@
 // to openDatabase to refuse); a start of an up-to-date database migrates and analyses nothing.
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import pino from 'pino';
 import { analyzeEmbedded } from '../src/core/housekeeping.ts';
@@ -22,19 +22,11 @@ import { migrations } from '../src/db/migrations/index.ts';
 import { migrateToLatest } from '../src/db/migrator.ts';
 import { cachedTemplate } from '../src/db/template.ts';
 import { ensureTemplate } from '../src/db/template-build.ts';
-import { freePort, runNode, runToEnd, waitForJson } from './support/process.ts';
+import { freePort, runNode, runToEnd, tempDirs, waitForJson } from './support/process.ts';
 
 const MAIN = 'server/src/main.ts';
 const ADMIN = 'server/src/admin/main.ts';
-const dirs: string[] = [];
-after(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-function freshDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'hostplane-start-'));
-  dirs.push(dir);
-  return dir;
-}
+const freshDir = tempDirs('hostplane-start-');
 
 /** A logger whose lines the test reads. */
 function recordingLogger() {

@@ -1,21 +1,14 @@
 // ci: one engine (this file uses no database and no Redis: the second engine would run it again unchanged)
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { acquireDataDirLock, DataDirLockedError, LOCK_FILE, lockHolder } from '../src/db/lock.ts';
+import { tempDirs } from './support/process.ts';
 
-const dirs: string[] = [];
-after(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-function freshDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'hostplane-lock-'));
-  dirs.push(dir);
-  return dir;
-}
+const freshDir = tempDirs('hostplane-lock-');
 
 /** The pid of a process that has already exited. */
 function deadPid(): number {

@@ -4,25 +4,16 @@
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { LOCK_FILE } from '../src/db/lock.ts';
 import { createTestDatabase, onPostgres } from './support/harness.ts';
-import { freePort, runNode, runToEnd, waitForJson } from './support/process.ts';
+import { freePort, runNode, runToEnd, tempDirs, waitForJson } from './support/process.ts';
 
 const MAIN = 'server/src/main.ts';
 const ADMIN = 'server/src/admin/main.ts';
-const dirs: string[] = [];
-after(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-function freshDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'hostplane-proc-'));
-  dirs.push(dir);
-  return dir;
-}
+const freshDir = tempDirs('hostplane-proc-');
 
 describe('embedded mode (npm start)', () => {
   test('serves health on pglite; a second process on the same DATA_DIR refuses; the CLI runs inside; SIGTERM stops cleanly', async () => {

@@ -1,8 +1,11 @@
 // Running Hostplane as a real process, as `npm start` does, for tests of the entry points.
 
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ROOT } from './template.ts';
 
@@ -71,4 +74,20 @@ export async function waitForJson(
     await sleep(100);
   }
   throw new Error(`no answer from ${url} within ${timeoutMs} ms:\n${running.output()}`);
+}
+
+/**
+ * Fresh temporary directories for a test file, all removed after it: call once at its top level
+ * (`const freshDir = tempDirs('hostplane-proc-')`), then `freshDir()` for each.
+ */
+export function tempDirs(prefix: string): () => string {
+  const dirs: string[] = [];
+  after(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+  return () => {
+    const dir = mkdtempSync(join(tmpdir(), prefix));
+    dirs.push(dir);
+    return dir;
+  };
 }
