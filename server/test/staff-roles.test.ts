@@ -1,6 +1,7 @@
 // The staff route table (server/src/http/staff/route-table.ts) as a battery: every route × every
 // role below its minimum answers 403 forbidden_role, the minimum role passes the role check, no
-// session is 401, a session before its second factor is 403 second_factor_required; and every
+// session is 401, a session before its second factor is 403 second_factor_required, a mutation
+// without its session's CSRF token is 403 csrf_failed and changes nothing; and every
 // route the server registers under /api/v1/staff is in the table (CONTRACT §14, issue 38).
 
 import assert from 'node:assert/strict';
@@ -71,6 +72,28 @@ describe('the staff route table', () => {
         assert.ok(res.statusCode === 200 || res.statusCode === 422, `${role}: ${res.statusCode} ${res.body}`);
       }
     });
+
+    if (route.method !== 'GET') {
+      test(`${name}: without its CSRF token, or with another session's, 403 csrf_failed and nothing audited`, async () => {
+        const audited = async () =>
+          Number(
+            (
+              await t.deps.database.db
+                .selectFrom('audit_log')
+                .select((eb) => eb.fn.countAll<string>().as('n'))
+                .executeTakeFirstOrThrow()
+            ).n,
+          );
+        const before = await audited();
+        const other = members.support.browser.csrfToken as string;
+        for (const csrf of [false, other] as const) {
+          const res = await members.admin.browser.post(route.path, {}, { csrf });
+          assert.equal(res.statusCode, 403, `${String(csrf)}: ${res.body}`);
+          assert.equal(res.json().code, 'csrf_failed');
+        }
+        assert.equal(await audited(), before);
+      });
+    }
 
     test(`${name}: no session is 401, a session before its second factor is 403 second_factor_required`, async () => {
       const anonymous = new StaffBrowser(t, freshIp());
