@@ -1360,8 +1360,8 @@ export interface paths {
         get: operations["staffLocations"];
         put?: never;
         /**
-         * Add a location (zone); audited location.add
-         * @description 422 with every field problem (a code already used among them).
+         * Add a location (zone), or close or reopen one for new orders
+         * @description add: code, name, city, country; 422 with every field problem (a code already used among them); audited location.add. close: no new orders there (its services keep running; the catalog shows its regions region_closed); open: orders again; audited location.close / location.open (nothing when it already was). 404 for an unknown code.
          *
          *     Staff role: admin or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
          */
@@ -1386,8 +1386,8 @@ export interface paths {
         get: operations["staffOsTemplates"];
         put?: never;
         /**
-         * Add an OS template, or set (or clear) an OS template's bare-metal install image
-         * @description add: slug, name, family, version, template_vmid (the hypervisor template VM), min_disk_gb (default 10), image_url (optional); audited os.add. image: slug and image_url, or null to clear it (the template is then for virtual servers only); audited os.image with before and after. 404 for an unknown slug.
+         * Add an OS template, set (or clear) its bare-metal install image, or retire or unretire it
+         * @description add: slug, name, family, version, template_vmid (the hypervisor template VM), min_disk_gb (default 10), image_url (optional); audited os.add. image: slug and image_url, or null to clear it (the template is then for virtual servers only); audited os.image with before and after. retire: new orders and reinstalls can no longer pick it (servers installed from it keep running), refused 409 for the last template offered; unretire: offered again; audited os.retire / os.unretire (nothing when it already was). 404 for an unknown slug.
          *
          *     Staff role: admin or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
          */
@@ -12730,12 +12730,13 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @enum {string} */
-                    action: "add";
+                    action: "add" | "close" | "open";
                     /** @description 2–32 of a–z, 0–9 and "-", e.g. mum2 */
                     code: string;
-                    name: string;
-                    city: string;
+                    /** @description add: required */
+                    name?: string;
+                    /** @description add: required */
+                    city?: string;
                     /** @description ISO 3166 code (default IN) */
                     country?: string;
                     /** @description why (kept in the audit log) */
@@ -12795,6 +12796,15 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Not found (also for rows owned by another account) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12914,7 +12924,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    action: "add" | "image";
+                    action: "add" | "image" | "retire" | "unretire";
                     slug: string;
                     name?: string;
                     family?: string;
@@ -12985,6 +12995,15 @@ export interface operations {
             };
             /** @description Not found (also for rows owned by another account) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

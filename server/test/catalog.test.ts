@@ -283,3 +283,95 @@ describe('catalog staff commands', () => {
     assert.match(missing.stderr, /token_id/);
   });
 });
+
+describe('retiring OS templates and closing locations (staff CLI)', () => {
+  const fail = async (...argv: string[]) => {
+    const result = await runAdmin(argv, async () => t.deps);
+    assert.equal(result.exitCode, 1, result.stdout);
+    return result.stderr;
+  };
+  const audits = (action: string) =>
+    t.deps.database.db.selectFrom('audit_log').selectAll().where('action', '=', action).execute();
+  let customer: Awaited<ReturnType<typeof signedInBrowser>>;
+  let n = 0;
+  const order = async (config: Record<string, unknown>) => {
+    const plan = await planByLabel('vps-4c-8g');
+    const body = { plan_id: plan.id, config: { hostname: `r${++n}.example.in`, ...config }, idempotency_key: `r-${n}` };
+    return customer.browser.post('/api/v1/client/orders/', body, { csrf: true });
+  };
+  before(async () => {
+    customer = await signedInBrowser(t, freshIp());
+    await t.deps.wallet.credit(customer.account.id, '20000', 'test float');
+  });
+
+  test('os retire: not listed, orders refuse it (422), the default skips it, its service is untouched; unretire restores', async () => {
+    const placed = await order({ os: 'ubuntu-24.04', region: 'blr1' });
+    assert.equal(placed.statusCode, 201, placed.body);
+    const serviceId = placed.json().service.id;
+    const retired = await admin('os', 'retire', 'ubuntu-24.04');
+    assert.equal(retired.active, false);
+    assert.equal((await audits('os.retire')).length, 1);
+    assert.equal((await admin('os', 'retire', 'ubuntu-24.04')).active, false, 'again: no change');
+    assert.equal((await audits('os.retire')).length, 1, 'again: no second audit row');
+    const catalog = (await browser.get(CATALOG)).json();
+    assert.equal(
+      catalog.os.some((o: { slug: string }) => o.slug === 'ubuntu-24.04'),
+      false,
+    );
+    const refused = await order({ os: 'ubuntu-24.04', region: 'blr1' });
+    assert.equal(refused.statusCode, 422, refused.body);
+    assert.match(refused.json().errors['config.os'], /is retired/);
+    const unknown = await order({ os: 'temple-os', region: 'blr1' });
+    assert.match(unknown.json().errors['config.os'], /is not an OS template/);
+    const byDefault = await order({ region: 'blr1' });
+    assert.equal(byDefault.statusCode, 201, byDefault.body);
+    const config = async (id: number) =>
+      (await t.deps.database.db.selectFrom('services').selectAll().where('id', '=', id).executeTakeFirstOrThrow())
+        .config as { os: string };
+    assert.equal((await config(byDefault.json().service.id)).os, 'debian-12', 'the oldest active template');
+    const kept = await t.deps.database.db
+      .selectFrom('services')
+      .selectAll()
+      .where('id', '=', serviceId)
+      .executeTakeFirstOrThrow();
+    assert.equal((kept.config as { os: string }).os, 'ubuntu-24.04');
+    assert.notEqual(kept.status, 'terminated');
+
+    assert.equal((await admin('os', 'unretire', 'ubuntu-24.04')).active, true);
+    assert.equal((await audits('os.unretire')).length, 1);
+    const again = await order({ region: 'blr1' });
+    assert.equal((await config(again.json().service.id)).os, 'ubuntu-24.04');
+    assert.match(await fail('os', 'retire', 'no-such-os'), /No OS template "no-such-os"/);
+  });
+
+  test('os retire refuses the last template offered', async () => {
+    const all = (await admin('os', 'list')) as { slug: string; active: boolean }[];
+    const [last, ...others] = all.filter((o) => o.active);
+    for (const o of others) await admin('os', 'retire', o.slug);
+    assert.match(await fail('os', 'retire', (last as { slug: string }).slug), /last OS template offered/);
+    for (const o of others) await admin('os', 'unretire', o.slug);
+  });
+
+  test('locations close: orders there are refused, the catalog shows it closed; open restores', async () => {
+    const closed = await admin('locations', 'close', 'blr1');
+    assert.equal(closed.active, false);
+    const [row] = await audits('location.close');
+    assert.deepEqual(row?.after, { location: 'blr1', active: false });
+    const plan = await planByLabel('vps-4c-8g');
+    assert.deepEqual(
+      [plan.regions.find((r) => r.code === 'blr1')?.available, plan.regions.find((r) => r.code === 'blr1')?.reason],
+      [false, 'region_closed'],
+    );
+    const regions = (await browser.get(CATALOG)).json().regions.map((r: { code: string }) => r.code);
+    assert.equal(regions.includes('blr1'), false);
+    const refused = await order({ region: 'blr1' });
+    assert.equal(refused.statusCode, 409, refused.body);
+    assert.equal(refused.json().code, 'unavailable:region_closed');
+    assert.match(await fail('locations', 'close', 'nowhere'), /No location "nowhere"/);
+
+    assert.equal((await admin('locations', 'open', 'blr1')).active, true);
+    assert.equal((await audits('location.open')).length, 1);
+    assert.equal((await planByLabel('vps-4c-8g')).regions.find((r) => r.code === 'blr1')?.available, true);
+    assert.equal((await order({ region: 'blr1' })).statusCode, 201);
+  });
+});

@@ -133,6 +133,25 @@ describe('services', () => {
     assert.equal(bad.json().code, 'bad_timeframe');
   });
 
+  test('a retired OS template: the server installed from it keeps running; reinstalling it is refused', async () => {
+    const staff = async (verb: string) =>
+      assert.equal((await runAdmin(['os', verb, 'ubuntu-24.04'], async () => u.t.deps)).exitCode, 0);
+    await staff('retire');
+    const svc = await detail(owner.browser);
+    assert.equal(svc.os, 'ubuntu-24.04');
+    assert.equal(svc.power, 'running');
+    const refused = await action(owner.browser, {
+      id: serviceId,
+      action: 'reinstall',
+      os: 'ubuntu-24.04',
+      confirm: 'app',
+    });
+    assert.equal(refused.statusCode, 422);
+    assert.equal(refused.json().code, 'bad_os');
+    assert.match(refused.json().errors.os, /is retired/);
+    await staff('unretire');
+  });
+
   test('reinstall: confirm must equal the label, the OS must exist; then a new system and a new password', async () => {
     const before = (await owner.browser.get(`${SVC}?id=${serviceId}&action=credentials`)).json().credentials.password;
     const mismatch = await action(owner.browser, {

@@ -483,6 +483,44 @@ describe('locations, OS templates, IPv4 ranges (admin)', () => {
     assert.equal(unknown.statusCode, 404);
   });
 
+  test('an OS template retired and unretired, a location closed and reopened, each audited with the reason', async () => {
+    const retired = await admin.browser.post('/os', { action: 'retire', slug: 'rocky-9', reason: 'end of life' });
+    assert.equal(retired.statusCode, 200, retired.body);
+    assert.equal(retired.json().os.active, false);
+    assert.match(retired.json().message, /retired/);
+    const [row] = await auditRows('os.retire', retired.json().os.id);
+    assert.equal(row?.actor, `staff:${admin.id}`);
+    assert.equal(row?.reason, 'end of life');
+    assert.deepEqual(
+      [row?.before, row?.after],
+      [
+        { slug: 'rocky-9', active: true },
+        { slug: 'rocky-9', active: false },
+      ],
+    );
+    assert.equal(
+      (await admin.browser.get('/os')).json().os.find((o: { slug: string }) => o.slug === 'rocky-9').active,
+      false,
+    );
+    const back = await admin.browser.post('/os', { action: 'unretire', slug: 'rocky-9' });
+    assert.equal(back.json().os.active, true);
+    assert.equal((await auditRows('os.unretire', back.json().os.id)).length, 1);
+    assert.equal((await admin.browser.post('/os', { action: 'retire', slug: 'no-such-os' })).statusCode, 404);
+
+    const closed = await admin.browser.post('/locations', { action: 'close', code: 'del1', reason: 'power work' });
+    assert.equal(closed.statusCode, 200, closed.body);
+    assert.equal(closed.json().location.active, false);
+    const [close] = await auditRows('location.close', closed.json().location.id);
+    assert.equal(close?.reason, 'power work');
+    assert.deepEqual(close?.after, { location: 'del1', active: false });
+    const opened = await admin.browser.post('/locations', { action: 'open', code: 'del1' });
+    assert.equal(opened.json().location.active, true);
+    assert.equal((await auditRows('location.open', closed.json().location.id)).length, 1);
+    const unknown = await admin.browser.post('/locations', { action: 'close', code: 'nowhere' });
+    assert.equal(unknown.statusCode, 404);
+    assert.match(unknown.json().message, /No location "nowhere"/);
+  });
+
   test('an IPv4 range added to a location, audited; one overlapping another location adds nothing', async () => {
     await admin.browser.post('/locations', { action: 'add', code: 'hyd-test', name: 'Hyderabad', city: 'Hyderabad' });
     const res = await admin.browser.post('/ip-ranges', {

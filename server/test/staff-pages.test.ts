@@ -504,6 +504,19 @@ describe('the staff console pages', { skip: skip ?? false }, () => {
     await page.getByRole('status').filter({ hasText: 'del1 100.64.20.0/29 (gateway 100.64.20.1): 5 added' }).waitFor();
     await page.getByRole('row').filter({ hasText: '100.64.20.0/29' }).waitFor();
     await look(admin, 'staff-locations');
+    // Close a location to new orders, after the confirmation; then reopen it.
+    await page.getByRole('button', { name: 'Close del1' }).click();
+    const closing = page.getByRole('dialog', { name: 'Close del1 to new orders?' });
+    await closing.getByLabel(/^Reason/).fill('power work');
+    await closing.getByRole('button', { name: 'Close the location' }).click();
+    await page.getByRole('status').filter({ hasText: 'del1 is closed: no new orders there.' }).waitFor();
+    const del1 = () =>
+      db().selectFrom('locations').select('active').where('code', '=', 'del1').executeTakeFirstOrThrow();
+    assert.equal((await del1()).active, false);
+    await page.getByRole('button', { name: 'Reopen del1' }).click();
+    await page.getByRole('dialog', { name: 'Reopen del1?' }).getByRole('button', { name: 'Reopen it' }).click();
+    await page.getByRole('status').filter({ hasText: 'del1 takes orders again.' }).waitFor();
+    assert.equal((await del1()).active, true);
 
     await nav.getByRole('link', { name: 'OS', exact: true }).click();
     await page.getByRole('heading', { name: 'OS templates', level: 1 }).waitFor();
@@ -514,6 +527,30 @@ describe('the staff console pages', { skip: skip ?? false }, () => {
     await look(admin, 'staff-os-add');
     await page.keyboard.press('Escape');
     await look(admin, 'staff-os');
+    // Retire a template, after the confirmation; then offer it again.
+    await page.getByRole('button', { name: 'Retire rocky-9' }).click();
+    const retiring = page.getByRole('dialog', { name: 'Retire rocky-9?' });
+    await retiring.getByText('servers already installed from it keep running').waitFor();
+    await look(admin, 'staff-os-retire');
+    await retiring.getByRole('button', { name: 'Retire the template' }).click();
+    await page.getByRole('status').filter({ hasText: 'rocky-9 is retired' }).waitFor();
+    await page.getByRole('button', { name: 'Unretire rocky-9' }).click();
+    await page
+      .getByRole('dialog', { name: 'Offer rocky-9 again?' })
+      .getByRole('button', { name: 'Offer it again' })
+      .click();
+    await page.getByRole('status').filter({ hasText: 'rocky-9 is offered again.' }).waitFor();
+    assert.deepEqual(
+      (
+        await db()
+          .selectFrom('audit_log')
+          .select('action')
+          .where('action', 'like', 'os.%retire')
+          .orderBy('id')
+          .execute()
+      ).map((r) => r.action),
+      ['os.retire', 'os.unretire'],
+    );
 
     await nav.getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('heading', { name: 'Settings', level: 1 }).waitFor();

@@ -2,7 +2,9 @@
 // addresses and free service slots per node kind, and the pool range by range with how many
 // addresses are free, allocated or reserved. Add a location (POST locations) or a range to a
 // location's pool (POST ip-ranges: network, broadcast and gateway excluded; a range another
-// location holds adds nothing), each with an optional reason kept in the audit log.
+// location holds adds nothing), or close a location to new orders (its services keep running) and
+// reopen it (POST locations {action: close|open}, after a confirmation), each with an optional
+// reason kept in the audit log.
 
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
@@ -26,6 +28,12 @@ import { StaffTable } from './StaffTable.tsx';
 const LOCATIONS_KEY = ['staff', 'locations'] as const;
 const RANGES_KEY = ['staff', 'ip-ranges'] as const;
 
+interface Place {
+  code: string;
+  name: string;
+  active: boolean;
+}
+
 export default function LocationsPage() {
   useStaffTitle('Locations and IP ranges');
   const locations = useQuery({
@@ -37,11 +45,14 @@ export default function LocationsPage() {
     queryFn: async () => (await call(staffApi.GET('/api/v1/staff/ip-ranges'))).ranges,
   });
   const dialog = useActionDialog<'location' | 'range'>(LOCATIONS_KEY, RANGES_KEY);
+  // Closing a location to new orders, or reopening it.
+  const closing = useActionDialog<Place>(LOCATIONS_KEY);
 
   return (
     <ForbiddenOr error={locations.error ?? ranges.error}>
       <PageHeader title="Locations and IP ranges" />
       {dialog.done ? <Alert kind="success">{dialog.done}</Alert> : null}
+      {closing.done ? <Alert kind="success">{closing.done}</Alert> : null}
       <section aria-labelledby="locations-title">
         <div className="staff-section-head">
           <h2 id="locations-title">Locations</h2>
@@ -58,7 +69,7 @@ export default function LocationsPage() {
         ) : (
           <StaffTable
             caption="Every location"
-            columns={['Location', 'Where', 'Open', { label: 'Free IPv4', num: true }, 'Free slots']}
+            columns={['Location', 'Where', 'Open', { label: 'Free IPv4', num: true }, 'Free slots', 'Action']}
           >
             {locations.data.map((l) => (
               <tr key={l.id}>
@@ -77,6 +88,18 @@ export default function LocationsPage() {
                   {Object.entries(l.slots)
                     .map(([kind, n]) => `${kind} ${n}`)
                     .join(', ') || 'no usable node'}
+                </td>
+                <td data-label="Action">
+                  <Button
+                    variant={l.active ? 'danger' : 'secondary'}
+                    aria-label={`${l.active ? 'Close' : 'Reopen'} ${l.code}`}
+                    onClick={() => {
+                      dialog.close();
+                      closing.ask(l);
+                    }}
+                  >
+                    {l.active ? 'Close' : 'Reopen'}
+                  </Button>
                 </td>
               </tr>
             ))}
@@ -135,6 +158,7 @@ export default function LocationsPage() {
         )}
       </section>
       {dialog.open === 'location' ? <AddLocation onClose={dialog.close} onDone={dialog.finish} /> : null}
+      {closing.open ? <CloseLocation place={closing.open} onClose={closing.close} onDone={closing.finish} /> : null}
       {dialog.open === 'range' && locations.data ? (
         <AddRange codes={locations.data.map((l) => l.code)} onClose={dialog.close} onDone={dialog.finish} />
       ) : null}
@@ -258,6 +282,57 @@ function AddRange({
         value={reason}
         onChange={setReason}
         error={add.error}
+      />
+    </ActionDialog>
+  );
+}
+
+/** Close a location to new orders (or reopen it), after a confirmation. */
+function CloseLocation({
+  place,
+  onClose,
+  onDone,
+}: {
+  place: Place;
+  onClose: () => void;
+  onDone: (message: string) => Promise<void>;
+}) {
+  const [reason, setReason] = useState('');
+  const closing = place.active;
+  const change = useMutation({
+    mutationFn: () =>
+      call(
+        staffApi.POST('/api/v1/staff/locations', {
+          body: {
+            action: closing ? 'close' : 'open',
+            code: place.code,
+            ...(reason.trim() ? { reason: reason.trim() } : {}),
+          },
+        }),
+      ),
+    onSuccess: (data) => onDone(data.message),
+  });
+  return (
+    <ActionDialog
+      title={closing ? `Close ${place.code} to new orders?` : `Reopen ${place.code}?`}
+      submitLabel={closing ? 'Close the location' : 'Reopen it'}
+      variant={closing ? 'danger' : 'primary'}
+      busy={change.isPending}
+      error={change.error}
+      fields={['reason']}
+      onSubmit={() => change.mutate()}
+      onClose={onClose}
+    >
+      <p>
+        {closing
+          ? `No new orders in ${place.name}: the catalog shows it closed. Services already there keep running.`
+          : `${place.name} takes new orders again.`}
+      </p>
+      <ReasonField
+        label="Reason (optional; kept in the audit log)"
+        value={reason}
+        onChange={setReason}
+        error={change.error}
       />
     </ActionDialog>
   );

@@ -1,7 +1,9 @@
 // OS templates (admin; GET os): what customers install, each with the hypervisor's template VM and
 // the install image bare-metal servers boot (none: virtual servers only). Add one (POST os
-// {action: add}), or set or remove a template's install image (POST os {action: image}), each with
-// an optional reason kept in the audit log.
+// {action: add}), set or remove a template's install image (POST os {action: image}), or retire a
+// template (no new orders or reinstalls pick it; installed servers keep running) and offer it again
+// (POST os {action: retire|unretire}, after a confirmation), each with an optional reason kept in
+// the audit log.
 
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
@@ -28,6 +30,7 @@ interface Os {
   slug: string;
   name: string;
   image_url: string | null;
+  active: boolean;
 }
 
 export default function OsPage() {
@@ -38,6 +41,8 @@ export default function OsPage() {
   });
   // Adding a template, or the install image of one.
   const dialog = useActionDialog<'add' | Os>(OS_KEY);
+  // Retiring a template, or offering a retired one again.
+  const retire = useActionDialog<Os>(OS_KEY);
 
   return (
     <ForbiddenOr error={list.error}>
@@ -47,6 +52,7 @@ export default function OsPage() {
         </Button>
       </PageHeader>
       {dialog.done ? <Alert kind="success">{dialog.done}</Alert> : null}
+      {retire.done ? <Alert kind="success">{retire.done}</Alert> : null}
       {list.isPending ? (
         <Loading what="Loading the OS templates" />
       ) : list.isError ? (
@@ -84,11 +90,23 @@ export default function OsPage() {
                   <span className="muted">none (virtual servers only)</span>
                 )}
               </td>
-              <td data-label="Offered">{o.active ? 'yes' : 'no'}</td>
+              <td data-label="Offered">{o.active ? 'yes' : 'no (retired)'}</td>
               <td data-label="Action">
-                <Button variant="secondary" aria-label={`Install image of ${o.slug}`} onClick={() => dialog.ask(o)}>
-                  Install image
-                </Button>
+                <div className="row">
+                  <Button variant="secondary" aria-label={`Install image of ${o.slug}`} onClick={() => dialog.ask(o)}>
+                    Install image
+                  </Button>
+                  <Button
+                    variant={o.active ? 'danger' : 'secondary'}
+                    aria-label={`${o.active ? 'Retire' : 'Unretire'} ${o.slug}`}
+                    onClick={() => {
+                      dialog.close();
+                      retire.ask(o);
+                    }}
+                  >
+                    {o.active ? 'Retire' : 'Unretire'}
+                  </Button>
+                </div>
               </td>
             </tr>
           ))}
@@ -98,6 +116,7 @@ export default function OsPage() {
       {dialog.open && dialog.open !== 'add' ? (
         <SetImage os={dialog.open} onClose={dialog.close} onDone={dialog.finish} />
       ) : null}
+      {retire.open ? <Retire os={retire.open} onClose={retire.close} onDone={retire.finish} /> : null}
     </ForbiddenOr>
   );
 }
@@ -214,6 +233,49 @@ function SetImage({
         value={reason}
         onChange={setReason}
         error={set.error}
+      />
+    </ActionDialog>
+  );
+}
+
+/** Retire a template (or offer a retired one again), after a confirmation. */
+function Retire({ os, onClose, onDone }: { os: Os; onClose: () => void; onDone: (message: string) => Promise<void> }) {
+  const [reason, setReason] = useState('');
+  const retiring = os.active;
+  const change = useMutation({
+    mutationFn: () =>
+      call(
+        staffApi.POST('/api/v1/staff/os', {
+          body: {
+            action: retiring ? 'retire' : 'unretire',
+            slug: os.slug,
+            ...(reason.trim() ? { reason: reason.trim() } : {}),
+          },
+        }),
+      ),
+    onSuccess: (data) => onDone(data.message),
+  });
+  return (
+    <ActionDialog
+      title={retiring ? `Retire ${os.slug}?` : `Offer ${os.slug} again?`}
+      submitLabel={retiring ? 'Retire the template' : 'Offer it again'}
+      variant={retiring ? 'danger' : 'primary'}
+      busy={change.isPending}
+      error={change.error}
+      fields={['reason']}
+      onSubmit={() => change.mutate()}
+      onClose={onClose}
+    >
+      <p>
+        {retiring
+          ? `New orders and reinstalls can no longer choose ${os.name}; servers already installed from it keep running.`
+          : `New orders and reinstalls can choose ${os.name} again.`}
+      </p>
+      <ReasonField
+        label="Reason (optional; kept in the audit log)"
+        value={reason}
+        onChange={setReason}
+        error={change.error}
       />
     </ActionDialog>
   );

@@ -1,4 +1,5 @@
-// plans list|add|disable|enable, locations list|add, os list|add|image, ips add|list (CONTRACT §1).
+// plans list|add|disable|enable, locations list|add|close|open, os list|add|image|retire|unretire,
+// ips add|list (CONTRACT §1).
 
 import { byOperator } from '../../core/audit/audit.ts';
 import { addRange, poolSummary } from '../../core/catalog/ipv4.ts';
@@ -145,6 +146,26 @@ export const catalogCommands: Command[] = [
     },
   },
   {
+    noun: 'locations',
+    verb: 'close',
+    summary: 'Stop taking orders in a location (its services keep running; the catalog shows it closed)',
+    args: ['CODE'],
+    async run(deps, { args }) {
+      const location = await deps.catalog.setLocationActive(args[0] as string, false, byOperator());
+      return { json: location, text: `closed ${location.code}: no new orders there` };
+    },
+  },
+  {
+    noun: 'locations',
+    verb: 'open',
+    summary: 'Take orders in a closed location again',
+    args: ['CODE'],
+    async run(deps, { args }) {
+      const location = await deps.catalog.setLocationActive(args[0] as string, true, byOperator());
+      return { json: location, text: `opened ${location.code}` };
+    },
+  },
+  {
     noun: 'os',
     verb: 'list',
     summary: 'OS templates',
@@ -202,6 +223,26 @@ export const catalogCommands: Command[] = [
         json: os,
         text: os.image_url ? `${os.slug} installs from ${os.image_url}` : `${os.slug} has no install image now`,
       };
+    },
+  },
+  {
+    noun: 'os',
+    verb: 'retire',
+    summary: 'Stop offering an OS template to new orders and reinstalls (installed servers keep running)',
+    args: ['SLUG'],
+    async run(deps, { args }) {
+      const os = await deps.catalog.setOsActive(args[0] as string, false, byOperator());
+      return { json: os, text: `retired ${os.slug}: new orders and reinstalls can no longer pick it` };
+    },
+  },
+  {
+    noun: 'os',
+    verb: 'unretire',
+    summary: 'Offer a retired OS template again',
+    args: ['SLUG'],
+    async run(deps, { args }) {
+      const os = await deps.catalog.setOsActive(args[0] as string, true, byOperator());
+      return { json: os, text: `offering ${os.slug} again` };
     },
   },
   {

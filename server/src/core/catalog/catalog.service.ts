@@ -1,6 +1,7 @@
 // The catalog: what can be ordered, where, for how much, and whether it can be ordered right
-// now. Clients see only active plans; staff add and retire plans, locations, OS templates,
-// IPv4 ranges and nodes through the CLI (their edits of this service: catalog-edits.ts).
+// now. Clients see only active plans, open locations and offered OS templates; staff add plans,
+// locations, OS templates, IPv4 ranges and nodes (catalog-edits.ts), retire plans and OS templates
+// and close locations (catalog-retire.ts).
 
 import { type Kysely, sql } from 'kysely';
 import type { DB, Location, OsTemplate, Plan } from '../../db/tables.ts';
@@ -19,6 +20,7 @@ import {
   setPlanActive,
   updatePlan,
 } from './catalog-edits.ts';
+import { setLocationActive, setOsActive } from './catalog-retire.ts';
 
 export type { NewPlan } from './catalog-edits.ts';
 
@@ -185,6 +187,11 @@ export function createCatalogService(options: CatalogServiceOptions) {
       addOs(options.db, input, { who, reason }),
     setOsImage: (slug: string, imageUrl: string | null, who?: Who, reason?: string | null): Promise<OsTemplate> =>
       setOsImage(options, slug, imageUrl, { who, reason }),
+    // Stop selling, or sell again (catalog-retire.ts): running services are not touched.
+    setOsActive: (slug: string, active: boolean, who?: Who, reason?: string | null): Promise<OsTemplate> =>
+      setOsActive(options, slug, active, { who, reason }),
+    setLocationActive: (code: string, active: boolean, who?: Who, reason?: string | null): Promise<Location> =>
+      setLocationActive(options, code, active, { who, reason }),
   };
 }
 

@@ -1,8 +1,9 @@
 // The staff console's inventory (CONTRACT §14; admin): locations with their stock, OS templates,
 // and the IPv4 pool by range — read, and added to, through the catalog core the admin CLI uses
-// (`locations list|add`, `os list|add|image`, `ips list|add`: core/catalog/catalog-edits.ts,
-// core/catalog/ipv4.ts), each change audited in its transaction (location.add, os.add, os.image,
-// ipv4.add_range) with the member's reason.
+// (`locations list|add|close|open`, `os list|add|image|retire|unretire`, `ips list|add`:
+// core/catalog/catalog-edits.ts, catalog-retire.ts, ipv4.ts), each change audited in its
+// transaction (location.add|close|open, os.add|image|retire|unretire, ipv4.add_range) with the
+// member's reason.
 
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
@@ -115,29 +116,43 @@ export async function staffCatalogRoutes(root: FastifyInstance, { deps }: { deps
       schema: {
         operationId: 'staffLocationAction',
         tags,
-        summary: 'Add a location (zone); audited location.add',
-        description: '422 with every field problem (a code already used among them).',
+        summary: 'Add a location (zone), or close or reopen one for new orders',
+        description:
+          'add: code, name, city, country; 422 with every field problem (a code already used among them); ' +
+          'audited location.add. close: no new orders there (its services keep running; the catalog shows ' +
+          'its regions region_closed); open: orders again; audited location.close / location.open (nothing ' +
+          'when it already was). 404 for an unknown code.',
         body: mutationBody({
-          action: Type.Literal('add'),
+          action: Type.Union([Type.Literal('add'), Type.Literal('close'), Type.Literal('open')]),
           code: Type.String({ maxLength: 32, description: '2–32 of a–z, 0–9 and "-", e.g. mum2' }),
-          name: Type.String({ maxLength: 100 }),
-          city: Type.String({ maxLength: 100 }),
+          name: Type.Optional(Type.String({ maxLength: 100, description: 'add: required' })),
+          city: Type.Optional(Type.String({ maxLength: 100, description: 'add: required' })),
           country: Type.Optional(Type.String({ maxLength: 2, description: 'ISO 3166 code (default IN)' })),
           reason: Reason,
         }),
-        response: { 200: okSchema({ location: LocationSchema }), ...sessionErrors(422) },
+        response: { 200: okSchema({ location: LocationSchema }), ...sessionErrors(404, 422) },
       },
     },
     async (request) => {
-      const { code, name, city, country } = request.body;
-      const added = await deps.catalog.addLocation(
-        { code, name, city, ...(country ? { country } : {}) },
-        whoOfStaff(request),
-        reasonOf(request.body.reason),
-      );
-      const location = (await locations()).find((l) => l.id === added.id);
+      const { action, code, name, city, country } = request.body;
+      const who = whoOfStaff(request);
+      const reason = reasonOf(request.body.reason);
+      const changed =
+        action === 'add'
+          ? await deps.catalog.addLocation(
+              { code, name: name ?? '', city: city ?? '', ...(country ? { country } : {}) },
+              who,
+              reason,
+            )
+          : await deps.catalog.setLocationActive(code, action === 'open', who, reason);
+      const location = (await locations()).find((l) => l.id === changed.id);
       if (!location) throw new AppError('not_found');
-      return { success: true as const, message: `Location ${added.code} added.`, location };
+      const message = {
+        add: `Location ${changed.code} added.`,
+        close: `${changed.code} is closed: no new orders there.`,
+        open: `${changed.code} takes orders again.`,
+      }[action];
+      return { success: true as const, message, location };
     },
   );
 
@@ -160,13 +175,21 @@ export async function staffCatalogRoutes(root: FastifyInstance, { deps }: { deps
       schema: {
         operationId: 'staffOsAction',
         tags,
-        summary: "Add an OS template, or set (or clear) an OS template's bare-metal install image",
+        summary: 'Add an OS template, set (or clear) its bare-metal install image, or retire or unretire it',
         description:
           'add: slug, name, family, version, template_vmid (the hypervisor template VM), min_disk_gb (default 10), ' +
           'image_url (optional); audited os.add. image: slug and image_url, or null to clear it (the template is ' +
-          'then for virtual servers only); audited os.image with before and after. 404 for an unknown slug.',
+          'then for virtual servers only); audited os.image with before and after. retire: new orders and ' +
+          'reinstalls can no longer pick it (servers installed from it keep running), refused 409 for the last ' +
+          'template offered; unretire: offered again; audited os.retire / os.unretire (nothing when it already ' +
+          'was). 404 for an unknown slug.',
         body: mutationBody({
-          action: Type.Union([Type.Literal('add'), Type.Literal('image')]),
+          action: Type.Union([
+            Type.Literal('add'),
+            Type.Literal('image'),
+            Type.Literal('retire'),
+            Type.Literal('unretire'),
+          ]),
           slug: Type.String({ maxLength: 48 }),
           name: Type.Optional(Type.String({ maxLength: 100 })),
           family: Type.Optional(Type.String({ maxLength: 32 })),
@@ -176,13 +199,23 @@ export async function staffCatalogRoutes(root: FastifyInstance, { deps }: { deps
           image_url: Type.Optional(Type.Union([Type.String({ maxLength: 2048 }), Type.Null()])),
           reason: Reason,
         }),
-        response: { 200: okSchema({ os: OsSchema }), ...sessionErrors(404, 422) },
+        response: { 200: okSchema({ os: OsSchema }), ...sessionErrors(404, 409, 422) },
       },
     },
     async (request) => {
       const b = request.body;
       const who = whoOfStaff(request);
       const reason = reasonOf(b.reason);
+      if (b.action === 'retire' || b.action === 'unretire') {
+        const os = await deps.catalog.setOsActive(b.slug, b.action === 'unretire', who, reason);
+        return {
+          success: true as const,
+          message: os.active
+            ? `${os.slug} is offered again.`
+            : `${os.slug} is retired: new orders and reinstalls can no longer pick it.`,
+          os: osView(os),
+        };
+      }
       if (b.action === 'image') {
         const url = b.image_url === null ? null : b.image_url?.trim();
         if (url === undefined || url === '') throw AppError.fields({ image_url: 'give the URL, or null to clear it' });

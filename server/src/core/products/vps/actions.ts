@@ -14,6 +14,7 @@ import { checkTimeframe, PROBE_TIMEOUT_MS, unreachable, withTimeout } from '../.
 import { rdnsAction } from '../../product-kit/reverse-dns.ts';
 import { NO_PARAMS, powerAction } from '../../product-kit/shared-actions.ts';
 import { backupScheduleAction } from './backups.ts';
+import { osProblem } from './order.ts';
 import { resizeActions } from './resize.ts';
 import { snapshotActions } from './snapshots.ts';
 
@@ -88,7 +89,8 @@ export const vpsActions: readonly ProductAction[] = [
         .where('slug', '=', params.os.trim().toLowerCase())
         .where('active', '=', true)
         .executeTakeFirst();
-      if (!os) throw new AppError('bad_os', { fields: { os: 'is not an OS template of the catalog' } });
+      if (!os)
+        throw new AppError('bad_os', { fields: { os: await osProblem(ctx.db, params.os.trim().toLowerCase()) } });
       return { os: os.slug };
     },
     async handler(ctx, params) {

@@ -22,9 +22,15 @@ async function defaultOs(trx: Kysely<DB>): Promise<OsTemplate | undefined> {
   );
 }
 
+/** Why a named template cannot be installed: retired by the staff, or not in the catalog at all. */
+export async function osProblem(db: Kysely<DB>, slug: string): Promise<string> {
+  const known = await db.selectFrom('os_templates').select('slug').where('slug', '=', slug).executeTakeFirst();
+  return known ? 'is retired: choose another OS template' : 'is not an OS template of the catalog';
+}
+
 async function resolveOs(trx: Kysely<DB>, config: CheckedConfig, problems: OrderProblems) {
   const os = (config.os === null ? await defaultOs(trx) : await activeOs(trx, config.os)) ?? null;
-  if (!os && config.os !== null) problems.add('os', 'is not an OS template of the catalog');
+  if (!os && config.os !== null) problems.add('os', await osProblem(trx, config.os));
   return os;
 }
 
