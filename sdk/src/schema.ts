@@ -1128,8 +1128,8 @@ export interface paths {
         get: operations["staffAccounts"];
         put?: never;
         /**
-         * Suspend, unsuspend, credit or debit the wallet, reset two-factor sign-in, resend the verification mail
-         * @description suspend, unsuspend, credit, debit: billing or admin; reset_2fa, resend_verification: support and above. credit and debit need amount_paise and a reason (kept on the ledger row and in the audit log); suspend needs a reason. A debit beyond the balance is 422 insufficient_funds and changes nothing.
+         * Suspend, unsuspend, credit or debit the wallet, record a refund paid outside, reset two-factor sign-in, resend the verification mail
+         * @description suspend, unsuspend, credit, debit, refund_outside: billing or admin; reset_2fa, resend_verification: support and above. credit and debit need amount_paise and a reason (kept on the ledger row and in the audit log); suspend needs a reason. refund_outside records money of the wallet already paid back to the customer outside the platform (bank transfer or UPI; as `npm run admin -- wallet refund`): a `withdrawal` ledger row, audited wallet.refund, the customer's activity told; it needs amount_paise and, as reason, how it was paid back (the bank or UPI reference). A debit or refund_outside beyond the balance is 422 insufficient_funds (its message and details say the balance) and changes nothing.
          *
          *     Staff role: support or above (support ⊂ billing ⊂ admin); 403 forbidden_role otherwise.
          */
@@ -10873,11 +10873,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    action: "suspend" | "unsuspend" | "credit" | "debit" | "reset_2fa" | "resend_verification";
+                    action: "suspend" | "unsuspend" | "credit" | "debit" | "refund_outside" | "reset_2fa" | "resend_verification";
                     id: number;
                     /** @description why (kept in the audit log) */
                     reason?: string;
-                    /** @description credit, debit: paise */
+                    /** @description credit, debit, refund_outside: paise */
                     amount_paise?: number;
                     /** @description or send the X-CSRF-Token header */
                     csrf_token?: string;

@@ -1,7 +1,7 @@
 // The staff console's domain routes (CONTRACT §14, issue 38): the dashboard against known
-// fixtures; accounts (search, detail, credit/debit with their audit rows in the change's
-// transaction — a refused debit leaves neither a ledger row nor an audit row —, the customer's
-// activity, suspend, 2FA reset, resend); services (list, detail, suspend/terminate/retry by role);
+// fixtures; accounts (search, detail, credit/debit and a refund paid outside with their audit rows
+// in the change's transaction — a refused debit or refund leaves neither a ledger row nor an audit
+// row —, the customer's activity, suspend, 2FA reset, resend); services (list, detail, suspend/terminate/retry by role);
 // nodes (drain); the billing cycle's preview and run; the GSTR-1 export; plans (price, listing).
 // The role battery of every row is server/test/staff-roles.test.ts.
 
@@ -320,6 +320,101 @@ describe('accounts', () => {
       .where('type', '=', 'staff_wallet_debited')
       .executeTakeFirstOrThrow();
     assert.equal(activity.staff_name, 'Hostplane staff');
+  });
+
+  test('a refund paid outside: a withdrawal row, the balance, the audit row and the activity; never beyond the balance', async () => {
+    const customer = await signedInBrowser(t, freshIp());
+    const id = customer.account.id;
+    await billing.browser.post('/accounts', { action: 'credit', id, amount_paise: 10_000, reason: 'test money' });
+    const ledger = await ledgerCount(id);
+    const audits = async () => (await auditRows('wallet.refund', id)).length;
+
+    // Refused, nothing written: over the balance (the message says it), no reference, a bad amount, support.
+    const over = await billing.browser.post('/accounts', {
+      action: 'refund_outside',
+      id,
+      amount_paise: 10_001,
+      reason: 'UPI ref 123456789012',
+    });
+    assert.equal(over.statusCode, 422, over.body);
+    assert.equal(over.json().success, false);
+    assert.equal(over.json().code, 'insufficient_funds');
+    assert.match(over.json().message, /holds ₹100\.00/);
+    assert.equal(over.json().details.balance, '100.00');
+    const noReference = await billing.browser.post('/accounts', { action: 'refund_outside', id, amount_paise: 100 });
+    assert.equal(noReference.statusCode, 422, noReference.body);
+    assert.match(noReference.json().errors.reason, /bank or UPI reference/);
+    const noAmount = await billing.browser.post('/accounts', { action: 'refund_outside', id, reason: 'NEFT N123' });
+    assert.equal(noAmount.statusCode, 422, noAmount.body);
+    assert.equal(noAmount.json().errors.amount_paise, 'is required');
+    for (const amount_paise of [0, -5, 1.5, '100']) {
+      const bad = await billing.browser.post('/accounts', {
+        action: 'refund_outside',
+        id,
+        amount_paise,
+        reason: 'NEFT N1',
+      });
+      assert.equal(bad.statusCode, 422, `${amount_paise}: ${bad.body}`);
+      assert.equal(bad.json().success, false);
+    }
+    const byRole = await support.browser.post('/accounts', {
+      action: 'refund_outside',
+      id,
+      amount_paise: 100,
+      reason: 'NEFT N123',
+    });
+    assert.equal(byRole.statusCode, 403, byRole.body);
+    assert.equal(byRole.json().code, 'forbidden_role');
+    assert.equal(byRole.json().details.required, 'billing');
+    assert.equal(await ledgerCount(id), ledger);
+    assert.equal(await audits(), 0);
+    assert.equal((await support.browser.get(`/accounts/${id}`)).json().balance, '100.00');
+
+    // All of it (the account may then be deleted): the same core as `wallet refund`.
+    const ok = await billing.browser.post('/accounts', {
+      action: 'refund_outside',
+      id,
+      amount_paise: 10_000,
+      reason: ' UPI ref 123456789012 ',
+    });
+    assert.equal(ok.statusCode, 200, ok.body);
+    assert.equal(ok.json().balance, '0.00');
+    assert.equal(ok.json().message, '₹100.00 recorded as paid back outside the platform.');
+    const entry = await db()
+      .selectFrom('wallet_transactions')
+      .selectAll()
+      .where('account_id', '=', id)
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow();
+    assert.equal(entry.kind, 'withdrawal');
+    assert.equal(String(entry.amount_paise), '-10000');
+    assert.equal(String(entry.balance_after_paise), '0');
+    assert.equal(entry.note, 'UPI ref 123456789012');
+    const [row] = await auditRows('wallet.refund', id);
+    assert.ok(row);
+    assert.equal(row.actor, `staff:${billing.id}`);
+    assert.equal(row.role, 'billing');
+    assert.equal(row.ip, billing.browser.ip);
+    assert.equal(row.reason, 'UPI ref 123456789012');
+    assert.deepEqual(row.before, { balance: '100.00' });
+    assert.deepEqual(row.after, { balance: '0.00', transaction: entry.public_id });
+    const activity = (await customer.browser.get('/api/v1/client/account/activity/')).json();
+    const refunded = activity.events.find((a: { type: string }) => a.type === 'staff_wallet_refunded');
+    assert.ok(refunded, JSON.stringify(activity));
+    assert.match(refunded.summary, /paid ₹100\.00 of your wallet back to you/);
+    const detail = (await support.browser.get(`/accounts/${id}`)).json();
+    assert.equal(detail.balance, '0.00');
+    assert.equal(detail.ledger[0].kind, 'withdrawal');
+    assert.equal(detail.ledger[0].amount, '-100.00');
+    const again = await billing.browser.post('/accounts', {
+      action: 'refund_outside',
+      id,
+      amount_paise: 1,
+      reason: 'UPI ref 123456789012',
+    });
+    assert.equal(again.statusCode, 422, again.body);
+    assert.match(again.json().message, /holds ₹0\.00/);
+    assert.equal((await auditRows('wallet.refund', id)).length, 1);
   });
 
   test('roles per action and validation in the envelope', async () => {

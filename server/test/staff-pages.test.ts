@@ -2,7 +2,8 @@
 // The staff console's pages (CONTRACT §14, issue 38) in real headless Chromium, one browser for
 // the file and one signed-in context per role: an admin lands on the dashboard (a failed job, a
 // node down, a deposit waiting), searches an account and credits it with a reason (the API's
-// refusal of a missing reason shown in the dialog first; the ledger shows the credit), finds a
+// refusal of a missing reason shown in the dialog first; the ledger shows the credit) and records a
+// refund paid outside (the balance after in the dialog; over the balance refused), finds a
 // service and suspends it, drains a node, edits a plan's price, previews the billing cycle and
 // adds up a month for GSTR-1; a support member sees none of the Nodes, Catalog and Billing links,
 // no money actions on an account, and the 403 page at /staff/nodes. Every page is checked by
@@ -287,6 +288,25 @@ describe('the staff console pages', { skip: skip ?? false }, () => {
     await page.keyboard.press('Escape');
     assert.equal(await page.getByRole('dialog').count(), 0);
     assert.equal(await focused(admin), 'Debit the wallet');
+
+    // A refund paid outside: the dialog shows the balance after; over the balance the API refuses, saying it.
+    await page.getByRole('button', { name: 'Record refund paid outside' }).click();
+    const refund = page.getByRole('dialog', { name: 'Record refund paid outside?' });
+    await refund.waitFor();
+    await refund.getByLabel('How it was paid back (bank or UPI reference)').fill('UPI ref 612345678901');
+    await refund.getByLabel('Amount in rupees').fill('300');
+    await refund.getByText('That is more than the wallet holds.').waitFor();
+    await refund.getByLabel('Amount in rupees').press('Enter');
+    await refund.getByRole('alert').filter({ hasText: 'The wallet holds ₹250.50; this needs ₹300.00.' }).waitFor();
+    await refund.getByLabel('Amount in rupees').fill('50.50');
+    await refund.getByText('Balance after: ₹200.00').waitFor();
+    await look(admin, 'staff-account-refund');
+    await refund.getByLabel('Amount in rupees').press('Enter');
+    await page.getByRole('status').filter({ hasText: '₹50.50 recorded as paid back outside the platform.' }).waitFor();
+    const movements = page.getByRole('table', { name: /wallet movements/ }).getByRole('row');
+    await movements.filter({ hasText: 'UPI ref 612345678901' }).waitFor(); // the page's refetch
+    const refundRow = movements.nth(1);
+    assert.match((await refundRow.textContent()) ?? '', /withdrawal.*50\.50.*200\.00.*UPI ref 612345678901/);
     await look(admin, 'staff-account');
   });
 
@@ -578,7 +598,7 @@ describe('the staff console pages', { skip: skip ?? false }, () => {
       );
       await page.goto(`/staff/accounts/${customer.id}`);
       await page.getByRole('button', { name: 'Reset two-factor sign-in' }).waitFor();
-      assert.equal(await page.getByRole('button', { name: /Credit|Debit|Suspend/ }).count(), 0);
+      assert.equal(await page.getByRole('button', { name: /Credit|Debit|Suspend|refund/ }).count(), 0);
       await page.goto('/staff/nodes');
       await page.getByRole('heading', { name: 'Your role may not use this' }).waitFor();
       assert.match((await page.locator('main').textContent()) ?? '', /for admin staff; you are signed in as support/);

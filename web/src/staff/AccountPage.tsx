@@ -1,8 +1,9 @@
 // One customer's account (GET accounts/{id}): the profile with the wallet's balance and whether
 // two-factor sign-in is on, the services, the latest 20 ledger rows and activity rows. The actions
 // the member's role may use (POST accounts) each ask first, in a dialog, for what the API needs:
-// suspend (a reason), credit and debit (an amount and a reason) — billing and admin; reset two-factor
-// sign-in and resend the verification mail — support and above.
+// suspend (a reason), credit and debit (an amount and a reason), record a refund paid outside the
+// platform (an amount and the bank or UPI reference; the dialog shows the balance after) — billing
+// and admin; reset two-factor sign-in and resend the verification mail — support and above.
 
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
@@ -16,12 +17,13 @@ import { ForbiddenOr } from './Forbidden.tsx';
 import { StaffTable } from './StaffTable.tsx';
 import { mayUse, type StaffRole, useMe } from './session.tsx';
 
-type Action = 'suspend' | 'unsuspend' | 'credit' | 'debit' | 'reset_2fa' | 'resend_verification';
+type Action = 'suspend' | 'unsuspend' | 'credit' | 'debit' | 'refund_outside' | 'reset_2fa' | 'resend_verification';
 
 /** Each action: its button, the least role (the API's ACCOUNT_ACTION_ROLES), what it asks for. */
 const ACTIONS: Record<Action, { label: string; least: StaffRole; danger?: boolean; reason?: true; amount?: true }> = {
   credit: { label: 'Credit the wallet', least: 'billing', reason: true, amount: true },
   debit: { label: 'Debit the wallet', least: 'billing', reason: true, amount: true },
+  refund_outside: { label: 'Record refund paid outside', least: 'billing', reason: true, amount: true },
   suspend: { label: 'Suspend', least: 'billing', danger: true, reason: true },
   unsuspend: { label: 'Lift the suspension', least: 'billing' },
   reset_2fa: { label: 'Reset two-factor sign-in', least: 'support' },
@@ -111,7 +113,13 @@ export default function AccountPage() {
         ) : null}
       </section>
       {dialog.open ? (
-        <AccountActionDialog action={dialog.open} account={account} onClose={dialog.close} onDone={dialog.finish} />
+        <AccountActionDialog
+          action={dialog.open}
+          account={account}
+          balance={balance}
+          onClose={dialog.close}
+          onDone={dialog.finish}
+        />
       ) : null}
 
       <h2>Services</h2>
@@ -193,11 +201,14 @@ export default function AccountPage() {
 function AccountActionDialog({
   action,
   account,
+  balance,
   onClose,
   onDone,
 }: {
   action: Action;
   account: { id: number; email: string };
+  /** The wallet's balance (INR), for the balance a refund leaves. */
+  balance: string;
   onClose: () => void;
   onDone: (message: string) => Promise<void>;
 }) {
@@ -231,6 +242,7 @@ function AccountActionDialog({
   const what: Record<Action, string> = {
     credit: `Add money to the wallet of ${account.email}. The ledger row keeps the reason.`,
     debit: `Take money out of the wallet of ${account.email}; never below zero. The ledger row keeps the reason.`,
+    refund_outside: `Record money of the wallet of ${account.email} that was already paid back by bank transfer or UPI (nothing is sent from here): a withdrawal row on the ledger, never below zero.`,
     suspend: `${account.email} is signed out everywhere at once and cannot sign in until the suspension is lifted.`,
     unsuspend: `${account.email} can sign in again.`,
     reset_2fa: `Two-factor sign-in of ${account.email} is turned off and every session ends; the customer is mailed and can enrol again.`,
@@ -258,7 +270,34 @@ function AccountActionDialog({
           error={amountError ?? fieldError(change.error, 'amount_paise')}
         />
       ) : null}
-      {spec.reason ? <ReasonField value={reason} onChange={setReason} error={change.error} /> : null}
+      {action === 'refund_outside' ? <BalanceAfter balance={balance} amount={amount} /> : null}
+      {spec.reason ? (
+        <ReasonField
+          value={reason}
+          onChange={setReason}
+          error={change.error}
+          {...(action === 'refund_outside' ? { label: 'How it was paid back (bank or UPI reference)' } : {})}
+        />
+      ) : null}
     </ActionDialog>
+  );
+}
+
+/** The wallet now and after taking out the amount typed (or that it is more than the wallet holds). */
+function BalanceAfter({ balance, amount }: { balance: string; amount: string }) {
+  const held = Math.round(Number(balance) * 100);
+  const paise = paiseOf(amount);
+  const left = paise === null ? null : held - paise;
+  return (
+    <p aria-live="polite">
+      The wallet holds {rupees(balance)}.{' '}
+      {left === null ? null : left < 0 ? (
+        <strong>That is more than the wallet holds.</strong>
+      ) : (
+        <>
+          Balance after: <strong>{rupees(left / 100)}</strong>
+        </>
+      )}
+    </p>
   );
 }

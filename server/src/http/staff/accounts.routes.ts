@@ -1,9 +1,11 @@
 // /api/v1/staff/accounts (CONTRACT §14): customers' accounts. GET searches (support) and shows one
 // with its services, recent ledger and activity (support); POST {action, id, reason?, amount_paise?}
 // changes one through the same core services as the staff CLI (`accounts suspend|unsuspend|2fa-reset`,
-// `wallet credit`), audited in their transactions (whoOfStaff), the customer's activity log told.
-// The row is `support` (reset_2fa, resend_verification); suspend, unsuspend, credit and debit need
-// `billing` (403 forbidden_role below it).
+// `wallet credit|refund`), audited in their transactions (whoOfStaff), the customer's activity log told.
+// refund_outside records money of the wallet already paid back outside the platform (bank or UPI;
+// `wallet refund`, core wallet.withdraw: a `withdrawal` row, never below zero).
+// The row is `support` (reset_2fa, resend_verification); suspend, unsuspend, credit, debit and
+// refund_outside need `billing` (403 forbidden_role below it).
 
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
@@ -30,8 +32,18 @@ import {
 
 const tags = ['staff: accounts'];
 
-const ACTIONS = ['suspend', 'unsuspend', 'credit', 'debit', 'reset_2fa', 'resend_verification'] as const;
+const ACTIONS = [
+  'suspend',
+  'unsuspend',
+  'credit',
+  'debit',
+  'refund_outside',
+  'reset_2fa',
+  'resend_verification',
+] as const;
 type Action = (typeof ACTIONS)[number];
+/** The actions that move money (amount_paise required). */
+const MONEY_ACTIONS: readonly Action[] = ['credit', 'debit', 'refund_outside'];
 
 /** The least role of each action (the route's row is the least of these). */
 export const ACCOUNT_ACTION_ROLES: Record<Action, StaffRole> = {
@@ -39,6 +51,7 @@ export const ACCOUNT_ACTION_ROLES: Record<Action, StaffRole> = {
   unsuspend: 'billing',
   credit: 'billing',
   debit: 'billing',
+  refund_outside: 'billing',
   reset_2fa: 'support',
   resend_verification: 'support',
 };
@@ -142,16 +155,22 @@ export async function staffAccountRoutes(root: FastifyInstance, { deps }: { deps
         operationId: 'staffAccountAction',
         tags,
         summary:
-          'Suspend, unsuspend, credit or debit the wallet, reset two-factor sign-in, resend the verification mail',
+          'Suspend, unsuspend, credit or debit the wallet, record a refund paid outside, reset two-factor sign-in, resend the verification mail',
         description:
-          'suspend, unsuspend, credit, debit: billing or admin; reset_2fa, resend_verification: support and above. ' +
-          'credit and debit need amount_paise and a reason (kept on the ledger row and in the audit log); ' +
-          'suspend needs a reason. A debit beyond the balance is 422 insufficient_funds and changes nothing.',
+          'suspend, unsuspend, credit, debit, refund_outside: billing or admin; reset_2fa, resend_verification: ' +
+          'support and above. credit and debit need amount_paise and a reason (kept on the ledger row and in the ' +
+          'audit log); suspend needs a reason. refund_outside records money of the wallet already paid back to the ' +
+          'customer outside the platform (bank transfer or UPI; as `npm run admin -- wallet refund`): a `withdrawal` ' +
+          "ledger row, audited wallet.refund, the customer's activity told; it needs amount_paise and, as reason, " +
+          'how it was paid back (the bank or UPI reference). A debit or refund_outside beyond the balance is 422 ' +
+          'insufficient_funds (its message and details say the balance) and changes nothing.',
         body: mutationBody({
           action: Type.Union(ACTIONS.map((a) => Type.Literal(a))),
           id: Type.Integer({ minimum: 1 }),
           reason: Reason,
-          amount_paise: Type.Optional(Type.Integer({ minimum: 1, description: 'credit, debit: paise' })),
+          amount_paise: Type.Optional(
+            Type.Integer({ minimum: 1, description: 'credit, debit, refund_outside: paise' }),
+          ),
         }),
         response: {
           200: okSchema({
@@ -167,9 +186,10 @@ export async function staffAccountRoutes(root: FastifyInstance, { deps }: { deps
       requireRole(request, ACCOUNT_ACTION_ROLES[action]);
       const reason = request.body.reason?.trim() ?? '';
       const fields: Record<string, string> = {};
-      if ((action === 'credit' || action === 'debit') && amount_paise === undefined)
-        fields.amount_paise = 'is required';
-      if (['credit', 'debit', 'suspend'].includes(action) && reason.length < 3)
+      if (MONEY_ACTIONS.includes(action) && amount_paise === undefined) fields.amount_paise = 'is required';
+      if (action === 'refund_outside' && reason.length < 3)
+        fields.reason = 'say how it was paid back: the bank or UPI reference (at least 3 characters)';
+      else if (['credit', 'debit', 'suspend'].includes(action) && reason.length < 3)
         fields.reason = 'say why (at least 3 characters; kept in the audit log)';
       if (Object.keys(fields).length > 0) throw AppError.fields(fields);
       const account = await deps.accounts.find(String(id));
@@ -209,6 +229,9 @@ async function run(
     case 'debit':
       await deps.wallet.debit(account.id, amount, reason, who);
       return `₹${amount} taken out of the wallet.`;
+    case 'refund_outside':
+      await deps.wallet.withdraw(account.id, amount, reason, who);
+      return `₹${amount} recorded as paid back outside the platform.`;
     case 'reset_2fa': {
       const { wasOn } = await deps.twoFactor.staffReset(account, who);
       return wasOn ? 'Two-factor sign-in is off; the customer was mailed.' : 'Two-factor sign-in was not on.';
