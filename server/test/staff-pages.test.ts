@@ -300,6 +300,7 @@ describe('the staff console pages', { skip: skip ?? false }, () => {
     await refund.getByRole('alert').filter({ hasText: 'The wallet holds ₹250.50; this needs ₹300.00.' }).waitFor();
     await refund.getByLabel('Amount in rupees').fill('50.50');
     await refund.getByText('Balance after: ₹200.00').waitFor();
+    assert.equal(await refund.getByRole('alert').count(), 0, 'the refusal goes once the amount is edited');
     await look(admin, 'staff-account-refund');
     await refund.getByLabel('Amount in rupees').press('Enter');
     await page.getByRole('status').filter({ hasText: '₹50.50 recorded as paid back outside the platform.' }).waitFor();

@@ -1,7 +1,8 @@
 // The console's confirmations: a modal <dialog> holding one form (Enter sends it). While it is
 // open the rest of the page is inert (the browser keeps Tab inside it); Escape or Cancel closes
 // it, and the focus goes back to what opened it (or to the page's main area when that is gone —
-// a Suspend button that became Unsuspend). The server's refusal is shown inside it, by its fields.
+// a Suspend button that became Unsuspend). The server's refusal is shown inside it, by its fields,
+// until the form is edited.
 // A page opens its dialogs with useActionDialog; a dialog's form binds its text fields with formFields.
 
 import { type QueryKey, useQueryClient } from '@tanstack/react-query';
@@ -60,6 +61,10 @@ export function ActionDialog({
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const titleId = useId();
+  // A refusal is shown until the form is edited (then it describes what is no longer there), and
+  // again for the next refusal.
+  const [editedPast, setEditedPast] = useState<unknown>(null);
+  const shown = error !== undefined && error !== null && error !== editedPast ? error : null;
   useEffect(() => {
     const element = dialog.current;
     const opener = document.activeElement as HTMLElement | null;
@@ -89,9 +94,15 @@ export function ActionDialog({
         if (!dialog.current?.open) onClose();
       }}
     >
-      <form onSubmit={submit} className="staff-dialog-form">
+      <form
+        onSubmit={submit}
+        onInput={() => {
+          if (shown !== null) setEditedPast(error);
+        }}
+        className="staff-dialog-form"
+      >
         <h2 id={titleId}>{title}</h2>
-        <ErrorAlert error={error} fields={fields} />
+        <ErrorAlert error={shown} fields={fields} />
         {children}
         <div className="row">
           <Button type="submit" variant={variant} busy={busy} disabled={submitDisabled}>
