@@ -20,7 +20,6 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -28,7 +27,7 @@ import { loadConfig, VARIABLES } from '../src/config.ts';
 import { MAX_UPLOAD_BYTES } from '../src/core/deposits/uploads.ts';
 import { MAX_ANY_FILE_BYTES } from '../src/http/plugins/session-auth.ts';
 import { BODY_LIMIT } from '../src/http/server.ts';
-import { runNode, tempDirs, waitForJson } from './support/process.ts';
+import { freePortInRange, runNode, tempDirs, waitForJson } from './support/process.ts';
 import { ROOT } from './support/template.ts';
 
 const DEPLOY = join(ROOT, 'deploy');
@@ -302,20 +301,6 @@ describe('the Caddyfile', { skip: noCaddy }, () => {
   });
 });
 
-/** A free port of this file's range on 127.0.0.1. */
-async function freePortInRange(taken: number[]): Promise<number> {
-  for (let port = PORT_RANGE[0]; port <= PORT_RANGE[1]; port++) {
-    if (taken.includes(port)) continue;
-    const free = await new Promise<boolean>((resolve) => {
-      const server = createServer();
-      server.once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-    });
-    if (free) return port;
-  }
-  throw new Error(`no free port in ${PORT_RANGE.join('-')}`);
-}
-
 interface Answer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
@@ -416,9 +401,9 @@ async function startCaddy(
 describe('the documented install, through the proxy over TLS', { skip: noCaddy }, () => {
   test('panel, session API, token API and the console WebSocket path answer; X-Forwarded-For is believed from Caddy only', async () => {
     const dir = freshDir();
-    const appPort = await freePortInRange([]);
-    const httpsPort = await freePortInRange([appPort]);
-    const httpPort = await freePortInRange([appPort, httpsPort]);
+    const appPort = await freePortInRange(PORT_RANGE, []);
+    const httpsPort = await freePortInRange(PORT_RANGE, [appPort]);
+    const httpPort = await freePortInRange(PORT_RANGE, [appPort, httpsPort]);
     const host = 'panel.example.com';
 
     // The environment file as docs/DEPLOYMENT.md installs it, with its REPLACE values filled in; an

@@ -20,7 +20,6 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -33,7 +32,7 @@ import { closeDeps, createDeps } from '../src/core/deps.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrator.ts';
 import { createTestDatabase, onPostgres, redisUrl } from './support/harness.ts';
-import { type Running, waitForJson } from './support/process.ts';
+import { freePortInRange, type Running, waitForJson } from './support/process.ts';
 import { ROOT } from './support/template.ts';
 
 const CADDY = process.env.CADDY_PATH ?? '/usr/bin/caddy';
@@ -61,20 +60,6 @@ const cleanups: (() => Promise<void> | void)[] = [];
 after(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
 });
-
-/** A free port of this file's range on 127.0.0.1. */
-async function freePortInRange(taken: number[]): Promise<number> {
-  for (let port = PORT_RANGE[0]; port <= PORT_RANGE[1]; port++) {
-    if (taken.includes(port)) continue;
-    const free = await new Promise<boolean>((resolve) => {
-      const server = createServer();
-      server.once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-    });
-    if (free) return port;
-  }
-  throw new Error(`no free port in ${PORT_RANGE.join('-')}`);
-}
 
 /**
  * Release N+1: this checkout's server/src copied, plus one migration at the end of its list; the
@@ -280,8 +265,8 @@ describe('rolling upgrade behind Caddy', { skip }, () => {
     const next = makeNextRelease(dir);
 
     const apiPorts: number[] = [];
-    for (let i = 0; i < 2; i++) apiPorts.push(await freePortInRange(apiPorts));
-    const proxyPort = await freePortInRange(apiPorts);
+    for (let i = 0; i < 2; i++) apiPorts.push(await freePortInRange(PORT_RANGE, apiPorts));
+    const proxyPort = await freePortInRange(PORT_RANGE, apiPorts);
     const base = `http://127.0.0.1:${proxyPort}`;
     const metricsToken = randomBytes(24).toString('hex');
     const env: Record<string, string> = {

@@ -15,15 +15,43 @@ export interface Running {
   exited: Promise<number | null>;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Ports handed out by this process, so it never hands one out twice. */
+const handedOut = new Set<number>();
+
+/** Whether 127.0.0.1:`port` can be listened on now. */
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+}
+
+/**
+ * A port for a server a test starts in a child process. Not one the kernel picks for port 0: those
+ * come from the ephemeral range (32768–60999 here), which every outgoing connection also draws
+ * its local port from, so a port found free that way could be some client's by the time the child
+ * listened (EADDRINUSE in a CI run). A random port below that range is taken instead, once it is
+ * seen free; emulators and test apps that listen on port 0 themselves stay in the ephemeral range.
+ */
+export async function freePort(): Promise<number> {
+  for (let tries = 0; tries < 200; tries++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (handedOut.has(port)) continue;
+    if (await bindable(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  throw new Error('no free port between 20000 and 32000');
+}
+
+/** The first port of `range` (inclusive) free on 127.0.0.1 and not in `taken` (files whose config names ports). */
+export async function freePortInRange(range: readonly [number, number], taken: number[]): Promise<number> {
+  for (let port = range[0]; port <= range[1]; port++) {
+    if (!taken.includes(port) && (await bindable(port))) return port;
+  }
+  throw new Error(`no free port in ${range.join('-')}`);
 }
 
 /** Spawn `node --import ./server/src/boot.ts <script> ...args` (as `npm start` does) from the repository root with exactly `env` (plus PATH). */
