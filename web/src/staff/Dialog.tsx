@@ -5,7 +5,7 @@
 // until the form is edited.
 // A page opens its dialogs with useActionDialog; a dialog's form binds its text fields with formFields.
 
-import { type QueryKey, useQueryClient } from '@tanstack/react-query';
+import { type QueryKey, useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, type InputHTMLAttributes, type ReactNode, useEffect, useId, useRef, useState } from 'react';
 import { Button, ErrorAlert, fieldError, TextField } from '../components/ui.tsx';
 
@@ -168,4 +168,53 @@ export function paiseOf(text: string): number | null {
   if (!match) return null;
   const paise = Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'));
   return paise > 0 ? paise : null;
+}
+
+/**
+ * A confirmation that turns something off or back on (retire an OS template, close a location):
+ * its text, an optional reason for the audit log, and `send(reason)` (the API call, whose answer's
+ * message the page shows). `off`: the change takes it out of use (a danger button).
+ */
+export function OnOffDialog({
+  off,
+  title,
+  submitLabel,
+  text,
+  send,
+  onClose,
+  onDone,
+}: {
+  off: boolean;
+  title: string;
+  submitLabel: string;
+  text: string;
+  send: (reason: string | undefined) => Promise<{ message: string }>;
+  onClose: () => void;
+  onDone: (message: string) => Promise<void>;
+}) {
+  const [reason, setReason] = useState('');
+  const change = useMutation({
+    mutationFn: () => send(reason.trim() || undefined),
+    onSuccess: (data) => onDone(data.message),
+  });
+  return (
+    <ActionDialog
+      title={title}
+      submitLabel={submitLabel}
+      variant={off ? 'danger' : 'primary'}
+      busy={change.isPending}
+      error={change.error}
+      fields={['reason']}
+      onSubmit={() => change.mutate()}
+      onClose={onClose}
+    >
+      <p>{text}</p>
+      <ReasonField
+        label="Reason (optional; kept in the audit log)"
+        value={reason}
+        onChange={setReason}
+        error={change.error}
+      />
+    </ActionDialog>
+  );
 }

@@ -21,7 +21,7 @@ import {
 } from '../components/ui.tsx';
 import { useStaffTitle } from './AuthPages.tsx';
 import { call, staffApi } from './api.ts';
-import { ActionDialog, formFields, ReasonField, useActionDialog } from './Dialog.tsx';
+import { ActionDialog, formFields, OnOffDialog, ReasonField, useActionDialog } from './Dialog.tsx';
 import { ForbiddenOr } from './Forbidden.tsx';
 import { StaffTable } from './StaffTable.tsx';
 
@@ -297,43 +297,26 @@ function CloseLocation({
   onClose: () => void;
   onDone: (message: string) => Promise<void>;
 }) {
-  const [reason, setReason] = useState('');
   const closing = place.active;
-  const change = useMutation({
-    mutationFn: () =>
-      call(
-        staffApi.POST('/api/v1/staff/locations', {
-          body: {
-            action: closing ? 'close' : 'open',
-            code: place.code,
-            ...(reason.trim() ? { reason: reason.trim() } : {}),
-          },
-        }),
-      ),
-    onSuccess: (data) => onDone(data.message),
-  });
   return (
-    <ActionDialog
+    <OnOffDialog
+      off={closing}
       title={closing ? `Close ${place.code} to new orders?` : `Reopen ${place.code}?`}
       submitLabel={closing ? 'Close the location' : 'Reopen it'}
-      variant={closing ? 'danger' : 'primary'}
-      busy={change.isPending}
-      error={change.error}
-      fields={['reason']}
-      onSubmit={() => change.mutate()}
-      onClose={onClose}
-    >
-      <p>
-        {closing
+      text={
+        closing
           ? `No new orders in ${place.name}: the catalog shows it closed. Services already there keep running.`
-          : `${place.name} takes new orders again.`}
-      </p>
-      <ReasonField
-        label="Reason (optional; kept in the audit log)"
-        value={reason}
-        onChange={setReason}
-        error={change.error}
-      />
-    </ActionDialog>
+          : `${place.name} takes new orders again.`
+      }
+      send={(reason) =>
+        call(
+          staffApi.POST('/api/v1/staff/locations', {
+            body: { action: closing ? 'close' : 'open', code: place.code, ...(reason ? { reason } : {}) },
+          }),
+        )
+      }
+      onClose={onClose}
+      onDone={onDone}
+    />
   );
 }

@@ -20,7 +20,7 @@ import {
 } from '../components/ui.tsx';
 import { useStaffTitle } from './AuthPages.tsx';
 import { call, staffApi } from './api.ts';
-import { ActionDialog, formFields, ReasonField, useActionDialog } from './Dialog.tsx';
+import { ActionDialog, formFields, OnOffDialog, ReasonField, useActionDialog } from './Dialog.tsx';
 import { ForbiddenOr } from './Forbidden.tsx';
 import { StaffTable } from './StaffTable.tsx';
 
@@ -240,43 +240,26 @@ function SetImage({
 
 /** Retire a template (or offer a retired one again), after a confirmation. */
 function Retire({ os, onClose, onDone }: { os: Os; onClose: () => void; onDone: (message: string) => Promise<void> }) {
-  const [reason, setReason] = useState('');
   const retiring = os.active;
-  const change = useMutation({
-    mutationFn: () =>
-      call(
-        staffApi.POST('/api/v1/staff/os', {
-          body: {
-            action: retiring ? 'retire' : 'unretire',
-            slug: os.slug,
-            ...(reason.trim() ? { reason: reason.trim() } : {}),
-          },
-        }),
-      ),
-    onSuccess: (data) => onDone(data.message),
-  });
   return (
-    <ActionDialog
+    <OnOffDialog
+      off={retiring}
       title={retiring ? `Retire ${os.slug}?` : `Offer ${os.slug} again?`}
       submitLabel={retiring ? 'Retire the template' : 'Offer it again'}
-      variant={retiring ? 'danger' : 'primary'}
-      busy={change.isPending}
-      error={change.error}
-      fields={['reason']}
-      onSubmit={() => change.mutate()}
-      onClose={onClose}
-    >
-      <p>
-        {retiring
+      text={
+        retiring
           ? `New orders and reinstalls can no longer choose ${os.name}; servers already installed from it keep running.`
-          : `New orders and reinstalls can choose ${os.name} again.`}
-      </p>
-      <ReasonField
-        label="Reason (optional; kept in the audit log)"
-        value={reason}
-        onChange={setReason}
-        error={change.error}
-      />
-    </ActionDialog>
+          : `New orders and reinstalls can choose ${os.name} again.`
+      }
+      send={(reason) =>
+        call(
+          staffApi.POST('/api/v1/staff/os', {
+            body: { action: retiring ? 'retire' : 'unretire', slug: os.slug, ...(reason ? { reason } : {}) },
+          }),
+        )
+      }
+      onClose={onClose}
+      onDone={onDone}
+    />
   );
 }
